@@ -1,0 +1,5 @@
+//! The `agui` command-line tool.
+
+fn main() {
+    println!("agui: under construction");
+}

@@ -1,0 +1,3 @@
+//! Wire codecs: Server-Sent Events carrying JSON, and protobuf.
+
+pub mod sse;

@@ -1,0 +1,1 @@
+//! RFC 6902 JSON Patch operations and their application.
