@@ -1,0 +1,262 @@
+//! Events: the 31 event types of AG-UI 1.0, the [`Event`] union, and fast decoding.
+//!
+//! ```
+//! use agui_core::event::{Event, TextMessageContent};
+//! let e = Event::from_json_str(r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hi"}"#).unwrap();
+//! assert_eq!(e, TextMessageContent::new("m1", "Hi").into());
+//! assert_eq!(e.to_json_string(), r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hi"}"#);
+//! ```
+
+use crate::metadata::Metadata;
+use serde_json::Value;
+
+/// Generates builder methods for the base fields of an event struct.
+macro_rules! base_fields {
+    ($name:ident) => {
+        impl $name {
+            /// Sets `timestamp` (milliseconds since the Unix epoch by convention).
+            pub fn with_timestamp(mut self, ms: i64) -> Self {
+                self.timestamp = Some(ms);
+                self
+            }
+            /// Sets `rawEvent`.
+            pub fn with_raw_event(mut self, raw: Value) -> Self {
+                self.raw_event = Some(raw);
+                self
+            }
+            /// Sets `metadata`.
+            pub fn with_metadata(mut self, metadata: Metadata) -> Self {
+                self.metadata = Some(metadata);
+                self
+            }
+        }
+    };
+}
+pub(crate) use base_fields;
+
+mod decode;
+mod roles;
+mod types;
+
+pub use decode::DecodeError;
+pub use roles::{EncryptedValueSubtype, ReasoningRole, TextMessageRole, ToolRole};
+pub use types::*;
+
+use serde::Serialize;
+use serde_json::Map;
+
+macro_rules! events {
+    ($( $variant:ident ( $ty:ident ) = $tag:literal ),* $(,)?) => {
+        /// The 31 event types of AG-UI 1.0.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum EventType {
+            $(
+                #[doc = concat!("`", $tag, "`")]
+                $variant,
+            )*
+        }
+
+        impl EventType {
+            /// Every event type, in declaration order.
+            pub const ALL: &'static [EventType] = &[$(EventType::$variant),*];
+
+            /// The wire `type` string.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(EventType::$variant => $tag,)*
+                }
+            }
+
+            /// Parses a wire `type` string (exact, upper snake case).
+            pub fn from_wire(s: &str) -> Option<EventType> {
+                match s {
+                    $($tag => Some(EventType::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+
+        /// One AG-UI event.
+        ///
+        /// Serializes to the exact wire JSON (camelCase, `type` first, absent optionals
+        /// omitted). Decodes with [`Event::from_json_slice`], which reads `type` first and
+        /// deserializes straight into the matching struct. An object whose `type` is not one
+        /// of the 31 decodes as [`Event::Unknown`] (the reference client drops those with a
+        /// warning; other operations pass them through).
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[serde(tag = "type")]
+        #[non_exhaustive]
+        pub enum Event {
+            $(
+                #[doc = concat!("`", $tag, "`")]
+                #[serde(rename = $tag)]
+                $variant($ty),
+            )*
+            /// An object whose `type` is not an AG-UI 1.0 event type (including the retired
+            /// `THINKING_*` events and objects with no `type`), kept verbatim.
+            #[serde(untagged)]
+            Unknown(UnknownEvent),
+        }
+
+        impl Event {
+            /// The event's type, or `None` for [`Event::Unknown`].
+            pub fn event_type(&self) -> Option<EventType> {
+                match self {
+                    $(Event::$variant(_) => Some(EventType::$variant),)*
+                    Event::Unknown(_) => None,
+                }
+            }
+
+            /// The wire `type` string (for unknown events, whatever they carried, or `""`).
+            pub fn type_str(&self) -> &str {
+                match self {
+                    $(Event::$variant(_) => $tag,)*
+                    Event::Unknown(u) => u.type_str(),
+                }
+            }
+
+            /// The event's `metadata`.
+            pub fn metadata(&self) -> Option<&Metadata> {
+                match self {
+                    $(Event::$variant(e) => e.metadata.as_ref(),)*
+                    Event::Unknown(u) => u.0.get("metadata").and_then(Value::as_object),
+                }
+            }
+
+            /// The event's `timestamp`.
+            pub fn timestamp(&self) -> Option<i64> {
+                match self {
+                    $(Event::$variant(e) => e.timestamp,)*
+                    Event::Unknown(u) => u.0.get("timestamp").and_then(Value::as_i64),
+                }
+            }
+        }
+
+        pub(crate) fn decode_slice(t: EventType, bytes: &[u8]) -> Result<Event, serde_json::Error> {
+            match t {
+                $(EventType::$variant => serde_json::from_slice::<$ty>(bytes).map(Event::$variant),)*
+            }
+        }
+
+        pub(crate) fn decode_value(t: EventType, v: Value) -> Result<Event, serde_json::Error> {
+            match t {
+                $(EventType::$variant => serde_json::from_value::<$ty>(v).map(Event::$variant),)*
+            }
+        }
+
+        pub(crate) fn decode_slice_traced(t: EventType, bytes: &[u8]) -> (String, String) {
+            match t {
+                $(EventType::$variant => decode::traced::<$ty>(bytes),)*
+            }
+        }
+
+        $(
+            impl From<$ty> for Event {
+                fn from(e: $ty) -> Event {
+                    Event::$variant(e)
+                }
+            }
+        )*
+    };
+}
+
+events! {
+    RunStarted(RunStarted) = "RUN_STARTED",
+    RunFinished(RunFinished) = "RUN_FINISHED",
+    RunError(RunError) = "RUN_ERROR",
+    StepStarted(StepStarted) = "STEP_STARTED",
+    StepFinished(StepFinished) = "STEP_FINISHED",
+    TextMessageStart(TextMessageStart) = "TEXT_MESSAGE_START",
+    TextMessageContent(TextMessageContent) = "TEXT_MESSAGE_CONTENT",
+    TextMessageEnd(TextMessageEnd) = "TEXT_MESSAGE_END",
+    TextMessageChunk(TextMessageChunk) = "TEXT_MESSAGE_CHUNK",
+    ToolCallStart(ToolCallStart) = "TOOL_CALL_START",
+    ToolCallArgs(ToolCallArgs) = "TOOL_CALL_ARGS",
+    ToolCallEnd(ToolCallEnd) = "TOOL_CALL_END",
+    ToolCallChunk(ToolCallChunk) = "TOOL_CALL_CHUNK",
+    ToolCallResult(ToolCallResult) = "TOOL_CALL_RESULT",
+    StateSnapshot(StateSnapshot) = "STATE_SNAPSHOT",
+    StateDelta(StateDelta) = "STATE_DELTA",
+    MessagesSnapshot(MessagesSnapshot) = "MESSAGES_SNAPSHOT",
+    ActivitySnapshot(ActivitySnapshot) = "ACTIVITY_SNAPSHOT",
+    ActivityDelta(ActivityDelta) = "ACTIVITY_DELTA",
+    Raw(Raw) = "RAW",
+    Custom(Custom) = "CUSTOM",
+    ReasoningStart(ReasoningStart) = "REASONING_START",
+    ReasoningMessageStart(ReasoningMessageStart) = "REASONING_MESSAGE_START",
+    ReasoningMessageContent(ReasoningMessageContent) = "REASONING_MESSAGE_CONTENT",
+    ReasoningMessageEnd(ReasoningMessageEnd) = "REASONING_MESSAGE_END",
+    ReasoningMessageChunk(ReasoningMessageChunk) = "REASONING_MESSAGE_CHUNK",
+    ReasoningEnd(ReasoningEnd) = "REASONING_END",
+    ReasoningEncryptedValue(ReasoningEncryptedValue) = "REASONING_ENCRYPTED_VALUE",
+    SubagentStarted(SubagentStarted) = "SUBAGENT_STARTED",
+    SubagentFinished(SubagentFinished) = "SUBAGENT_FINISHED",
+    SubagentError(SubagentError) = "SUBAGENT_ERROR",
+}
+
+impl std::fmt::Display for EventType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An event whose `type` AG-UI 1.0 does not define, kept as the JSON object it was.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(transparent)]
+pub struct UnknownEvent(pub Map<String, Value>);
+
+impl UnknownEvent {
+    /// The `type` it carried (`""` when absent or not a string).
+    pub fn type_str(&self) -> &str {
+        self.0.get("type").and_then(Value::as_str).unwrap_or("")
+    }
+}
+
+impl Event {
+    /// The compact wire JSON of the event.
+    pub fn to_json_string(&self) -> String {
+        // Serializing these types cannot fail: every map key is a string.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The compact wire JSON of the event, as bytes.
+    pub fn to_json_vec(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// The event's `subagentRunId` (for the three subagent lifecycle events, the invocation
+    /// they identify); `None` for run-scoped events and unknown ones.
+    pub fn subagent_run_id(&self) -> Option<&str> {
+        use Event::*;
+        match self {
+            StepStarted(e) => e.subagent_run_id.as_deref(),
+            StepFinished(e) => e.subagent_run_id.as_deref(),
+            TextMessageStart(e) => e.subagent_run_id.as_deref(),
+            TextMessageContent(e) => e.subagent_run_id.as_deref(),
+            TextMessageEnd(e) => e.subagent_run_id.as_deref(),
+            TextMessageChunk(e) => e.subagent_run_id.as_deref(),
+            ToolCallStart(e) => e.subagent_run_id.as_deref(),
+            ToolCallArgs(e) => e.subagent_run_id.as_deref(),
+            ToolCallEnd(e) => e.subagent_run_id.as_deref(),
+            ToolCallChunk(e) => e.subagent_run_id.as_deref(),
+            ToolCallResult(e) => e.subagent_run_id.as_deref(),
+            StateSnapshot(e) => e.subagent_run_id.as_deref(),
+            StateDelta(e) => e.subagent_run_id.as_deref(),
+            ActivitySnapshot(e) => e.subagent_run_id.as_deref(),
+            ActivityDelta(e) => e.subagent_run_id.as_deref(),
+            Raw(e) => e.subagent_run_id.as_deref(),
+            Custom(e) => e.subagent_run_id.as_deref(),
+            ReasoningStart(e) => e.subagent_run_id.as_deref(),
+            ReasoningMessageStart(e) => e.subagent_run_id.as_deref(),
+            ReasoningMessageContent(e) => e.subagent_run_id.as_deref(),
+            ReasoningMessageEnd(e) => e.subagent_run_id.as_deref(),
+            ReasoningMessageChunk(e) => e.subagent_run_id.as_deref(),
+            ReasoningEnd(e) => e.subagent_run_id.as_deref(),
+            ReasoningEncryptedValue(e) => e.subagent_run_id.as_deref(),
+            SubagentStarted(e) => Some(&e.subagent_run_id),
+            SubagentFinished(e) => Some(&e.subagent_run_id),
+            SubagentError(e) => Some(&e.subagent_run_id),
+            RunStarted(_) | RunFinished(_) | RunError(_) | MessagesSnapshot(_) | Unknown(_) => None,
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! Interrupts and the outcomes of runs and subagents.
+
+use crate::metadata::Metadata;
+use crate::serde_util::{nn, nn_object};
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Something a run needs from outside before it can continue (approval, missing value).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Interrupt {
+    /// Id, answered by `ResumeEntry.interruptId`.
+    pub id: String,
+    /// Open vocabulary (e.g. `"tool_approval"`).
+    pub reason: String,
+    /// Prompt for whoever answers.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "nn"
+    )]
+    pub message: Option<String>,
+    /// Set when it is a tool approval.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "nn"
+    )]
+    pub tool_call_id: Option<String>,
+    /// JSON Schema of the expected answer (an object).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "nn_object"
+    )]
+    pub response_schema: Option<serde_json::Map<String, Value>>,
+    /// Expiry, conventionally ISO 8601.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "nn"
+    )]
+    pub expires_at: Option<String>,
+    /// Metadata.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "nn_object"
+    )]
+    pub metadata: Option<Metadata>,
+    /// The subagent that raised it.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "nn"
+    )]
+    pub subagent_run_id: Option<String>,
+}
+
+impl Interrupt {
+    /// An interrupt with an id and a reason.
+    pub fn new(id: impl Into<String>, reason: impl Into<String>) -> Self {
+        Interrupt {
+            id: id.into(),
+            reason: reason.into(),
+            message: None,
+            tool_call_id: None,
+            response_schema: None,
+            expires_at: None,
+            metadata: None,
+            subagent_run_id: None,
+        }
+    }
+
+    /// Sets the prompt.
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+}
+
+/// Why a run ended (`RUN_FINISHED.outcome`; absent = success).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum RunOutcome {
+    /// Completed.
+    Success {
+        /// Tool calls started and left unanswered, in call order.
+        #[serde(rename = "pendingToolCallIds", skip_serializing_if = "Option::is_none")]
+        pending_tool_call_ids: Option<Vec<String>>,
+    },
+    /// Paused, waiting for answers (at least one interrupt).
+    Interrupt {
+        /// The open interrupts.
+        interrupts: Vec<Interrupt>,
+    },
+    /// Stopped by whoever ran it; not a failure.
+    Cancelled,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum RunOutcomeWire {
+    Success {
+        #[serde(rename = "pendingToolCallIds", default, deserialize_with = "nn")]
+        pending_tool_call_ids: Option<Vec<String>>,
+    },
+    Interrupt {
+        interrupts: Vec<Interrupt>,
+    },
+    Cancelled,
+}
+
+impl<'de> Deserialize<'de> for RunOutcome {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match RunOutcomeWire::deserialize(d)? {
+            RunOutcomeWire::Success {
+                pending_tool_call_ids,
+            } => RunOutcome::Success {
+                pending_tool_call_ids,
+            },
+            RunOutcomeWire::Interrupt { interrupts } => {
+                if interrupts.is_empty() {
+                    return Err(de::Error::custom(
+                        "interrupts: an interrupt outcome needs at least one interrupt",
+                    ));
+                }
+                RunOutcome::Interrupt { interrupts }
+            }
+            RunOutcomeWire::Cancelled => RunOutcome::Cancelled,
+        })
+    }
+}
+
+/// How a subagent ended (`SUBAGENT_FINISHED.outcome`; absent = success).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum SubagentOutcome {
+    /// Completed.
+    Success,
+    /// Waiting on run-level interrupts it raised.
+    Suspended {
+        /// Ids of the interrupts it raised.
+        #[serde(
+            rename = "interruptIds",
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "nn"
+        )]
+        interrupt_ids: Option<Vec<String>>,
+    },
+}
+
+/// Reads an optional outcome: a `null` (legacy) or an unknown `type` reads as absent.
+pub(crate) fn lenient_outcome<'de, D, T>(d: D, known: &[&str]) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let v = Value::deserialize(d)?;
+    match &v {
+        Value::Null => {
+            crate::warning::report("legacy `outcome: null` read as absent");
+            return Ok(None);
+        }
+        Value::Object(_) => {}
+        _ => return Err(de::Error::custom("expected an outcome object")),
+    }
+    if let Err(why) = crate::lenient::check_tag(&v, "type", known) {
+        crate::warning::report(format!("outcome removed: {why}"));
+        return Ok(None);
+    }
+    T::deserialize(v).map(Some).map_err(de::Error::custom)
+}
+
+pub(crate) fn run_outcome<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RunOutcome>, D::Error> {
+    lenient_outcome(d, &["success", "interrupt", "cancelled"])
+}
+
+pub(crate) fn subagent_outcome<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<SubagentOutcome>, D::Error> {
+    // SUBAGENT_FINISHED.outcome: null is not in the legacy list; it is fatal.
+    let v = Value::deserialize(d)?;
+    if v.is_null() {
+        return Err(de::Error::custom("null is not allowed here"));
+    }
+    if !v.is_object() {
+        return Err(de::Error::custom("expected an outcome object"));
+    }
+    if let Err(why) = crate::lenient::check_tag(&v, "type", &["success", "suspended"]) {
+        crate::warning::report(format!("outcome removed: {why}"));
+        return Ok(None);
+    }
+    SubagentOutcome::deserialize(v)
+        .map(Some)
+        .map_err(de::Error::custom)
+}
