@@ -20,6 +20,7 @@
 pub mod capabilities;
 pub mod codec;
 pub mod content;
+pub mod engine;
 pub mod event;
 pub mod input;
 pub mod interrupt;
