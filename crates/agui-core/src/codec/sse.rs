@@ -12,20 +12,39 @@
 //! - **Encoding** ([`write_frame`], [`write_frame_with_id`], [`write_comment`],
 //!   [`SseEncoder`]) writes exactly what the reference encoder writes: `data: `, the compact
 //!   JSON, two LF bytes. Only LF is ever written.
+//! - **Decoding** ([`SseDecoder`]) is incremental and follows the WHATWG EventSource
+//!   parsing rules, which is more tolerant than the reference client: LF, CRLF and CR line
+//!   endings, comments, `event`/`id`/`retry` fields, multi-line `data`, a leading BOM and
+//!   UTF-8 split across reads are all accepted. It differs from WHATWG in two documented
+//!   places: invalid UTF-8 is an error rather than U+FFFD (see [`SseError::InvalidUtf8`]),
+//!   and a last frame without its terminating blank line is still delivered at end of
+//!   input, as the reference client does (see [`SseDecoder::finish`]).
 //!
 //! # Example
 //!
 //! ```
-//! use agui_core::codec::sse::write_frame;
+//! use agui_core::codec::sse::{write_frame, SseDecoder};
 //!
 //! let mut wire = Vec::new();
 //! write_frame(&mut wire, br#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#);
 //! assert_eq!(wire, b"data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n");
+//!
+//! let mut decoder = SseDecoder::new();
+//! let (a, b) = wire.split_at(10); // reads can split anywhere
+//! decoder.push(a);
+//! assert_eq!(decoder.next_frame()?, None);
+//! decoder.push(b);
+//! let frame = decoder.next_frame()?.expect("one complete frame");
+//! assert_eq!(frame.data, r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#);
+//! assert_eq!(decoder.finish()?, None);
+//! # Ok::<(), agui_core::codec::sse::SseError>(())
 //! ```
 
+mod decode;
 mod encode;
 mod frame;
 
+pub use decode::{DEFAULT_MAX_FRAME_SIZE, SseDecoder, SseError};
 pub use encode::{SseEncoder, write_comment, write_frame, write_frame_with_id};
 pub use frame::SseFrame;
 

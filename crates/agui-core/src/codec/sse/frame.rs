@@ -10,7 +10,7 @@ use super::for_each_line;
 /// # Example
 ///
 /// ```
-/// use agui_core::codec::sse::SseFrame;
+/// use agui_core::codec::sse::{SseDecoder, SseFrame};
 ///
 /// let frame = SseFrame {
 ///     data: "line 1\nline 2".to_owned(),
@@ -21,6 +21,11 @@ use super::for_each_line;
 /// let mut wire = Vec::new();
 /// frame.write_to(&mut wire);
 /// assert_eq!(wire, b"event: update\nid: 7\ndata: line 1\ndata: line 2\n\n");
+///
+/// let mut decoder = SseDecoder::new();
+/// decoder.push(&wire);
+/// assert_eq!(decoder.next_frame()?, Some(frame));
+/// # Ok::<(), agui_core::codec::sse::SseError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SseFrame {
@@ -32,7 +37,8 @@ pub struct SseFrame {
     pub event: Option<String>,
     /// The value of the `id` field given *in this frame* (the last one if several), or
     /// `None` if the frame had none. An `id` value containing NUL is ignored. The id that
-    /// persists across frames is WHATWG's "last event ID".
+    /// persists across frames (WHATWG's "last event ID") is
+    /// [`SseDecoder::last_event_id`](super::SseDecoder::last_event_id).
     pub id: Option<String>,
     /// The reconnection time in milliseconds given by a valid `retry` field in this frame
     /// (ASCII digits only), or `None`.
