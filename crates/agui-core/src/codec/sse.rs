@@ -19,6 +19,8 @@
 //!   places: invalid UTF-8 is an error rather than U+FFFD (see [`SseError::InvalidUtf8`]),
 //!   and a last frame without its terminating blank line is still delivered at end of
 //!   input, as the reference client does (see [`SseDecoder::finish`]).
+//! - **Streams** (feature `stream`): `SseStream` adapts any
+//!   `futures_core::Stream` of byte chunks into a stream of frames.
 //!
 //! # Example
 //!
@@ -43,10 +45,14 @@
 mod decode;
 mod encode;
 mod frame;
+#[cfg(feature = "stream")]
+mod stream;
 
 pub use decode::{DEFAULT_MAX_FRAME_SIZE, SseDecoder, SseError};
 pub use encode::{SseEncoder, write_comment, write_frame, write_frame_with_id};
 pub use frame::SseFrame;
+#[cfg(feature = "stream")]
+pub use stream::{SseStream, SseStreamError};
 
 /// Splits `text` at every LF, CRLF or CR and calls `f` for each piece (without its
 /// terminator): `n` line breaks give `n + 1` pieces, so `""` is one empty line and `"a\n"`
