@@ -80,7 +80,8 @@ impl SseError {
 ///
 /// Decoding costs time linear in the bytes pushed, whatever the chunk sizes: no byte is
 /// scanned for line ends twice and the buffer is compacted only when at least half of it has
-/// been consumed. Memory is bounded by the maximum frame size (plus the last chunk pushed).
+/// been consumed. Memory stays within a small multiple of the maximum frame size plus the
+/// last chunk pushed, provided frames are drained after each push.
 ///
 /// # Example
 ///
