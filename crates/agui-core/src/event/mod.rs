@@ -32,6 +32,7 @@ macro_rules! base_fields {
         }
     };
 }
+#[allow(unused_imports)]
 pub(crate) use base_fields;
 
 mod decode;
