@@ -1,1 +1,1551 @@
 //! RFC 6902 JSON Patch operations and their application.
+//!
+//! AG-UI carries JSON Patches in `STATE_DELTA.delta` and `ACTIVITY_DELTA.patch`. This
+//! module holds the typed operations ([`PatchOp`]), the RFC 6901 pointers they address
+//! ([`JsonPointer`]) and an applier ([`apply_patch`]) that reproduces the observable
+//! behaviour of the reference client's patcher (fast-json-patch 3.1.1 called with
+//! validation on, as `@ag-ui/client` 1.0 does).
+//!
+//! # Parsing
+//!
+//! Operations are *open*: members an operation does not define (for example `value` on
+//! `remove`) are kept in its `extra` map and written back out. A missing `path`, a missing
+//! `from` on `move`/`copy`, a missing `value` on `add`/`replace`/`test` (`"value": null`
+//! counts as present) or a `path`/`from` that is not a JSON Pointer is an error. An unknown
+//! `op` is an error for [`PatchOp`]'s `Deserialize`; [`LenientPatch`] (and
+//! [`parse_patch_lenient`]) instead drops such operations and reports their indexes, which
+//! is what the reference client does.
+//!
+//! # Application semantics
+//!
+//! [`apply_patch`] works in place and is atomic: if any operation fails, every operation
+//! already applied is undone and the document is left exactly as it was, object key order
+//! included. Nothing is cloned except the values an operation inserts. The rules:
+//!
+//! - `replace`, `remove` and `test` need the target to exist; `move` and `copy` need
+//!   `from` to exist; `add` needs the target's parent to exist, and replaces an existing
+//!   object member.
+//! - Array index tokens are `0` or digits without a leading zero; anything else (`01`,
+//!   `1e0`, `x`, the empty token) fails. `-` means "past the end": `add` appends there,
+//!   every other use fails. `add` at index = length appends, beyond it fails.
+//! - `test` compares by JSON value: numbers by value (`1` equals `1.0`), objects without
+//!   regard to key order.
+//! - `move` fails when `from` is a proper prefix of `path` (into its own child). A
+//!   `move`/`copy` target index beyond the array's length appends, as in the reference
+//!   (only `add` checks that bound there).
+//! - The path `""` is the whole document: `add`/`replace` swap it, `test` compares it,
+//!   `move`/`copy` make the value at `from` the document, and `remove` leaves `null`
+//!   (as the reference does).
+//! - A `path` or `from` holding a `__proto__` token, or a `prototype` token right after a
+//!   `constructor` token, fails (the reference bans these for security).
+//!
+//! Quirks of the reference on a document that is not an object or array, reproduced
+//! because they decide whether a patch "succeeds" (nothing is ever changed):
+//!
+//! - a `null` document fails every operation whose `path` is not `""`;
+//! - on a scalar document (boolean, number, string) an operation whose path has two or
+//!   more tokens fails; with one token, `add` succeeds; `replace` and `remove` succeed only
+//!   on a *falsy* scalar (`false`, `0`, `""`); `test` fails; `move`/`copy` succeed when
+//!   `from` is `""`, or has one token and the scalar is falsy, and fail otherwise.
+//!
+//! Deliberate differences from fast-json-patch, where it does something a user would call
+//! a bug (these follow RFC 6902 and the AG-UI spec text instead):
+//!
+//! - leading-zero and empty array index tokens fail everywhere (the reference accepts
+//!   them in `test`, in an `add` target and in a `move`/`copy` target);
+//! - members inherited from JavaScript's `Object.prototype` or a string's own properties
+//!   (`/toString`, `/constructor`, `/length`, `/0` of a string) do not exist here;
+//! - `move`/`copy` to `""` from a missing location fails (the reference makes the
+//!   document `undefined`), and `move` from `""` into a child fails (the reference builds
+//!   a cyclic document).
+
+use std::borrow::Cow;
+use std::fmt;
+use std::mem;
+use std::str::FromStr;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+// ---------------------------------------------------------------------------------------
+// JSON Pointer
+// ---------------------------------------------------------------------------------------
+
+/// An RFC 6901 JSON Pointer: `""` (the whole document) or a sequence of `/`-prefixed
+/// tokens in which `~` is only ever followed by `0` (a literal `~`) or `1` (a literal `/`).
+///
+/// The pointer is stored in its encoded form; [`tokens`](Self::tokens) yields the decoded
+/// reference tokens.
+///
+/// # Examples
+///
+/// ```
+/// use agui_core::patch::JsonPointer;
+///
+/// let p = JsonPointer::parse("/a~1b/~0/0").unwrap();
+/// let tokens: Vec<_> = p.tokens().collect();
+/// assert_eq!(tokens, ["a/b", "~", "0"]);
+/// assert_eq!(p.to_string(), "/a~1b/~0/0");
+///
+/// assert!(JsonPointer::parse("a").is_err()); // no leading slash
+/// assert!(JsonPointer::parse("/~2").is_err()); // bad escape
+/// assert!(JsonPointer::parse("").unwrap().is_root());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JsonPointer(String);
+
+/// Why a string is not a JSON Pointer.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid JSON Pointer {pointer:?}: {kind}")]
+#[non_exhaustive]
+pub struct PointerError {
+    /// The rejected string.
+    pub pointer: String,
+    /// What is wrong with it.
+    pub kind: PointerErrorKind,
+}
+
+/// The ways a string can fail to be a JSON Pointer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PointerErrorKind {
+    /// A non-empty pointer must start with `/`.
+    #[error("a non-empty pointer must start with '/'")]
+    MissingLeadingSlash,
+    /// A `~` not followed by `0` or `1`.
+    #[error("'~' at byte {offset} is not followed by '0' or '1'")]
+    InvalidEscape {
+        /// Byte offset of the offending `~`.
+        offset: usize,
+    },
+}
+
+fn check_pointer(s: &str) -> Result<(), PointerErrorKind> {
+    let bytes = s.as_bytes();
+    match bytes.first() {
+        None => return Ok(()),
+        Some(b'/') => {}
+        Some(_) => return Err(PointerErrorKind::MissingLeadingSlash),
+    }
+    for (offset, &b) in bytes.iter().enumerate() {
+        if b == b'~' && !matches!(bytes.get(offset + 1), Some(b'0' | b'1')) {
+            return Err(PointerErrorKind::InvalidEscape { offset });
+        }
+    }
+    Ok(())
+}
+
+/// Decodes one raw (escaped) reference token.
+fn decode_token(raw: &str) -> Cow<'_, str> {
+    if !raw.contains('~') {
+        return Cow::Borrowed(raw);
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c == '~' {
+            match chars.next() {
+                Some('0') => out.push('~'),
+                Some('1') => out.push('/'),
+                // Unreachable for a validated pointer; keep the text rather than panic.
+                Some(other) => {
+                    out.push('~');
+                    out.push(other);
+                }
+                None => out.push('~'),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+impl JsonPointer {
+    /// The pointer to the whole document, `""`.
+    pub const fn root() -> Self {
+        JsonPointer(String::new())
+    }
+
+    /// Validates `s` against `^(/([^/~]|~[01])*)*$`.
+    pub fn parse(s: &str) -> Result<Self, PointerError> {
+        Self::from_string(s.to_owned())
+    }
+
+    fn from_string(s: String) -> Result<Self, PointerError> {
+        match check_pointer(&s) {
+            Ok(()) => Ok(JsonPointer(s)),
+            Err(kind) => Err(PointerError { pointer: s, kind }),
+        }
+    }
+
+    /// The encoded pointer text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Consumes the pointer, returning its encoded text.
+    pub fn into_string(self) -> String {
+        self.0
+    }
+
+    /// Whether this is `""`, the whole document.
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The number of reference tokens (`0` for the root).
+    pub fn len(&self) -> usize {
+        self.0.bytes().filter(|&b| b == b'/').count()
+    }
+
+    /// Whether the pointer has no tokens (same as [`is_root`](Self::is_root)).
+    pub fn is_empty(&self) -> bool {
+        self.is_root()
+    }
+
+    /// The decoded reference tokens (`~1` → `/`, `~0` → `~`), borrowed when nothing
+    /// needed decoding.
+    pub fn tokens(&self) -> Tokens<'_> {
+        Tokens::of(&self.0)
+    }
+
+    /// Appends one (unencoded) reference token.
+    ///
+    /// ```
+    /// use agui_core::patch::JsonPointer;
+    ///
+    /// let mut p = JsonPointer::root();
+    /// p.push("a/b");
+    /// p.push("~");
+    /// assert_eq!(p.as_str(), "/a~1b/~0");
+    /// ```
+    pub fn push(&mut self, token: &str) {
+        self.0.reserve(token.len() + 1);
+        self.0.push('/');
+        for c in token.chars() {
+            match c {
+                '~' => self.0.push_str("~0"),
+                '/' => self.0.push_str("~1"),
+                c => self.0.push(c),
+            }
+        }
+    }
+
+    /// Splits into the encoded parent pointer and the encoded last token.
+    fn split_last(&self) -> Option<(&str, &str)> {
+        let i = self.0.rfind('/')?;
+        Some((&self.0[..i], &self.0[i + 1..]))
+    }
+
+    /// Whether `self` is a proper prefix of `other`, token-wise.
+    fn is_proper_prefix_of(&self, other: &JsonPointer) -> bool {
+        other.0.len() > self.0.len()
+            && other.0.starts_with(&self.0)
+            && other.0.as_bytes()[self.0.len()] == b'/'
+    }
+
+    /// Whether the pointer holds a token the reference bans: `__proto__`, or `prototype`
+    /// directly after `constructor`.
+    fn has_banned_token(&self) -> bool {
+        // Cheap pre-check: both banned forms contain "proto" undecoded (escapes only ever
+        // replace '~' and '/').
+        if !self.0.contains("proto") {
+            return false;
+        }
+        let mut previous: Option<Cow<'_, str>> = None;
+        for token in self.tokens() {
+            if token == "__proto__"
+                || (token == "prototype" && previous.as_deref() == Some("constructor"))
+            {
+                return true;
+            }
+            previous = Some(token);
+        }
+        false
+    }
+}
+
+impl fmt::Display for JsonPointer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for JsonPointer {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for JsonPointer {
+    type Err = PointerError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+impl TryFrom<String> for JsonPointer {
+    type Error = PointerError;
+
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        Self::from_string(s)
+    }
+}
+
+impl TryFrom<&str> for JsonPointer {
+    type Error = PointerError;
+
+    fn try_from(s: &str) -> Result<Self, Self::Error> {
+        Self::parse(s)
+    }
+}
+
+impl From<JsonPointer> for String {
+    fn from(p: JsonPointer) -> String {
+        p.0
+    }
+}
+
+impl Serialize for JsonPointer {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonPointer {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PointerVisitor;
+
+        impl Visitor<'_> for PointerVisitor {
+            type Value = JsonPointer;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON Pointer string")
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<JsonPointer, E> {
+                JsonPointer::parse(v).map_err(E::custom)
+            }
+
+            fn visit_string<E: de::Error>(self, v: String) -> Result<JsonPointer, E> {
+                JsonPointer::from_string(v).map_err(E::custom)
+            }
+        }
+
+        deserializer.deserialize_str(PointerVisitor)
+    }
+}
+
+/// Iterator over the decoded reference tokens of a [`JsonPointer`].
+#[derive(Clone, Debug)]
+pub struct Tokens<'a> {
+    /// What follows the next token's leading `/`; `None` once exhausted.
+    rest: Option<&'a str>,
+}
+
+impl<'a> Tokens<'a> {
+    fn of(encoded: &'a str) -> Self {
+        Tokens {
+            rest: encoded.strip_prefix('/'),
+        }
+    }
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = Cow<'a, str>;
+
+    fn next(&mut self) -> Option<Cow<'a, str>> {
+        let rest = self.rest?;
+        let raw = match rest.find('/') {
+            Some(i) => {
+                self.rest = Some(&rest[i + 1..]);
+                &rest[..i]
+            }
+            None => {
+                self.rest = None;
+                rest
+            }
+        };
+        Some(decode_token(raw))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Operations
+// ---------------------------------------------------------------------------------------
+
+/// One RFC 6902 operation.
+///
+/// `extra` keeps the members the operation does not define (operations are open); they are
+/// written back after the defined ones. Serialisation order: `op`, `from` (move/copy),
+/// `path`, `value` (add/replace/test), then `extra`.
+///
+/// # Examples
+///
+/// ```
+/// use agui_core::patch::PatchOp;
+/// use serde_json::json;
+///
+/// let op: PatchOp =
+///     serde_json::from_value(json!({"op": "remove", "path": "/a", "value": 1})).unwrap();
+/// assert_eq!(op.op(), "remove");
+/// assert_eq!(op.path().as_str(), "/a");
+/// assert_eq!(op.extra()["value"], json!(1)); // kept, not an error
+/// assert_eq!(
+///     serde_json::to_string(&op).unwrap(),
+///     r#"{"op":"remove","path":"/a","value":1}"#
+/// );
+///
+/// // `value` must be present on add/replace/test, but may be null.
+/// assert!(serde_json::from_value::<PatchOp>(json!({"op": "add", "path": "/a"})).is_err());
+/// assert!(
+///     serde_json::from_value::<PatchOp>(json!({"op": "add", "path": "/a", "value": null}))
+///         .is_ok()
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub enum PatchOp {
+    /// Insert `value` at `path` (replacing an existing object member).
+    Add {
+        /// Target location.
+        path: JsonPointer,
+        /// The value to insert.
+        value: Value,
+        /// Members the operation does not define.
+        extra: Map<String, Value>,
+    },
+    /// Remove the value at `path`.
+    Remove {
+        /// Target location.
+        path: JsonPointer,
+        /// Members the operation does not define.
+        extra: Map<String, Value>,
+    },
+    /// Replace the existing value at `path` with `value`.
+    Replace {
+        /// Target location.
+        path: JsonPointer,
+        /// The replacement.
+        value: Value,
+        /// Members the operation does not define.
+        extra: Map<String, Value>,
+    },
+    /// Remove the value at `from` and add it at `path`.
+    Move {
+        /// Source location.
+        from: JsonPointer,
+        /// Target location.
+        path: JsonPointer,
+        /// Members the operation does not define.
+        extra: Map<String, Value>,
+    },
+    /// Add a copy of the value at `from` at `path`.
+    Copy {
+        /// Source location.
+        from: JsonPointer,
+        /// Target location.
+        path: JsonPointer,
+        /// Members the operation does not define.
+        extra: Map<String, Value>,
+    },
+    /// Fail unless the value at `path` equals `value`.
+    Test {
+        /// Target location.
+        path: JsonPointer,
+        /// The expected value.
+        value: Value,
+        /// Members the operation does not define.
+        extra: Map<String, Value>,
+    },
+}
+
+/// A JSON Patch document: the operations, applied in order.
+pub type JsonPatch = Vec<PatchOp>;
+
+/// The six operation names, in RFC order.
+const OP_NAMES: [&str; 6] = ["add", "remove", "replace", "move", "copy", "test"];
+
+impl PatchOp {
+    /// An `add` operation without extra members.
+    pub fn add(path: JsonPointer, value: Value) -> Self {
+        PatchOp::Add {
+            path,
+            value,
+            extra: Map::new(),
+        }
+    }
+
+    /// A `remove` operation without extra members.
+    pub fn remove(path: JsonPointer) -> Self {
+        PatchOp::Remove {
+            path,
+            extra: Map::new(),
+        }
+    }
+
+    /// A `replace` operation without extra members.
+    pub fn replace(path: JsonPointer, value: Value) -> Self {
+        PatchOp::Replace {
+            path,
+            value,
+            extra: Map::new(),
+        }
+    }
+
+    /// A `move` operation without extra members.
+    pub fn move_from(from: JsonPointer, path: JsonPointer) -> Self {
+        PatchOp::Move {
+            from,
+            path,
+            extra: Map::new(),
+        }
+    }
+
+    /// A `copy` operation without extra members.
+    pub fn copy_from(from: JsonPointer, path: JsonPointer) -> Self {
+        PatchOp::Copy {
+            from,
+            path,
+            extra: Map::new(),
+        }
+    }
+
+    /// A `test` operation without extra members.
+    pub fn test(path: JsonPointer, value: Value) -> Self {
+        PatchOp::Test {
+            path,
+            value,
+            extra: Map::new(),
+        }
+    }
+
+    /// The wire name of the operation (`"add"`, `"remove"`, ...).
+    pub fn op(&self) -> &'static str {
+        match self {
+            PatchOp::Add { .. } => "add",
+            PatchOp::Remove { .. } => "remove",
+            PatchOp::Replace { .. } => "replace",
+            PatchOp::Move { .. } => "move",
+            PatchOp::Copy { .. } => "copy",
+            PatchOp::Test { .. } => "test",
+        }
+    }
+
+    /// The target location.
+    pub fn path(&self) -> &JsonPointer {
+        match self {
+            PatchOp::Add { path, .. }
+            | PatchOp::Remove { path, .. }
+            | PatchOp::Replace { path, .. }
+            | PatchOp::Move { path, .. }
+            | PatchOp::Copy { path, .. }
+            | PatchOp::Test { path, .. } => path,
+        }
+    }
+
+    /// The source location of `move` and `copy`.
+    pub fn from(&self) -> Option<&JsonPointer> {
+        match self {
+            PatchOp::Move { from, .. } | PatchOp::Copy { from, .. } => Some(from),
+            _ => None,
+        }
+    }
+
+    /// The value of `add`, `replace` and `test`.
+    pub fn value(&self) -> Option<&Value> {
+        match self {
+            PatchOp::Add { value, .. }
+            | PatchOp::Replace { value, .. }
+            | PatchOp::Test { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+
+    /// Members the operation does not define.
+    pub fn extra(&self) -> &Map<String, Value> {
+        match self {
+            PatchOp::Add { extra, .. }
+            | PatchOp::Remove { extra, .. }
+            | PatchOp::Replace { extra, .. }
+            | PatchOp::Move { extra, .. }
+            | PatchOp::Copy { extra, .. }
+            | PatchOp::Test { extra, .. } => extra,
+        }
+    }
+
+    /// Mutable access to the members the operation does not define.
+    pub fn extra_mut(&mut self) -> &mut Map<String, Value> {
+        match self {
+            PatchOp::Add { extra, .. }
+            | PatchOp::Remove { extra, .. }
+            | PatchOp::Replace { extra, .. }
+            | PatchOp::Move { extra, .. }
+            | PatchOp::Copy { extra, .. }
+            | PatchOp::Test { extra, .. } => extra,
+        }
+    }
+
+    /// Deserializes one operation, answering `Ok(None)` when the element is an object
+    /// whose `op` is missing or not one of the six RFC 6902 names (the reference client
+    /// drops such operations with a warning). Every other defect is still an error.
+    ///
+    /// ```
+    /// use agui_core::patch::PatchOp;
+    /// use serde_json::json;
+    ///
+    /// let unknown = json!({"op": "spam", "path": "/a"});
+    /// assert_eq!(PatchOp::deserialize_lenient(&unknown).unwrap(), None);
+    /// let bad = json!({"op": "add", "path": "a", "value": 1});
+    /// assert!(PatchOp::deserialize_lenient(&bad).is_err());
+    /// ```
+    pub fn deserialize_lenient<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Self>, D::Error> {
+        match deserializer.deserialize_map(OpVisitor)? {
+            Parsed::Known(op) => Ok(Some(op)),
+            Parsed::Unknown(_) => Ok(None),
+        }
+    }
+
+    /// Whether `key` is written by [`Serialize`] from a typed field of this operation (and
+    /// so is skipped if it also appears in `extra`).
+    fn is_typed_member(&self, key: &str) -> bool {
+        match key {
+            "op" | "path" => true,
+            "from" => self.from().is_some(),
+            "value" => self.value().is_some(),
+            _ => false,
+        }
+    }
+}
+
+impl Serialize for PatchOp {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("op", self.op())?;
+        if let Some(from) = self.from() {
+            map.serialize_entry("from", from)?;
+        }
+        map.serialize_entry("path", self.path())?;
+        if let Some(value) = self.value() {
+            map.serialize_entry("value", value)?;
+        }
+        for (key, value) in self.extra() {
+            if !self.is_typed_member(key) {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for PatchOp {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match deserializer.deserialize_map(OpVisitor)? {
+            Parsed::Known(op) => Ok(op),
+            Parsed::Unknown(None) => Err(de::Error::missing_field("op")),
+            Parsed::Unknown(Some(Value::String(name))) => Err(de::Error::custom(format_args!(
+                "unknown JSON Patch operation {name:?} in `op` (expected one of {})",
+                OP_NAMES.join(", ")
+            ))),
+            Parsed::Unknown(Some(other)) => Err(de::Error::custom(format_args!(
+                "invalid `op`: expected a string, found {}",
+                describe(&other)
+            ))),
+        }
+    }
+}
+
+/// Result of reading one operation object: a known operation, or the `op` member of an
+/// object whose `op` is missing (`None`) or unrecognised.
+enum Parsed {
+    Known(PatchOp),
+    Unknown(Option<Value>),
+}
+
+/// Member names of an operation object, recognised without allocating.
+enum Key {
+    Op,
+    Path,
+    From,
+    Value,
+    Other(String),
+}
+
+impl Key {
+    fn known(s: &str) -> Option<Key> {
+        Some(match s {
+            "op" => Key::Op,
+            "path" => Key::Path,
+            "from" => Key::From,
+            "value" => Key::Value,
+            _ => return None,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Key;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
+                Ok(Key::known(v).unwrap_or_else(|| Key::Other(v.to_owned())))
+            }
+
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key, E> {
+                Ok(Key::known(&v).unwrap_or(Key::Other(v)))
+            }
+        }
+
+        deserializer.deserialize_identifier(KeyVisitor)
+    }
+}
+
+/// A short description of a JSON value's type, for error messages.
+fn describe(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Turns a raw `path`/`from` member into a pointer, naming the member on failure.
+fn pointer_member<E: de::Error>(
+    member: &'static str,
+    op: &str,
+    raw: Option<Value>,
+) -> Result<JsonPointer, E> {
+    match raw {
+        None => Err(E::custom(format_args!(
+            "`{op}` operation is missing the `{member}` member"
+        ))),
+        Some(Value::String(s)) => JsonPointer::from_string(s)
+            .map_err(|e| E::custom(format_args!("invalid `{member}`: {e}"))),
+        Some(other) => Err(E::custom(format_args!(
+            "invalid `{member}`: expected a JSON Pointer string, found {}",
+            describe(&other)
+        ))),
+    }
+}
+
+fn value_member<E: de::Error>(op: &str, raw: Option<Value>) -> Result<Value, E> {
+    raw.ok_or_else(|| {
+        E::custom(format_args!(
+            "`{op}` operation is missing the `value` member"
+        ))
+    })
+}
+
+struct OpVisitor;
+
+impl<'de> Visitor<'de> for OpVisitor {
+    type Value = Parsed;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON Patch operation object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parsed, A::Error> {
+        let mut op: Option<Value> = None;
+        let mut path: Option<Value> = None;
+        let mut from: Option<Value> = None;
+        let mut value: Option<Value> = None;
+        let mut extra = Map::new();
+        // A repeated member keeps its last value, as JSON.parse does.
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Op => op = Some(map.next_value()?),
+                Key::Path => path = Some(map.next_value()?),
+                Key::From => from = Some(map.next_value()?),
+                Key::Value => value = Some(map.next_value()?),
+                Key::Other(name) => {
+                    let v: Value = map.next_value()?;
+                    extra.insert(name, v);
+                }
+            }
+        }
+        let name = match op {
+            Some(Value::String(name)) if OP_NAMES.contains(&name.as_str()) => name,
+            other => return Ok(Parsed::Unknown(other)),
+        };
+        let name = name.as_str();
+        // Members this operation does not define are kept as extras.
+        let uses_from = matches!(name, "move" | "copy");
+        let uses_value = matches!(name, "add" | "replace" | "test");
+        if !uses_from && let Some(f) = from.take() {
+            extra.insert("from".to_owned(), f);
+        }
+        if !uses_value && let Some(v) = value.take() {
+            extra.insert("value".to_owned(), v);
+        }
+        let path = pointer_member("path", name, path)?;
+        let op = match name {
+            "add" => PatchOp::Add {
+                path,
+                value: value_member(name, value)?,
+                extra,
+            },
+            "remove" => PatchOp::Remove { path, extra },
+            "replace" => PatchOp::Replace {
+                path,
+                value: value_member(name, value)?,
+                extra,
+            },
+            "move" => PatchOp::Move {
+                from: pointer_member("from", name, from)?,
+                path,
+                extra,
+            },
+            "copy" => PatchOp::Copy {
+                from: pointer_member("from", name, from)?,
+                path,
+                extra,
+            },
+            _ => PatchOp::Test {
+                path,
+                value: value_member(name, value)?,
+                extra,
+            },
+        };
+        Ok(Parsed::Known(op))
+    }
+}
+
+/// A patch read the way the reference client reads one: operations whose `op` is missing
+/// or unknown are dropped (and reported in `dropped`); the others are kept in order. Any
+/// other defect (a non-object element, a bad pointer, a missing `value`) is still an
+/// error.
+///
+/// Serialises as the array of kept operations.
+///
+/// # Examples
+///
+/// ```
+/// use agui_core::patch::LenientPatch;
+///
+/// let patch: LenientPatch = serde_json::from_str(
+///     r#"[{"op":"add","path":"/a","value":1},{"op":"spam"},{"op":"remove","path":"/b"}]"#,
+/// )
+/// .unwrap();
+/// assert_eq!(patch.ops.len(), 2);
+/// assert_eq!(patch.dropped.len(), 1);
+/// assert_eq!(patch.dropped[0].index, 1);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LenientPatch {
+    /// The recognised operations, in their original order.
+    pub ops: JsonPatch,
+    /// The operations that were dropped, in order.
+    pub dropped: Vec<DroppedOp>,
+}
+
+/// An operation [`LenientPatch`] dropped because its `op` is missing or unknown.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct DroppedOp {
+    /// Index of the element in the original array.
+    pub index: usize,
+    /// Its `op` member, `None` when it had none.
+    pub op: Option<Value>,
+}
+
+impl fmt::Display for DroppedOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.op {
+            None => write!(f, "operation {} has no `op`", self.index),
+            Some(op) => write!(f, "operation {} has unknown `op` {op}", self.index),
+        }
+    }
+}
+
+impl Serialize for LenientPatch {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.ops.len()))?;
+        for op in &self.ops {
+            seq.serialize_element(op)?;
+        }
+        seq.end()
+    }
+}
+
+/// Seed that reads one element leniently.
+struct LenientOp;
+
+impl<'de> DeserializeSeed<'de> for LenientOp {
+    type Value = Parsed;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Parsed, D::Error> {
+        deserializer.deserialize_map(OpVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for LenientPatch {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PatchVisitor;
+
+        impl<'de> Visitor<'de> for PatchVisitor {
+            type Value = LenientPatch;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON Patch array")
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<LenientPatch, A::Error> {
+                let mut patch = LenientPatch {
+                    ops: Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64)),
+                    dropped: Vec::new(),
+                };
+                let mut index = 0;
+                while let Some(parsed) = seq.next_element_seed(LenientOp)? {
+                    match parsed {
+                        Parsed::Known(op) => patch.ops.push(op),
+                        Parsed::Unknown(op) => patch.dropped.push(DroppedOp { index, op }),
+                    }
+                    index += 1;
+                }
+                Ok(patch)
+            }
+        }
+
+        deserializer.deserialize_seq(PatchVisitor)
+    }
+}
+
+/// A patch element that could not be read, with its index.
+#[derive(Debug, thiserror::Error)]
+#[error("operation {index}: {source}")]
+#[non_exhaustive]
+pub struct PatchParseError {
+    /// Index of the element in the array.
+    pub index: usize,
+    /// What was wrong with it.
+    #[source]
+    pub source: serde_json::Error,
+}
+
+/// Reads every element of `ops` strictly: an unknown `op` is an error.
+pub fn parse_patch(ops: &[Value]) -> Result<JsonPatch, PatchParseError> {
+    ops.iter()
+        .enumerate()
+        .map(|(index, v)| {
+            PatchOp::deserialize(v).map_err(|source| PatchParseError { index, source })
+        })
+        .collect()
+}
+
+/// Reads `ops` like [`LenientPatch`]'s `Deserialize`, naming the index of a bad element.
+///
+/// ```
+/// use agui_core::patch::parse_patch_lenient;
+/// use serde_json::json;
+///
+/// let raw = [json!({"op": "frobnicate"}), json!({"op": "test", "path": "", "value": {}})];
+/// let patch = parse_patch_lenient(&raw).unwrap();
+/// assert_eq!((patch.ops.len(), patch.dropped[0].index), (1, 0));
+///
+/// let err = parse_patch_lenient(&[json!({"op": "add", "path": "/a"})]).unwrap_err();
+/// assert_eq!(err.to_string(), "operation 0: `add` operation is missing the `value` member");
+/// ```
+pub fn parse_patch_lenient(ops: &[Value]) -> Result<LenientPatch, PatchParseError> {
+    let mut patch = LenientPatch::default();
+    for (index, v) in ops.iter().enumerate() {
+        match LenientOp
+            .deserialize(v)
+            .map_err(|source| PatchParseError { index, source })?
+        {
+            Parsed::Known(op) => patch.ops.push(op),
+            Parsed::Unknown(op) => patch.dropped.push(DroppedOp { index, op }),
+        }
+    }
+    Ok(patch)
+}
+
+// ---------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------
+
+/// A patch that could not be applied: which operation failed and why. The document is
+/// unchanged.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub struct PatchError {
+    /// Index of the failing operation in the patch.
+    pub index: usize,
+    /// Its name (`"replace"`, ...).
+    pub op: &'static str,
+    /// Its `path`.
+    pub path: JsonPointer,
+    /// Its `from`, for `move` and `copy`.
+    pub from: Option<JsonPointer>,
+    /// Why it failed.
+    pub kind: PatchErrorKind,
+}
+
+impl fmt::Display for PatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn show(p: &JsonPointer) -> &str {
+            if p.is_root() { "\"\"" } else { p.as_str() }
+        }
+        write!(f, "operation {} ({} ", self.index, self.op)?;
+        if let Some(from) = &self.from {
+            write!(f, "{} -> ", show(from))?;
+        }
+        write!(f, "{}): {}", show(&self.path), self.kind)
+    }
+}
+
+/// Why an operation failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PatchErrorKind {
+    /// The target (or, for `add`, `move` and `copy`, its parent) does not exist.
+    #[error("path not found")]
+    PathNotFound,
+    /// The `from` location of `move`/`copy` does not exist.
+    #[error("`from` location not found")]
+    FromNotFound,
+    /// A token addressing an array element is not `-`, `0` or digits without a leading
+    /// zero.
+    #[error("invalid array index {token:?}")]
+    InvalidArrayIndex {
+        /// The decoded token.
+        token: String,
+    },
+    /// `add` at an array index greater than the array's length.
+    #[error("array index {index} is out of bounds (length {len})")]
+    IndexOutOfBounds {
+        /// The requested index (saturated at `usize::MAX`).
+        index: usize,
+        /// The array's length.
+        len: usize,
+    },
+    /// A `test` found a different value (or none).
+    #[error("test failed: the value differs")]
+    TestFailed,
+    /// `move` from a location into one of its own children.
+    #[error("cannot move a value into one of its own children")]
+    MoveIntoOwnChild,
+    /// A `__proto__` token, or `prototype` right after `constructor`.
+    #[error("`__proto__` and `constructor/prototype` tokens are not allowed")]
+    BannedToken,
+    /// A non-root operation on a `null` document.
+    #[error("the document is null")]
+    NullDocument,
+    /// A non-root operation the reference rejects on a scalar document.
+    #[error("the document is a scalar")]
+    ScalarDocument,
+}
+
+// ---------------------------------------------------------------------------------------
+// Application
+// ---------------------------------------------------------------------------------------
+
+/// Applies `ops` to `doc` in place, atomically.
+///
+/// On failure `doc` is restored exactly (object key order included) and the error names
+/// the failing operation. See the [module documentation](self) for the semantics.
+///
+/// # Examples
+///
+/// ```
+/// use agui_core::patch::{apply_patch, JsonPatch};
+/// use serde_json::json;
+///
+/// let mut doc = json!({"a": 1, "l": [1, 2]});
+/// let ok: JsonPatch = serde_json::from_value(json!([
+///     {"op": "replace", "path": "/a", "value": 2},
+///     {"op": "add", "path": "/l/-", "value": 3},
+/// ]))
+/// .unwrap();
+/// apply_patch(&mut doc, &ok).unwrap();
+/// assert_eq!(doc, json!({"a": 2, "l": [1, 2, 3]}));
+///
+/// let bad: JsonPatch = serde_json::from_value(json!([
+///     {"op": "remove", "path": "/a"},
+///     {"op": "replace", "path": "/missing/x", "value": 0},
+/// ]))
+/// .unwrap();
+/// let err = apply_patch(&mut doc, &bad).unwrap_err();
+/// assert_eq!(err.to_string(), "operation 1 (replace /missing/x): path not found");
+/// assert_eq!(doc, json!({"a": 2, "l": [1, 2, 3]})); // untouched
+/// ```
+pub fn apply_patch(doc: &mut Value, ops: &[PatchOp]) -> Result<(), PatchError> {
+    run(doc, ops, |_, op| op.value().cloned().unwrap_or(Value::Null))
+}
+
+/// Like [`apply_patch`], but moves the operations' values into the document instead of
+/// cloning them.
+pub fn apply_patch_owned(doc: &mut Value, mut ops: JsonPatch) -> Result<(), PatchError> {
+    let mut values: Vec<Value> = ops
+        .iter_mut()
+        .map(|op| match op {
+            PatchOp::Add { value, .. } | PatchOp::Replace { value, .. } => mem::take(value),
+            _ => Value::Null,
+        })
+        .collect();
+    run(doc, &ops, |index, _| mem::take(&mut values[index]))
+}
+
+/// Applies `ops` to a copy of `doc` and returns it; `doc` is never changed.
+pub fn apply_patch_to(doc: &Value, ops: &[PatchOp]) -> Result<Value, PatchError> {
+    let mut copy = doc.clone();
+    apply_patch(&mut copy, ops)?;
+    Ok(copy)
+}
+
+/// How to undo one change. `at` is the location the change was made at; replaying the
+/// log backwards resolves each `at` in exactly the document the change produced.
+struct Undo<'p> {
+    at: &'p JsonPointer,
+    action: UndoAction,
+}
+
+enum UndoAction {
+    /// The whole document was replaced; this is the old one.
+    RestoreRoot(Value),
+    /// A member was inserted (at the end).
+    RemoveMember,
+    /// A member's value was replaced; this is the old value.
+    RestoreMember(Value),
+    /// A member was removed from this position. `None` when the value went on to a new
+    /// location (a `move`): undoing that insertion supplies it.
+    ReinsertMember(usize, Option<Value>),
+    /// An element was inserted at this index.
+    RemoveElement(usize),
+    /// An element was replaced; this is the old value.
+    RestoreElement(usize, Value),
+    /// An element was removed from this index (`None` as for `ReinsertMember`).
+    ReinsertElement(usize, Option<Value>),
+}
+
+fn run<'p>(
+    doc: &mut Value,
+    ops: &'p [PatchOp],
+    mut value_of: impl FnMut(usize, &'p PatchOp) -> Value,
+) -> Result<(), PatchError> {
+    let mut log: Vec<Undo<'p>> = Vec::new();
+    for (index, op) in ops.iter().enumerate() {
+        if let Err(kind) = apply_op(doc, op, || value_of(index, op), &mut log) {
+            rollback(doc, log);
+            return Err(PatchError {
+                index,
+                op: op.op(),
+                path: op.path().clone(),
+                from: op.from().cloned(),
+                kind,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A failed lookup while walking a pointer.
+enum Miss {
+    NotFound,
+    BadIndex(String),
+}
+
+impl Miss {
+    fn on_path(self) -> PatchErrorKind {
+        match self {
+            Miss::NotFound => PatchErrorKind::PathNotFound,
+            Miss::BadIndex(token) => PatchErrorKind::InvalidArrayIndex { token },
+        }
+    }
+}
+
+/// An array reference token.
+enum Index {
+    /// `-`: past the last element.
+    End,
+    /// A valid index (saturated at `usize::MAX`).
+    At(usize),
+}
+
+fn array_index(token: &str) -> Result<Index, Miss> {
+    if token == "-" {
+        return Ok(Index::End);
+    }
+    let bytes = token.as_bytes();
+    let valid = !bytes.is_empty()
+        && bytes.iter().all(u8::is_ascii_digit)
+        && (bytes.len() == 1 || bytes[0] != b'0');
+    if !valid {
+        return Err(Miss::BadIndex(token.to_owned()));
+    }
+    let index = bytes.iter().try_fold(0usize, |acc, &b| {
+        acc.checked_mul(10)?.checked_add(usize::from(b - b'0'))
+    });
+    Ok(Index::At(index.unwrap_or(usize::MAX)))
+}
+
+/// An existing element's index: `-` and out-of-range indexes do not exist.
+fn existing_index(token: &str, len: usize) -> Result<usize, Miss> {
+    match array_index(token)? {
+        Index::At(i) if i < len => Ok(i),
+        _ => Err(Miss::NotFound),
+    }
+}
+
+fn walk<'v>(mut cur: &'v Value, tokens: Tokens<'_>) -> Result<&'v Value, Miss> {
+    for token in tokens {
+        cur = match cur {
+            Value::Object(map) => map.get(&*token).ok_or(Miss::NotFound)?,
+            Value::Array(items) => &items[existing_index(&token, items.len())?],
+            _ => return Err(Miss::NotFound),
+        };
+    }
+    Ok(cur)
+}
+
+fn walk_mut<'v>(mut cur: &'v mut Value, tokens: Tokens<'_>) -> Result<&'v mut Value, Miss> {
+    for token in tokens {
+        cur = match cur {
+            Value::Object(map) => map.get_mut(&*token).ok_or(Miss::NotFound)?,
+            Value::Array(items) => {
+                let i = existing_index(&token, items.len())?;
+                &mut items[i]
+            }
+            _ => return Err(Miss::NotFound),
+        };
+    }
+    Ok(cur)
+}
+
+/// The container holding the location `ptr` (non-root) and the location's decoded last
+/// token.
+fn parent_mut<'v, 'p>(
+    doc: &'v mut Value,
+    ptr: &'p JsonPointer,
+) -> Result<(&'v mut Value, Cow<'p, str>), Miss> {
+    let (parent, last) = ptr.split_last().ok_or(Miss::NotFound)?;
+    Ok((walk_mut(doc, Tokens::of(parent))?, decode_token(last)))
+}
+
+/// What to do when an insertion index is past the end of an array.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Bounds {
+    /// Fail (`add`).
+    Strict,
+    /// Append (`move`/`copy` targets, as in the reference).
+    Clamp,
+}
+
+/// Inserts at `ptr` (non-root) with `add` semantics, returning how to undo it.
+fn insert_at(
+    doc: &mut Value,
+    ptr: &JsonPointer,
+    bounds: Bounds,
+    value: impl FnOnce() -> Value,
+) -> Result<UndoAction, PatchErrorKind> {
+    let (parent, last) = parent_mut(doc, ptr).map_err(Miss::on_path)?;
+    match parent {
+        Value::Object(map) => match map.get_mut(&*last) {
+            Some(slot) => Ok(UndoAction::RestoreMember(mem::replace(slot, value()))),
+            None => {
+                map.insert(last.into_owned(), value());
+                Ok(UndoAction::RemoveMember)
+            }
+        },
+        Value::Array(items) => {
+            let len = items.len();
+            let index = match array_index(&last).map_err(Miss::on_path)? {
+                Index::End => len,
+                Index::At(i) if i <= len => i,
+                Index::At(_) if bounds == Bounds::Clamp => len,
+                Index::At(index) => return Err(PatchErrorKind::IndexOutOfBounds { index, len }),
+            };
+            items.insert(index, value());
+            Ok(UndoAction::RemoveElement(index))
+        }
+        _ => Err(PatchErrorKind::PathNotFound),
+    }
+}
+
+/// Replaces the existing value at `ptr` (non-root), returning how to undo it.
+fn replace_at(
+    doc: &mut Value,
+    ptr: &JsonPointer,
+    value: impl FnOnce() -> Value,
+) -> Result<UndoAction, PatchErrorKind> {
+    let (parent, last) = parent_mut(doc, ptr).map_err(Miss::on_path)?;
+    match parent {
+        Value::Object(map) => match map.get_mut(&*last) {
+            Some(slot) => Ok(UndoAction::RestoreMember(mem::replace(slot, value()))),
+            None => Err(PatchErrorKind::PathNotFound),
+        },
+        Value::Array(items) => {
+            let i = existing_index(&last, items.len()).map_err(Miss::on_path)?;
+            Ok(UndoAction::RestoreElement(
+                i,
+                mem::replace(&mut items[i], value()),
+            ))
+        }
+        _ => Err(PatchErrorKind::PathNotFound),
+    }
+}
+
+/// Removes the value at `ptr` (non-root), returning it and where it was.
+fn remove_at(doc: &mut Value, ptr: &JsonPointer) -> Result<(Value, RemovedFrom), Miss> {
+    let (parent, last) = parent_mut(doc, ptr)?;
+    match parent {
+        Value::Object(map) => {
+            // serde_json's map does not expose an entry's index; find it first so that an
+            // undo can put the member back where it was.
+            let pos = map.keys().position(|k| *k == *last).ok_or(Miss::NotFound)?;
+            let value = map.shift_remove(&*last).ok_or(Miss::NotFound)?;
+            Ok((value, RemovedFrom::Member(pos)))
+        }
+        Value::Array(items) => {
+            let i = existing_index(&last, items.len())?;
+            Ok((items.remove(i), RemovedFrom::Element(i)))
+        }
+        _ => Err(Miss::NotFound),
+    }
+}
+
+enum RemovedFrom {
+    Member(usize),
+    Element(usize),
+}
+
+impl RemovedFrom {
+    fn undo(self, value: Option<Value>) -> UndoAction {
+        match self {
+            RemovedFrom::Member(pos) => UndoAction::ReinsertMember(pos, value),
+            RemovedFrom::Element(i) => UndoAction::ReinsertElement(i, value),
+        }
+    }
+}
+
+/// JavaScript truthiness of a scalar.
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// The reference's outcome for a non-root operation on a scalar document. Nothing is ever
+/// changed; see the module documentation.
+fn scalar_document(doc: &Value, op: &PatchOp) -> Result<(), PatchErrorKind> {
+    if op.path().len() > 1 {
+        return Err(PatchErrorKind::ScalarDocument);
+    }
+    let falsy = !truthy(doc);
+    let ok = match op {
+        PatchOp::Add { .. } => true,
+        PatchOp::Remove { .. } | PatchOp::Replace { .. } => falsy,
+        PatchOp::Test { .. } => false,
+        PatchOp::Move { from, .. } | PatchOp::Copy { from, .. } => match from.len() {
+            0 => true,
+            1 => falsy,
+            _ => false,
+        },
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(PatchErrorKind::ScalarDocument)
+    }
+}
+
+fn apply_op<'p>(
+    doc: &mut Value,
+    op: &'p PatchOp,
+    value: impl FnOnce() -> Value,
+    log: &mut Vec<Undo<'p>>,
+) -> Result<(), PatchErrorKind> {
+    let path = op.path();
+    if path.has_banned_token() || op.from().is_some_and(JsonPointer::has_banned_token) {
+        return Err(PatchErrorKind::BannedToken);
+    }
+    if path.is_root() {
+        return apply_at_root(doc, op, value, log);
+    }
+    match doc {
+        Value::Null => return Err(PatchErrorKind::NullDocument),
+        Value::Bool(_) | Value::Number(_) | Value::String(_) => return scalar_document(doc, op),
+        Value::Array(_) | Value::Object(_) => {}
+    }
+    let action = match op {
+        PatchOp::Add { .. } => insert_at(doc, path, Bounds::Strict, value)?,
+        PatchOp::Replace { .. } => replace_at(doc, path, value)?,
+        PatchOp::Remove { .. } => {
+            let (old, from) = remove_at(doc, path).map_err(Miss::on_path)?;
+            from.undo(Some(old))
+        }
+        PatchOp::Test { value, .. } => {
+            let found = walk(doc, path.tokens()).map_err(Miss::on_path)?;
+            return if json_equal(found, value) {
+                Ok(())
+            } else {
+                Err(PatchErrorKind::TestFailed)
+            };
+        }
+        PatchOp::Copy { from, .. } => {
+            let copied = walk(doc, from.tokens())
+                .map_err(|_| PatchErrorKind::FromNotFound)?
+                .clone();
+            insert_at(doc, path, Bounds::Clamp, || copied)?
+        }
+        PatchOp::Move { from, .. } => {
+            if from.is_proper_prefix_of(path) {
+                return Err(PatchErrorKind::MoveIntoOwnChild);
+            }
+            let (moved, removed_from) =
+                remove_at(doc, from).map_err(|_| PatchErrorKind::FromNotFound)?;
+            let mut moved = Some(moved);
+            let result = insert_at(doc, path, Bounds::Clamp, || {
+                moved.take().unwrap_or_default()
+            });
+            // If the insertion failed, the value is still here: the undo entry keeps it.
+            log.push(Undo {
+                at: from,
+                action: removed_from.undo(moved),
+            });
+            result?
+        }
+    };
+    log.push(Undo { at: path, action });
+    Ok(())
+}
+
+fn apply_at_root<'p>(
+    doc: &mut Value,
+    op: &'p PatchOp,
+    value: impl FnOnce() -> Value,
+    log: &mut Vec<Undo<'p>>,
+) -> Result<(), PatchErrorKind> {
+    let path = op.path();
+    let new_root = match op {
+        PatchOp::Add { .. } | PatchOp::Replace { .. } => value(),
+        PatchOp::Remove { .. } => Value::Null,
+        PatchOp::Test { value, .. } => {
+            return if json_equal(doc, value) {
+                Ok(())
+            } else {
+                Err(PatchErrorKind::TestFailed)
+            };
+        }
+        PatchOp::Copy { from, .. } => walk(doc, from.tokens())
+            .map_err(|_| PatchErrorKind::FromNotFound)?
+            .clone(),
+        PatchOp::Move { from, .. } => {
+            if from.is_root() {
+                return Ok(());
+            }
+            // Take the value out (the remainder of the old document is what the undo log
+            // restores), rather than cloning it.
+            let (moved, removed_from) =
+                remove_at(doc, from).map_err(|_| PatchErrorKind::FromNotFound)?;
+            log.push(Undo {
+                at: from,
+                action: removed_from.undo(None),
+            });
+            moved
+        }
+    };
+    let old = mem::replace(doc, new_root);
+    log.push(Undo {
+        at: path,
+        action: UndoAction::RestoreRoot(old),
+    });
+    Ok(())
+}
+
+/// Replays `log` backwards. Each action displaces the value currently at its location
+/// into `carry`, which a following `Reinsert*(_, None)` (the other half of a `move`)
+/// consumes.
+fn rollback(doc: &mut Value, log: Vec<Undo<'_>>) {
+    let mut carry: Option<Value> = None;
+    for Undo { at, action } in log.into_iter().rev() {
+        if let UndoAction::RestoreRoot(old) = action {
+            carry = Some(mem::replace(doc, old));
+            continue;
+        }
+        let Ok((parent, last)) = parent_mut(doc, at) else {
+            debug_assert!(false, "rollback: {at} no longer resolves");
+            continue;
+        };
+        let replayed = match (parent, action) {
+            (Value::Object(map), UndoAction::RemoveMember) => {
+                carry = map.shift_remove(&*last);
+                carry.is_some()
+            }
+            (Value::Object(map), UndoAction::RestoreMember(old)) => match map.get_mut(&*last) {
+                Some(slot) => {
+                    carry = Some(mem::replace(slot, old));
+                    true
+                }
+                None => false,
+            },
+            (Value::Object(map), UndoAction::ReinsertMember(pos, value)) => {
+                match value.or_else(|| carry.take()) {
+                    Some(value) if pos <= map.len() => {
+                        map.shift_insert(pos, last.into_owned(), value);
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            (Value::Array(items), UndoAction::RemoveElement(i)) if i < items.len() => {
+                carry = Some(items.remove(i));
+                true
+            }
+            (Value::Array(items), UndoAction::RestoreElement(i, old)) if i < items.len() => {
+                carry = Some(mem::replace(&mut items[i], old));
+                true
+            }
+            (Value::Array(items), UndoAction::ReinsertElement(i, value)) if i <= items.len() => {
+                match value.or_else(|| carry.take()) {
+                    Some(value) => {
+                        items.insert(i, value);
+                        true
+                    }
+                    None => false,
+                }
+            }
+            _ => false,
+        };
+        debug_assert!(replayed, "rollback: could not undo a change at {at}");
+    }
+}
+
+/// JSON equality as the reference's `test` sees it: numbers by value (`1` equals `1.0`,
+/// compared as IEEE doubles like JavaScript), objects regardless of key order.
+pub fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_equal(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => false,
+    }
+}
