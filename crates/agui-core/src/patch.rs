@@ -30,7 +30,10 @@
 //!   every other use fails. `add` at index = length appends, beyond it fails.
 //! - `test` compares by JSON value: numbers by value (`1` equals `1.0`), objects without
 //!   regard to key order.
-//! - `move` fails when `from` is a proper prefix of `path` (into its own child). A
+//! - `move` checks its target against the document as it is, removes the value at `from`,
+//!   then inserts it at `path` as that resolves *after* the removal, like the reference:
+//!   moving into its own child therefore fails, but an array index shift can make a path
+//!   under `from` valid again (`move /0 → /0/1` on `[[], [1]]` gives `[[1, []]]`). A
 //!   `move`/`copy` target index beyond the array's length appends, as in the reference
 //!   (only `add` checks that bound there).
 //! - The path `""` is the whole document: `add`/`replace` swap it, `test` compares it,
@@ -57,7 +60,10 @@
 //!   (`/toString`, `/constructor`, `/length`, `/0` of a string) do not exist here;
 //! - `move`/`copy` to `""` from a missing location fails (the reference makes the
 //!   document `undefined`), and `move` from `""` into a child fails (the reference builds
-//!   a cyclic document).
+//!   a cyclic document);
+//! - a `move` whose target, once `from` is removed, is no place to insert (a scalar, or a
+//!   non-index token on an array) fails; the reference reports success and loses the
+//!   value.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -1277,6 +1283,19 @@ fn insert_at(
     }
 }
 
+/// Checks, without changing anything, that [`insert_at`] could insert at `ptr`
+/// (non-root) in the document as it is, array bounds aside.
+fn check_insert_target(doc: &Value, ptr: &JsonPointer) -> Result<(), PatchErrorKind> {
+    let (parent, last) = ptr.split_last().ok_or(PatchErrorKind::PathNotFound)?;
+    match walk(doc, Tokens::of(parent)).map_err(Miss::on_path)? {
+        Value::Object(_) => Ok(()),
+        Value::Array(_) => array_index(&decode_token(last))
+            .map(drop)
+            .map_err(Miss::on_path),
+        _ => Err(PatchErrorKind::PathNotFound),
+    }
+}
+
 /// Replaces the existing value at `ptr` (non-root), returning how to undo it.
 fn replace_at(
     doc: &mut Value,
@@ -1408,14 +1427,26 @@ fn apply_op<'p>(
             insert_at(doc, path, Bounds::Clamp, || copied)?
         }
         PatchOp::Move { from, .. } => {
-            if from.is_proper_prefix_of(path) {
+            if from.is_root() {
+                // The whole document into one of its own children.
                 return Err(PatchErrorKind::MoveIntoOwnChild);
             }
+            // Like the reference: check the target against the document as it is, then
+            // remove, then insert at the target as it resolves after the removal (an index
+            // shift can make `/0/1` valid after moving `/0` away).
+            check_insert_target(doc, path)?;
             let (moved, removed_from) =
                 remove_at(doc, from).map_err(|_| PatchErrorKind::FromNotFound)?;
             let mut moved = Some(moved);
             let result = insert_at(doc, path, Bounds::Clamp, || {
                 moved.take().unwrap_or_default()
+            })
+            .map_err(|kind| {
+                if from.is_proper_prefix_of(path) {
+                    PatchErrorKind::MoveIntoOwnChild
+                } else {
+                    kind
+                }
             });
             // If the insertion failed, the value is still here: the undo entry keeps it.
             log.push(Undo {
