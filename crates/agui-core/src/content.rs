@@ -18,6 +18,7 @@ use std::fmt;
 /// assert_eq!(parts.to_text(), "ab");
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Content {
     /// Plain text.
@@ -100,6 +101,7 @@ impl<'de> Deserialize<'de> for Content {
 
 /// One part of a message body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum ContentPart {
     /// A text part.
@@ -164,6 +166,7 @@ impl LenientMember for ContentPart {
 
 /// A text part.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TextPart {
     /// The text.
@@ -186,6 +189,7 @@ pub struct TextPart {
 
 /// An image, audio, video or document part.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MediaPart {
     /// Where the bytes are.
@@ -219,6 +223,7 @@ impl MediaPart {
 
 /// Where a media part's bytes come from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum PartSource {
     /// Bytes inline, base64.
@@ -234,6 +239,7 @@ pub type InputContentSource = PartSource;
 
 /// Inline bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DataSource {
     /// Base64 bytes (not checked).
@@ -244,6 +250,7 @@ pub struct DataSource {
 
 /// Bytes at a URL.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UrlSource {
     /// The URL (not checked).
@@ -259,6 +266,7 @@ pub struct UrlSource {
 
 /// A provider-held file handle.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FileSource {
     /// The opaque handle.
