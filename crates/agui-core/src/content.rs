@@ -307,15 +307,15 @@ pub(crate) fn upgrade_legacy_parts(content: &mut Value) {
     let originals: Vec<Value> = parts.clone();
     let mut out = Vec::with_capacity(parts.len());
     for mut p in std::mem::take(parts) {
-        if p.get("type").and_then(Value::as_str) == Some("binary") {
-            if let Some(up) = upgrade_binary(&p) {
-                crate::warning::report("legacy binary content part upgraded");
-                let duplicate = originals.iter().any(|o| same_media(o, &up));
-                if !duplicate {
-                    out.push(up);
-                }
-                continue;
+        if p.get("type").and_then(Value::as_str) == Some("binary")
+            && let Some(up) = upgrade_binary(&p)
+        {
+            crate::warning::report("legacy binary content part upgraded");
+            let duplicate = originals.iter().any(|o| same_media(o, &up));
+            if !duplicate {
+                out.push(up);
             }
+            continue;
         }
         drop_null_media_metadata(&mut p);
         out.push(p);

@@ -68,10 +68,10 @@ fn run_case(case: &Value) -> Result<(), Failed> {
             if !json_eq(&got, want) {
                 errors.push(format!("apply: got {got}\n   want {want}"));
             }
-        } else if let Some(want) = expect.get("applyNormalized") {
-            if !matches_minted(&got, want, &mut HashMap::new()) {
-                errors.push(format!("applyNormalized: got {got}\n   want {want}"));
-            }
+        } else if let Some(want) = expect.get("applyNormalized")
+            && !matches_minted(&got, want, &mut HashMap::new())
+        {
+            errors.push(format!("applyNormalized: got {got}\n   want {want}"));
         }
         let pending = serde_json::to_value(a.pending_interrupts()).unwrap();
         let want_pending = expect
@@ -168,17 +168,17 @@ fn run_case(case: &Value) -> Result<(), Failed> {
 /// Structural equality where a `"<minted:N>"` string in `want` stands for one id chosen by
 /// the implementation: the same N must be the same string, different N different strings.
 fn matches_minted(got: &Value, want: &Value, seen: &mut HashMap<String, String>) -> bool {
-    if let (Value::String(g), Value::String(w)) = (got, want) {
-        if let Some(n) = w.strip_prefix("<minted:").and_then(|r| r.strip_suffix('>')) {
-            if let Some(prev) = seen.get(n) {
-                return prev == g;
-            }
-            if seen.values().any(|v| v == g) {
-                return false;
-            }
-            seen.insert(n.to_owned(), g.clone());
-            return true;
+    if let (Value::String(g), Value::String(w)) = (got, want)
+        && let Some(n) = w.strip_prefix("<minted:").and_then(|r| r.strip_suffix('>'))
+    {
+        if let Some(prev) = seen.get(n) {
+            return prev == g;
         }
+        if seen.values().any(|v| v == g) {
+            return false;
+        }
+        seen.insert(n.to_owned(), g.clone());
+        return true;
     }
     match (got, want) {
         (Value::Array(x), Value::Array(y)) => {

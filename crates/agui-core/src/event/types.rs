@@ -44,7 +44,7 @@ pub struct RunStarted {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "nn"
     )]
-    pub input: Option<RunAgentInput>,
+    pub input: Option<Box<RunAgentInput>>,
     /// When the event was produced (milliseconds since the Unix epoch by convention).
     #[serde(
         default,
@@ -89,7 +89,7 @@ impl RunStarted {
     }
     /// Sets `input`.
     pub fn with_input(mut self, v: RunAgentInput) -> Self {
-        self.input = Some(v);
+        self.input = Some(Box::new(v));
         self
     }
 }
