@@ -54,10 +54,10 @@ pub fn parse_events(bytes: &[u8]) -> Result<(Format, Vec<RawEvent>), String> {
         Some(b'{') => {
             // A case file is one object holding `events`; otherwise JSON Lines.
             if let Ok(Value::Object(mut obj)) = serde_json::from_slice::<Value>(body) {
-                if !obj.contains_key("type") {
-                    if let Some(Value::Array(events)) = obj.remove("events") {
-                        return Ok((Format::Case, events.into_iter().map(Ok).collect()));
-                    }
+                if !obj.contains_key("type")
+                    && let Some(Value::Array(events)) = obj.remove("events")
+                {
+                    return Ok((Format::Case, events.into_iter().map(Ok).collect()));
                 }
                 return Ok((Format::JsonLines, vec![Ok(Value::Object(obj))]));
             }
