@@ -1,0 +1,1 @@
+//! Unit tests of chunk expansion, one or more per rule.
