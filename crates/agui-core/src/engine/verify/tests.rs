@@ -1,0 +1,1 @@
+//! Unit tests of verification, one or more per rule.
