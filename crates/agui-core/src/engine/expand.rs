@@ -193,9 +193,28 @@ impl Expander {
     /// Feeds one event; appends the resulting events to `out`.
     ///
     /// On error nothing is appended.
+    #[inline]
     pub fn push(&mut self, event: Event, out: &mut Vec<Event>) -> Result<(), Violation> {
+        // Events are large: each is moved once (into `out`), and only a chunk's own
+        // payload is moved out of it.
+        let is_chunk = matches!(
+            event,
+            Event::TextMessageChunk(_) | Event::ToolCallChunk(_) | Event::ReasoningMessageChunk(_)
+        );
+        if !is_chunk {
+            if !self.lanes.is_empty() {
+                self.close_before(&event, out);
+            }
+            out.push(event);
+            return Ok(());
+        }
         let mark = out.len();
-        let result = self.expand(event, out);
+        let result = match event {
+            Event::TextMessageChunk(c) => self.text_chunk(c, out),
+            Event::ToolCallChunk(c) => self.tool_chunk(c, out),
+            Event::ReasoningMessageChunk(c) => self.reasoning_chunk(c, out),
+            _ => Ok(()),
+        };
         if result.is_err() {
             out.truncate(mark);
         }
@@ -214,13 +233,11 @@ impl Expander {
         self.lanes.clear();
     }
 
-    fn expand(&mut self, event: Event, out: &mut Vec<Event>) -> Result<(), Violation> {
+    /// Closes the lanes a non-chunk event concerns, before it passes (§4.2).
+    #[inline(never)]
+    fn close_before(&mut self, event: &Event, out: &mut Vec<Event>) {
         use Event::*;
         match event {
-            TextMessageChunk(c) => return self.text_chunk(c, out),
-            ToolCallChunk(c) => return self.tool_chunk(c, out),
-            ReasoningMessageChunk(c) => return self.reasoning_chunk(c, out),
-            _ if self.lanes.is_empty() => {}
             // Events that close the lane of their own tag (parent lane when untagged).
             TextMessageStart(_)
             | TextMessageContent(_)
@@ -239,22 +256,22 @@ impl Expander {
             | ReasoningMessageContent(_)
             | ReasoningMessageEnd(_)
             | ReasoningEnd(_) => self.close_lane(event.subagent_run_id(), out),
-            // Run-level events close every lane.
+            // Run-level events close every lane, in the order they opened.
             RunStarted(_) | RunFinished(_) | RunError(_) | MessagesSnapshot(_) => {
                 out.extend(self.lanes.drain(..).map(Lane::into_end));
             }
             // A subagent's terminal closes that subagent's lane.
-            SubagentFinished(ref e) => self.close_lane(Some(&e.subagent_run_id), out),
-            SubagentError(ref e) => self.close_lane(Some(&e.subagent_run_id), out),
+            SubagentFinished(e) => self.close_lane(Some(&e.subagent_run_id), out),
+            SubagentError(e) => self.close_lane(Some(&e.subagent_run_id), out),
             Raw(_)
             | ActivitySnapshot(_)
             | ActivityDelta(_)
             | ReasoningEncryptedValue(_)
             | SubagentStarted(_)
             | Unknown(_) => {}
+            // Chunks are expanded, never passed through.
+            TextMessageChunk(_) | ToolCallChunk(_) | ReasoningMessageChunk(_) => {}
         }
-        out.push(event);
-        Ok(())
     }
 
     fn lane_of(&self, owner: Option<&str>) -> Option<usize> {

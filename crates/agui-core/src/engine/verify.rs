@@ -65,18 +65,17 @@ impl IdHasher {
 
 impl Hasher for IdHasher {
     #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes([
-                c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
-            ]));
+    fn write(&mut self, mut bytes: &[u8]) {
+        while let Some((word, rest)) = bytes.split_first_chunk::<8>() {
+            self.add(u64::from_le_bytes(*word));
+            bytes = rest;
         }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut buf = [0u8; 8];
-            buf[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(buf));
+        if let Some((word, rest)) = bytes.split_first_chunk::<4>() {
+            self.add(u64::from(u32::from_le_bytes(*word)));
+            bytes = rest;
+        }
+        for &b in bytes {
+            self.add(u64::from(b));
         }
     }
 
@@ -261,7 +260,43 @@ impl Verifier {
     }
 
     /// Checks one (already expanded) event.
+    #[inline]
     pub fn push(&mut self, event: &Event) -> Result<(), Violation> {
+        // Fast path: inside a run, the run-flow rules V1–V4 cannot fire for a content
+        // event, which then only needs its open check and tag check.
+        if self.in_run() {
+            match event {
+                Event::TextMessageContent(e) => {
+                    let tag = e.subagent_run_id.as_deref();
+                    return self.continue_message(
+                        EventType::TextMessageContent,
+                        &e.message_id,
+                        tag,
+                    );
+                }
+                Event::ToolCallArgs(e) => {
+                    let tag = e.subagent_run_id.as_deref();
+                    return self.continue_tool_call(EventType::ToolCallArgs, &e.tool_call_id, tag);
+                }
+                Event::ReasoningMessageContent(e) => {
+                    let (id, tag) = (&e.message_id, e.subagent_run_id.as_deref());
+                    return self.continue_reasoning(EventType::ReasoningMessageContent, id, tag);
+                }
+                _ => {}
+            }
+        }
+        self.push_any(event)
+    }
+
+    /// A run is under way: its first event was seen and it has neither finished nor
+    /// errored.
+    #[inline]
+    fn in_run(&self) -> bool {
+        self.first_event_received && !self.run_finished && !self.run_error
+    }
+
+    #[inline(never)]
+    fn push_any(&mut self, event: &Event) -> Result<(), Violation> {
         let Some(ty) = event.event_type() else {
             return Ok(());
         };
