@@ -8,14 +8,12 @@
 //! union members (message roles, content parts, outcome types, patch operations) are
 //! dropped with a warning, anything else the schema rejects is an error.
 
-use prost::Message as _;
 use serde_json::{Map, Value};
 
 use super::error::ProtoError;
 use super::pb;
-use super::pb::event::Event as Arm;
-use super::scan;
-use super::tables::type_of_proto;
+use super::scan::{self, ArmRef};
+use super::tables::{type_of_arm, type_of_proto};
 use super::wkt::{ProtoStruct, ProtoValue};
 use crate::content::{
     Content, ContentPart, DataSource, FileSource, MediaPart, PartSource, TextPart, UrlSource,
@@ -72,28 +70,48 @@ impl Fail {
 
 /// Decodes one envelope body. `Ok(None)`: an event of a later protocol version, dropped.
 pub(crate) fn decode(body: &[u8]) -> Result<Option<Event>, ProtoError> {
-    scan::check_envelope(body).map_err(|why| ProtoError::malformed(why, body))?;
-    let envelope =
-        pb::Event::decode(body).map_err(|e| ProtoError::malformed(e.to_string(), body))?;
-    let Some(arm) = envelope.event else {
-        if scan::names_only_future_arms(body) {
+    let arm = match scan::check_envelope(body) {
+        Ok(Some(arm)) => arm,
+        Ok(None) if scan::names_only_future_arms(body) => {
             warning::report("protobuf event of a later protocol version (unknown arm) dropped");
             return Ok(None);
         }
-        return Err(ProtoError::malformed(
-            "the envelope carries no known event",
-            body,
-        ));
+        Ok(None) => {
+            return Err(ProtoError::malformed(
+                "the envelope carries no known event",
+                body,
+            ));
+        }
+        Err(why) => return Err(ProtoError::malformed(why, body)),
     };
-    let (event_type, result) = convert(arm);
-    result.map(Some).map_err(|f| match f {
-        Fail::Malformed(reason) => ProtoError::malformed(reason, body),
-        Fail::Invalid { path, message } => ProtoError::Invalid {
+    // Only the arm's own message is decoded (the envelope's other fields are unknown ones,
+    // already checked): no envelope-sized enum is built and moved around.
+    let Some(event_type) = type_of_arm(arm.field) else {
+        return Err(ProtoError::malformed("unknown event arm", body));
+    };
+    match convert_arm(event_type, body, &arm) {
+        Ok(event) => Ok(Some(event)),
+        Err(Fail::Malformed(reason)) => Err(ProtoError::malformed(reason, body)),
+        Err(Fail::Invalid { path, message }) => Err(ProtoError::Invalid {
             event_type,
             path,
             message,
-        },
-    })
+        }),
+    }
+}
+
+/// Decodes the arm's message: its payloads merged in order, as protobuf merges repeated
+/// occurrences of a message field.
+/// (Decoded in place: event messages are large, and moving them costs more than reading.)
+fn arm_message<M: prost::Message>(body: &[u8], arm: &ArmRef, m: &mut M) -> R<()> {
+    let malformed = |e: prost::DecodeError| Fail::Malformed(e.to_string());
+    if !arm.repeated {
+        return m.merge(&body[arm.first.clone()]).map_err(malformed);
+    }
+    for range in scan::payloads(body, arm.field) {
+        m.merge(&body[range]).map_err(malformed)?;
+    }
+    Ok(())
 }
 
 /// The base fields, checked against the arm.
@@ -583,43 +601,6 @@ fn run_agent_input(i: pb::RunAgentInput) -> R<RunAgentInput> {
     })
 }
 
-/// The event type an arm carries.
-fn arm_type(arm: &Arm) -> EventType {
-    match arm {
-        Arm::TextMessageStart(_) => EventType::TextMessageStart,
-        Arm::TextMessageContent(_) => EventType::TextMessageContent,
-        Arm::TextMessageEnd(_) => EventType::TextMessageEnd,
-        Arm::ToolCallStart(_) => EventType::ToolCallStart,
-        Arm::ToolCallArgs(_) => EventType::ToolCallArgs,
-        Arm::ToolCallEnd(_) => EventType::ToolCallEnd,
-        Arm::StateSnapshot(_) => EventType::StateSnapshot,
-        Arm::StateDelta(_) => EventType::StateDelta,
-        Arm::MessagesSnapshot(_) => EventType::MessagesSnapshot,
-        Arm::Raw(_) => EventType::Raw,
-        Arm::Custom(_) => EventType::Custom,
-        Arm::RunStarted(_) => EventType::RunStarted,
-        Arm::RunFinished(_) => EventType::RunFinished,
-        Arm::RunError(_) => EventType::RunError,
-        Arm::StepStarted(_) => EventType::StepStarted,
-        Arm::StepFinished(_) => EventType::StepFinished,
-        Arm::TextMessageChunk(_) => EventType::TextMessageChunk,
-        Arm::ToolCallChunk(_) => EventType::ToolCallChunk,
-        Arm::SubagentStarted(_) => EventType::SubagentStarted,
-        Arm::SubagentFinished(_) => EventType::SubagentFinished,
-        Arm::SubagentError(_) => EventType::SubagentError,
-        Arm::ToolCallResult(_) => EventType::ToolCallResult,
-        Arm::ActivitySnapshot(_) => EventType::ActivitySnapshot,
-        Arm::ActivityDelta(_) => EventType::ActivityDelta,
-        Arm::ReasoningStart(_) => EventType::ReasoningStart,
-        Arm::ReasoningMessageStart(_) => EventType::ReasoningMessageStart,
-        Arm::ReasoningMessageContent(_) => EventType::ReasoningMessageContent,
-        Arm::ReasoningMessageEnd(_) => EventType::ReasoningMessageEnd,
-        Arm::ReasoningMessageChunk(_) => EventType::ReasoningMessageChunk,
-        Arm::ReasoningEnd(_) => EventType::ReasoningEnd,
-        Arm::ReasoningEncryptedValue(_) => EventType::ReasoningEncryptedValue,
-    }
-}
-
 /// Builds a typed event struct from its own fields plus the base fields.
 macro_rules! typed {
     ($variant:ident, $base:expr, { $($field:ident : $value:expr),* $(,)? }) => {{
@@ -633,58 +614,88 @@ macro_rules! typed {
     }};
 }
 
-fn convert(arm: Arm) -> (EventType, R<Event>) {
-    let t = arm_type(&arm);
-    (t, convert_arm(t, arm))
-}
-
-fn convert_arm(t: EventType, arm: Arm) -> R<Event> {
-    Ok(match arm {
-        Arm::TextMessageStart(e) => typed!(TextMessageStart, base(t, e.base_event)?, {
-            message_id: e.message_id,
-            role: text_role(e.role)?,
-            name: e.name,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::TextMessageContent(e) => typed!(TextMessageContent, base(t, e.base_event)?, {
-            message_id: e.message_id,
-            delta: e.delta,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::TextMessageEnd(e) => typed!(TextMessageEnd, base(t, e.base_event)?, {
-            message_id: e.message_id,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::TextMessageChunk(e) => typed!(TextMessageChunk, base(t, e.base_event)?, {
-            message_id: e.message_id,
-            role: text_role(e.role)?,
-            delta: e.delta,
-            name: e.name,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::ToolCallStart(e) => typed!(ToolCallStart, base(t, e.base_event)?, {
-            tool_call_id: e.tool_call_id,
-            tool_call_name: e.tool_call_name,
-            parent_message_id: e.parent_message_id,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::ToolCallArgs(e) => typed!(ToolCallArgs, base(t, e.base_event)?, {
-            tool_call_id: e.tool_call_id,
-            delta: e.delta,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::ToolCallEnd(e) => typed!(ToolCallEnd, base(t, e.base_event)?, {
-            tool_call_id: e.tool_call_id,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::ToolCallChunk(e) => typed!(ToolCallChunk, base(t, e.base_event)?, {
-            tool_call_id: e.tool_call_id,
-            tool_call_name: e.tool_call_name,
-            parent_message_id: e.parent_message_id,
-            delta: e.delta,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::ToolCallResult(e) => {
+#[inline(always)]
+fn convert_arm(t: EventType, body: &[u8], arm: &ArmRef) -> R<Event> {
+    Ok(match t {
+        EventType::TextMessageStart => {
+            let mut e = pb::TextMessageStartEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(TextMessageStart, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                role: text_role(e.role)?,
+                name: e.name,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::TextMessageContent => {
+            let mut e = pb::TextMessageContentEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(TextMessageContent, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                delta: e.delta,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::TextMessageEnd => {
+            let mut e = pb::TextMessageEndEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(TextMessageEnd, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::TextMessageChunk => {
+            let mut e = pb::TextMessageChunkEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(TextMessageChunk, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                role: text_role(e.role)?,
+                delta: e.delta,
+                name: e.name,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ToolCallStart => {
+            let mut e = pb::ToolCallStartEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ToolCallStart, base(t, e.base_event)?, {
+                tool_call_id: e.tool_call_id,
+                tool_call_name: e.tool_call_name,
+                parent_message_id: e.parent_message_id,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ToolCallArgs => {
+            let mut e = pb::ToolCallArgsEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ToolCallArgs, base(t, e.base_event)?, {
+                tool_call_id: e.tool_call_id,
+                delta: e.delta,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ToolCallEnd => {
+            let mut e = pb::ToolCallEndEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ToolCallEnd, base(t, e.base_event)?, {
+                tool_call_id: e.tool_call_id,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ToolCallChunk => {
+            let mut e = pb::ToolCallChunkEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ToolCallChunk, base(t, e.base_event)?, {
+                tool_call_id: e.tool_call_id,
+                tool_call_name: e.tool_call_name,
+                parent_message_id: e.parent_message_id,
+                delta: e.delta,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ToolCallResult => {
+            let mut e = pb::ToolCallResultEvent::default();
+            arm_message(body, arm, &mut e)?;
             let b = base(t, e.base_event)?;
             if e.content.is_some() && !e.content_parts.is_empty() {
                 return Err(Fail::Malformed(
@@ -703,100 +714,172 @@ fn convert_arm(t: EventType, arm: Arm) -> R<Event> {
                 subagent_run_id: e.subagent_run_id,
             })
         }
-        Arm::StateSnapshot(e) => typed!(StateSnapshot, base(t, e.base_event)?, {
-            snapshot: any_required(e.snapshot, "snapshot")?,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::StateDelta(e) => typed!(StateDelta, base(t, e.base_event)?, {
-            delta: super::patch_map::read_patch(e.delta).map_err(|f| f.at("delta"))?,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::MessagesSnapshot(e) => typed!(MessagesSnapshot, base(t, e.base_event)?, {
-            messages: messages(e.messages, "messages")?,
-        }),
-        Arm::ActivitySnapshot(e) => typed!(ActivitySnapshot, base(t, e.base_event)?, {
-            message_id: e.message_id,
-            activity_type: e.activity_type,
-            content: e.content.ok_or_else(|| Fail::missing("content"))?.into_map(),
-            replace: e.replace,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::ActivityDelta(e) => typed!(ActivityDelta, base(t, e.base_event)?, {
-            message_id: e.message_id,
-            activity_type: e.activity_type,
-            patch: super::patch_map::read_patch(e.patch).map_err(|f| f.at("patch"))?,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::Raw(e) => typed!(Raw, base(t, e.base_event)?, {
-            event: any_required(e.event, "event")?,
-            source: e.source,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::Custom(e) => typed!(Custom, base(t, e.base_event)?, {
-            name: e.name,
-            value: any_required(e.value, "value")?,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::RunStarted(e) => typed!(RunStarted, base(t, e.base_event)?, {
-            thread_id: e.thread_id,
-            run_id: e.run_id,
-            protocol_version: e.protocol_version,
-            parent_run_id: e.parent_run_id,
-            input: match e.input {
-                None => None,
-                Some(i) => Some(run_agent_input(i).map_err(|f| f.at("input"))?),
-            },
-        }),
-        Arm::RunFinished(e) => typed!(RunFinished, base(t, e.base_event)?, {
-            thread_id: e.thread_id,
-            run_id: e.run_id,
-            result: any_opt(e.result),
-            outcome: run_outcome(e.outcome, e.interrupts, e.pending_tool_call_ids)?,
-            usage: usage(e.usage)?,
-        }),
-        Arm::RunError(e) => typed!(RunError, base(t, e.base_event)?, {
-            message: e.message,
-            code: e.code,
-            usage: usage(e.usage)?,
-        }),
-        Arm::StepStarted(e) => typed!(StepStarted, base(t, e.base_event)?, {
-            step_name: e.step_name,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::StepFinished(e) => typed!(StepFinished, base(t, e.base_event)?, {
-            step_name: e.step_name,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::ReasoningStart(e) => typed!(ReasoningStart, base(t, e.base_event)?, {
-            message_id: e.message_id,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::ReasoningMessageStart(e) => typed!(ReasoningMessageStart, base(t, e.base_event)?, {
-            message_id: e.message_id,
-            role: literal("role", &e.role, ReasoningRole::AS_STR, ReasoningRole)?,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::ReasoningMessageContent(e) => {
+        EventType::StateSnapshot => {
+            let mut e = pb::StateSnapshotEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(StateSnapshot, base(t, e.base_event)?, {
+                snapshot: any_required(e.snapshot, "snapshot")?,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::StateDelta => {
+            let mut e = pb::StateDeltaEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(StateDelta, base(t, e.base_event)?, {
+                delta: super::patch_map::read_patch(e.delta).map_err(|f| f.at("delta"))?,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::MessagesSnapshot => {
+            let mut e = pb::MessagesSnapshotEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(MessagesSnapshot, base(t, e.base_event)?, {
+                messages: messages(e.messages, "messages")?,
+            })
+        }
+        EventType::ActivitySnapshot => {
+            let mut e = pb::ActivitySnapshotEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ActivitySnapshot, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                activity_type: e.activity_type,
+                content: e.content.ok_or_else(|| Fail::missing("content"))?.into_map(),
+                replace: e.replace,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ActivityDelta => {
+            let mut e = pb::ActivityDeltaEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ActivityDelta, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                activity_type: e.activity_type,
+                patch: super::patch_map::read_patch(e.patch).map_err(|f| f.at("patch"))?,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::Raw => {
+            let mut e = pb::RawEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(Raw, base(t, e.base_event)?, {
+                event: any_required(e.event, "event")?,
+                source: e.source,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::Custom => {
+            let mut e = pb::CustomEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(Custom, base(t, e.base_event)?, {
+                name: e.name,
+                value: any_required(e.value, "value")?,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::RunStarted => {
+            let mut e = pb::RunStartedEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(RunStarted, base(t, e.base_event)?, {
+                thread_id: e.thread_id,
+                run_id: e.run_id,
+                protocol_version: e.protocol_version,
+                parent_run_id: e.parent_run_id,
+                input: match e.input {
+                    None => None,
+                    Some(i) => Some(run_agent_input(i).map_err(|f| f.at("input"))?),
+                },
+            })
+        }
+        EventType::RunFinished => {
+            let mut e = pb::RunFinishedEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(RunFinished, base(t, e.base_event)?, {
+                thread_id: e.thread_id,
+                run_id: e.run_id,
+                result: any_opt(e.result),
+                outcome: run_outcome(e.outcome, e.interrupts, e.pending_tool_call_ids)?,
+                usage: usage(e.usage)?,
+            })
+        }
+        EventType::RunError => {
+            let mut e = pb::RunErrorEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(RunError, base(t, e.base_event)?, {
+                message: e.message,
+                code: e.code,
+                usage: usage(e.usage)?,
+            })
+        }
+        EventType::StepStarted => {
+            let mut e = pb::StepStartedEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(StepStarted, base(t, e.base_event)?, {
+                step_name: e.step_name,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::StepFinished => {
+            let mut e = pb::StepFinishedEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(StepFinished, base(t, e.base_event)?, {
+                step_name: e.step_name,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ReasoningStart => {
+            let mut e = pb::ReasoningStartEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ReasoningStart, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ReasoningMessageStart => {
+            let mut e = pb::ReasoningMessageStartEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ReasoningMessageStart, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                role: literal("role", &e.role, ReasoningRole::AS_STR, ReasoningRole)?,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ReasoningMessageContent => {
+            let mut e = pb::ReasoningMessageContentEvent::default();
+            arm_message(body, arm, &mut e)?;
             typed!(ReasoningMessageContent, base(t, e.base_event)?, {
                 message_id: e.message_id,
                 delta: e.delta,
                 subagent_run_id: e.subagent_run_id,
             })
         }
-        Arm::ReasoningMessageEnd(e) => typed!(ReasoningMessageEnd, base(t, e.base_event)?, {
-            message_id: e.message_id,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::ReasoningMessageChunk(e) => typed!(ReasoningMessageChunk, base(t, e.base_event)?, {
-            message_id: e.message_id,
-            delta: e.delta,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::ReasoningEnd(e) => typed!(ReasoningEnd, base(t, e.base_event)?, {
-            message_id: e.message_id,
-            subagent_run_id: e.subagent_run_id,
-        }),
-        Arm::ReasoningEncryptedValue(e) => {
+        EventType::ReasoningMessageEnd => {
+            let mut e = pb::ReasoningMessageEndEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ReasoningMessageEnd, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ReasoningMessageChunk => {
+            let mut e = pb::ReasoningMessageChunkEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ReasoningMessageChunk, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                delta: e.delta,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ReasoningEnd => {
+            let mut e = pb::ReasoningEndEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ReasoningEnd, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ReasoningEncryptedValue => {
+            let mut e = pb::ReasoningEncryptedValueEvent::default();
+            arm_message(body, arm, &mut e)?;
             let b = base(t, e.base_event)?;
             let subtype = match e.subtype.as_str() {
                 "tool-call" => EncryptedValueSubtype::ToolCall,
@@ -816,23 +899,35 @@ fn convert_arm(t: EventType, arm: Arm) -> R<Event> {
                 subagent_run_id: e.subagent_run_id,
             })
         }
-        Arm::SubagentStarted(e) => typed!(SubagentStarted, base(t, e.base_event)?, {
-            subagent_run_id: e.subagent_run_id,
-            name: e.name,
-            description: e.description,
-            parent_subagent_run_id: e.parent_subagent_run_id,
-            parent_tool_call_id: e.parent_tool_call_id,
-            parent_message_id: e.parent_message_id,
-        }),
-        Arm::SubagentFinished(e) => typed!(SubagentFinished, base(t, e.base_event)?, {
-            subagent_run_id: e.subagent_run_id,
-            result: any_opt(e.result),
-            outcome: subagent_outcome(e.outcome, e.interrupt_ids),
-        }),
-        Arm::SubagentError(e) => typed!(SubagentError, base(t, e.base_event)?, {
-            subagent_run_id: e.subagent_run_id,
-            message: e.message,
-            code: e.code,
-        }),
+        EventType::SubagentStarted => {
+            let mut e = pb::SubagentStartedEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(SubagentStarted, base(t, e.base_event)?, {
+                subagent_run_id: e.subagent_run_id,
+                name: e.name,
+                description: e.description,
+                parent_subagent_run_id: e.parent_subagent_run_id,
+                parent_tool_call_id: e.parent_tool_call_id,
+                parent_message_id: e.parent_message_id,
+            })
+        }
+        EventType::SubagentFinished => {
+            let mut e = pb::SubagentFinishedEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(SubagentFinished, base(t, e.base_event)?, {
+                subagent_run_id: e.subagent_run_id,
+                result: any_opt(e.result),
+                outcome: subagent_outcome(e.outcome, e.interrupt_ids),
+            })
+        }
+        EventType::SubagentError => {
+            let mut e = pb::SubagentErrorEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(SubagentError, base(t, e.base_event)?, {
+                subagent_run_id: e.subagent_run_id,
+                message: e.message,
+                code: e.code,
+            })
+        }
     })
 }

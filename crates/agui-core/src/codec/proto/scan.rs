@@ -6,6 +6,8 @@
 //! It also tells an envelope holding only arms of a later protocol version (dropped with a
 //! warning, like an unknown event type over SSE) from broken bytes.
 
+use std::ops::Range;
+
 /// Why the bytes are not a well-formed envelope.
 pub(crate) type ScanError = &'static str;
 
@@ -58,6 +60,7 @@ impl Node {
 }
 
 /// Reads a varint (at most ten bytes).
+#[inline]
 fn varint(data: &[u8], pos: &mut usize) -> Result<u64, ScanError> {
     let mut v = 0u64;
     for shift in (0..70).step_by(7) {
@@ -75,16 +78,78 @@ fn varint(data: &[u8], pos: &mut usize) -> Result<u64, ScanError> {
     Err("varint longer than ten bytes")
 }
 
-/// Checks the envelope: no two different known arms, no part or source with two arms.
-pub(crate) fn check_envelope(data: &[u8]) -> Result<(), ScanError> {
-    scan(data, Node::Envelope)
+/// The known arm of an envelope: its field number and where its payloads are.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ArmRef {
+    /// The envelope field number (1..=31).
+    pub(crate) field: u32,
+    /// The first payload.
+    pub(crate) first: Range<usize>,
+    /// Whether the arm occurs more than once (its payloads then merge, in order).
+    pub(crate) repeated: bool,
 }
 
-fn scan(data: &[u8], node: Node) -> Result<(), ScanError> {
+/// Checks the envelope (no two different known arms, no part or source with two arms,
+/// well-formed top level) and finds its known arm, if any.
+pub(crate) fn check_envelope(data: &[u8]) -> Result<Option<ArmRef>, ScanError> {
+    // Fast path, the shape every encoder writes: one length-delimited known arm that holds
+    // no content parts, spanning the whole body.
+    let mut pos = 0;
+    if let Ok(key) = varint(data, &mut pos)
+        && key & 7 == 2
+        && matches!(key >> 3, 1..=LAST_ARM)
+        && Node::Envelope.child(key >> 3).is_none()
+        && let Ok(len) = varint(data, &mut pos)
+        && len == (data.len() - pos) as u64
+    {
+        return Ok(Some(ArmRef {
+            field: (key >> 3) as u32,
+            first: pos..data.len(),
+            repeated: false,
+        }));
+    }
+    let mut arm = None;
+    scan(data, Node::Envelope, &mut arm)?;
+    Ok(arm)
+}
+
+/// Every payload of envelope field `field`, in order (the envelope has been checked).
+pub(crate) fn payloads(data: &[u8], field: u32) -> impl Iterator<Item = Range<usize>> + '_ {
     let mut pos = 0;
     let mut groups = 0u32;
+    std::iter::from_fn(move || {
+        while pos < data.len() {
+            let key = varint(data, &mut pos).ok()?;
+            let (f, wire_type) = (key >> 3, key & 7);
+            match wire_type {
+                0 => {
+                    varint(data, &mut pos).ok()?;
+                }
+                1 => pos += 8,
+                5 => pos += 4,
+                3 => groups += 1,
+                4 => groups = groups.saturating_sub(1),
+                _ => {
+                    let len = varint(data, &mut pos).ok()? as usize;
+                    let range = pos..pos + len;
+                    pos += len;
+                    if groups == 0 && f == u64::from(field) {
+                        return Some(range);
+                    }
+                }
+            }
+        }
+        None
+    })
+}
+
+fn scan(data: &[u8], node: Node, found: &mut Option<ArmRef>) -> Result<(), ScanError> {
+    let mut pos = 0;
+    // Open groups, by field number: their contents belong to no field of this message.
+    let mut groups: Vec<u64> = Vec::new();
     let mut seen_arm = 0u64;
     let arms = node.arms();
+    let envelope = matches!(node, Node::Envelope);
     while pos < data.len() {
         let key = varint(data, &mut pos)?;
         let field = key >> 3;
@@ -92,24 +157,26 @@ fn scan(data: &[u8], node: Node) -> Result<(), ScanError> {
             return Err("field number 0");
         }
         let wire_type = key & 7;
-        // The envelope counts an arm whatever its wire type; inner oneofs only as messages.
-        let counts_as_arm = |wt: u64| {
-            groups == 0
-                && arms.as_ref().is_some_and(|r| r.contains(&field))
-                && (matches!(node, Node::Envelope) || wt == 2)
-        };
         match wire_type {
             3 => {
-                groups += 1;
+                if envelope && groups.is_empty() && field <= LAST_ARM {
+                    return Err("an event arm that is not a message");
+                }
+                groups.push(field);
                 continue;
             }
             4 => {
-                groups = groups.checked_sub(1).ok_or("unbalanced end-group tag")?;
+                if groups.pop() != Some(field) {
+                    return Err("unbalanced end-group tag");
+                }
                 continue;
             }
             _ => {}
         }
-        if counts_as_arm(wire_type) {
+        let top = groups.is_empty();
+        // The envelope counts an arm whatever its wire type; inner oneofs only as messages.
+        if top && arms.as_ref().is_some_and(|r| r.contains(&field)) && (envelope || wire_type == 2)
+        {
             if seen_arm != 0 && seen_arm != field {
                 return Err(match node {
                     Node::Envelope => "the envelope carries two different events",
@@ -118,6 +185,9 @@ fn scan(data: &[u8], node: Node) -> Result<(), ScanError> {
                 });
             }
             seen_arm = field;
+            if envelope && wire_type != 2 {
+                return Err("an event arm that is not a message");
+            }
         }
         match wire_type {
             0 => {
@@ -131,10 +201,22 @@ fn scan(data: &[u8], node: Node) -> Result<(), ScanError> {
                     return Err("length beyond the end of the message");
                 }
                 let end = pos + len as usize;
-                if groups == 0
-                    && let Some(child) = node.child(field)
-                {
-                    scan(&data[pos..end], child)?;
+                if top {
+                    if let Some(child) = node.child(field) {
+                        scan(&data[pos..end], child, found)?;
+                    }
+                    if envelope && field <= LAST_ARM {
+                        match found {
+                            Some(arm) => arm.repeated = true,
+                            None => {
+                                *found = Some(ArmRef {
+                                    field: field as u32,
+                                    first: pos..end,
+                                    repeated: false,
+                                })
+                            }
+                        }
+                    }
                 }
                 pos = end;
             }
@@ -144,7 +226,7 @@ fn scan(data: &[u8], node: Node) -> Result<(), ScanError> {
             return Err("value beyond the end of the message");
         }
     }
-    if groups != 0 {
+    if !groups.is_empty() {
         return Err("unterminated group");
     }
     Ok(())
@@ -262,7 +344,12 @@ mod tests {
         let end = [0x1a, 0x04, 0x0a, 0x02, 0x08, 0x02];
         let mut twice = end.to_vec();
         twice.extend(end);
-        assert!(check_envelope(&twice).is_ok());
+        let arm = check_envelope(&twice).unwrap().unwrap();
+        assert_eq!(
+            (arm.field, arm.first.clone(), arm.repeated),
+            (3, 2..6, true)
+        );
+        assert_eq!(payloads(&twice, 3).collect::<Vec<_>>(), [2..6, 8..12]);
         twice.extend([0x0a, 0x02, 0x0a, 0x00]);
         assert!(check_envelope(&twice).is_err());
     }

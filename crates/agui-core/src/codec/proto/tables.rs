@@ -55,7 +55,6 @@ pub(crate) fn arm_of(t: EventType) -> u32 {
 }
 
 /// The event type carried by envelope arm `arm`.
-#[cfg(test)]
 pub(crate) fn type_of_arm(arm: u32) -> Option<EventType> {
     TABLE.iter().find(|r| r.2 == arm).map(|r| r.0)
 }
