@@ -433,4 +433,67 @@ fn schema_rules_match_the_json_path() {
         ),
         json!({"type":"RUN_STARTED","threadId":"t","runId":"r","input":{"threadId":"t","runId":"","state":null,"messages":[],"tools":[],"context":[],"resume":[]}}),
     );
+    // JSON Patch operations: unknown op numbers dropped, missing members and bad pointers
+    // rejected, stray members kept.
+    let op = |parts: &[&[u8]]| msg(2, parts);
+    let delta = |ops: &[Vec<u8>]| msg(8, &[&base(7), &ops.concat()]);
+    let state_delta = |ops: Value| json!({"type":"STATE_DELTA","delta":ops});
+    agrees(
+        &delta(&[
+            op(&[&int(1, 9), &s(2, "/a")]),
+            op(&[&int(1, 1), &s(2, "/b")]),
+        ]),
+        state_delta(json!([{"op":"9","path":"/a"},{"op":"remove","path":"/b"}])),
+    );
+    agrees(
+        &delta(&[op(&[&s(2, "/a")])]),
+        state_delta(json!([{"op":"add","path":"/a"}])),
+    );
+    agrees(
+        &delta(&[op(&[&s(2, "/a"), &msg(4, &[&int(1, 0)])])]),
+        state_delta(json!([{"op":"add","path":"/a","value":null}])),
+    );
+    agrees(
+        &delta(&[op(&[&s(2, "a"), &msg(4, &[&int(1, 0)])])]),
+        state_delta(json!([{"op":"add","path":"a","value":null}])),
+    );
+    agrees(
+        &delta(&[op(&[&int(1, 3), &s(2, "/a")])]),
+        state_delta(json!([{"op":"move","path":"/a"}])),
+    );
+    agrees(
+        &delta(&[op(&[&int(1, 4), &s(2, "/a"), &s(3, "/~2")])]),
+        state_delta(json!([{"op":"copy","path":"/a","from":"/~2"}])),
+    );
+    agrees(
+        &delta(&[op(&[&int(1, 1), &s(2, "/a"), &s(3, "/f"), &vstr(4, "v")])]),
+        state_delta(json!([{"op":"remove","path":"/a","from":"/f","value":"v"}])),
+    );
+    agrees(
+        &msg(
+            24,
+            &[
+                &base(23),
+                &s(3, "m"),
+                &s(4, "PLAN"),
+                &msg(5, &[&int(1, 2), &s(2, ""), &vstr(4, "x")]),
+            ],
+        ),
+        json!({"type":"ACTIVITY_DELTA","messageId":"m","activityType":"PLAN","patch":[{"op":"replace","path":"","value":"x"}]}),
+    );
+}
+
+#[test]
+fn patch_members_round_trip_as_the_reference_writes_them() {
+    // A stray `value` on remove and `from` on add are written (the reference spreads the
+    // whole operation into the message); other unknown members are not.
+    let e = Event::from_json_str(
+        r#"{"type":"STATE_DELTA","delta":[{"op":"remove","path":"/a","value":1,"note":"x"},{"op":"add","path":"/b","from":"/c","value":2}]}"#,
+    )
+    .unwrap();
+    let back = decode_event(&encode_event(&e).unwrap()).unwrap().unwrap();
+    assert_eq!(
+        serde_json::to_value(&back).unwrap(),
+        json!({"type":"STATE_DELTA","delta":[{"op":"remove","path":"/a","value":1},{"op":"add","path":"/b","value":2,"from":"/c"}]})
+    );
 }
