@@ -1582,6 +1582,21 @@ pub fn json_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Glue for the event types (merge resolution)
+// ---------------------------------------------------------------------------------------
+
+/// `deserialize_with` for `STATE_DELTA.delta` and `ACTIVITY_DELTA.patch`: reads the patch
+/// leniently, reporting each dropped operation as a warning, as the reference client does.
+/// (The event types were written against this function of the placeholder module.)
+pub(crate) fn lenient_patch<'de, D: Deserializer<'de>>(d: D) -> Result<JsonPatch, D::Error> {
+    let patch = LenientPatch::deserialize(d)?;
+    for dropped in &patch.dropped {
+        crate::warning::report(format!("JSON Patch {dropped} dropped"));
+    }
+    Ok(patch.ops)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2611,19 +2626,4 @@ mod tests {
         }
         assert!(ok > 1_000 && failed > 1_000, "ok {ok}, failed {failed}");
     }
-}
-
-// ---------------------------------------------------------------------------------------
-// Glue for the event types (merge resolution)
-// ---------------------------------------------------------------------------------------
-
-/// `deserialize_with` for `STATE_DELTA.delta` and `ACTIVITY_DELTA.patch`: reads the patch
-/// leniently, reporting each dropped operation as a warning, as the reference client does.
-/// (The event types were written against this function of the placeholder module.)
-pub(crate) fn lenient_patch<'de, D: Deserializer<'de>>(d: D) -> Result<JsonPatch, D::Error> {
-    let patch = LenientPatch::deserialize(d)?;
-    for dropped in &patch.dropped {
-        crate::warning::report(format!("JSON Patch {dropped} dropped"));
-    }
-    Ok(patch.ops)
 }
