@@ -304,3 +304,335 @@ impl<'a> Compactor<'a> {
         (self.out, self.warnings)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ev(v: Value) -> Event {
+        Event::from_value(v).unwrap()
+    }
+
+    fn compact_json(events: Value) -> Value {
+        let events: Vec<Event> = events.as_array().unwrap().iter().cloned().map(ev).collect();
+        serde_json::to_value(compact(&events).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn k2_k3_k4_k9_collapse_a_text_stream() {
+        let out = compact_json(json!([
+            {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "user", "timestamp": 1},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "a", "timestamp": 2,
+             "rawEvent": {"r": 1}, "subagentRunId": "s", "metadata": {"x": 1}},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "b",
+             "metadata": {"x": 2, "y": 3}},
+            {"type": "TEXT_MESSAGE_END", "messageId": "m", "timestamp": 3, "metadata": {"e": 1}},
+        ]));
+        assert_eq!(
+            out,
+            json!([
+                {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "user", "timestamp": 1},
+                {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "ab",
+                 "metadata": {"x": 2, "y": 3}},
+                {"type": "TEXT_MESSAGE_END", "messageId": "m", "timestamp": 3,
+                 "metadata": {"e": 1}},
+            ])
+        );
+    }
+
+    #[test]
+    fn k2_replayed_start_before_content_merges_metadata() {
+        let out = compact_json(json!([
+            {"type": "TEXT_MESSAGE_START", "messageId": "m", "metadata": {"a": 1, "b": 1}},
+            {"type": "TEXT_MESSAGE_START", "messageId": "m", "name": "n", "metadata": {"b": 2}},
+            {"type": "TEXT_MESSAGE_START", "messageId": "m", "name": "o"},
+            {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        ]));
+        assert_eq!(
+            out,
+            json!([
+                {"type": "TEXT_MESSAGE_START", "messageId": "m", "name": "o",
+                 "metadata": {"a": 1, "b": 2}},
+                {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+            ])
+        );
+    }
+
+    #[test]
+    fn k2_replayed_start_after_content_stages_its_metadata() {
+        let out = compact_json(json!([
+            {"type": "TEXT_MESSAGE_START", "messageId": "m", "metadata": {"s": 1}},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "a", "metadata": {"c": 1}},
+            {"type": "TEXT_MESSAGE_START", "messageId": "m", "name": "late",
+             "metadata": {"c": 2, "r": 1}},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "b"},
+        ]));
+        assert_eq!(
+            out,
+            json!([
+                {"type": "TEXT_MESSAGE_START", "messageId": "m", "name": "late",
+                 "metadata": {"s": 1}},
+                {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "ab",
+                 "metadata": {"c": 2, "r": 1}},
+            ])
+        );
+        // Content first, start later without metadata: the start carries none.
+        let out = compact_json(json!([
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "a"},
+            {"type": "TEXT_MESSAGE_START", "messageId": "m", "metadata": {"k": 1}},
+        ]));
+        assert_eq!(
+            out,
+            json!([
+                {"type": "TEXT_MESSAGE_START", "messageId": "m"},
+                {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "a",
+                 "metadata": {"k": 1}},
+            ])
+        );
+    }
+
+    #[test]
+    fn k5_tool_calls_collapse_the_same_way() {
+        let out = compact_json(json!([
+            {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f",
+             "parentMessageId": "a"},
+            {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{\"a\"", "timestamp": 5},
+            {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": ":1}"},
+            {"type": "TOOL_CALL_END", "toolCallId": "c"},
+            {"type": "TOOL_CALL_RESULT", "messageId": "t", "toolCallId": "c", "content": "ok"},
+        ]));
+        assert_eq!(
+            out,
+            json!([
+                {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f",
+                 "parentMessageId": "a"},
+                {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{\"a\":1}"},
+                {"type": "TOOL_CALL_END", "toolCallId": "c"},
+                {"type": "TOOL_CALL_RESULT", "messageId": "t", "toolCallId": "c",
+                 "content": "ok"},
+            ])
+        );
+    }
+
+    #[test]
+    fn k6_k7_state_moves_to_the_run_boundary() {
+        let out = compact_json(json!([
+            {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+            {"type": "STATE_SNAPSHOT", "snapshot": {"a": 1}, "metadata": {"x": 1}},
+            {"type": "TEXT_MESSAGE_START", "messageId": "m"},
+            {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/b", "value": 2}],
+             "subagentRunId": "s", "timestamp": 9, "metadata": {"y": 2}},
+            {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+            {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+        ]));
+        assert_eq!(
+            out,
+            json!([
+                {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+                {"type": "TEXT_MESSAGE_START", "messageId": "m"},
+                {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+                {"type": "STATE_SNAPSHOT", "snapshot": {"a": 1, "b": 2},
+                 "metadata": {"x": 1, "y": 2}},
+                {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+            ])
+        );
+    }
+
+    #[test]
+    fn k7_run_events_are_emitted_even_inside_an_open_stream() {
+        let out = compact_json(json!([
+            {"type": "TEXT_MESSAGE_START", "messageId": "m"},
+            {"type": "RUN_ERROR", "message": "x"},
+            {"type": "CUSTOM", "name": "n", "value": 1},
+        ]));
+        assert_eq!(
+            out,
+            json!([
+                {"type": "RUN_ERROR", "message": "x"},
+                {"type": "TEXT_MESSAGE_START", "messageId": "m"},
+                {"type": "CUSTOM", "name": "n", "value": 1},
+            ])
+        );
+    }
+
+    #[test]
+    fn k8_other_events_follow_the_first_open_text_message_then_tool_call() {
+        let out = compact_json(json!([
+            {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"},
+            {"type": "STEP_STARTED", "stepName": "tool-time"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "headless", "delta": "h"},
+            {"type": "TEXT_MESSAGE_START", "messageId": "m2"},
+            {"type": "TEXT_MESSAGE_START", "messageId": "m1"},
+            {"type": "CUSTOM", "name": "a", "value": 1},
+            {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+            {"type": "TEXT_MESSAGE_END", "messageId": "m2"},
+            {"type": "RAW", "event": {}},
+            {"type": "TOOL_CALL_END", "toolCallId": "c"},
+            {"type": "TEXT_MESSAGE_END", "messageId": "headless"},
+            {"type": "STEP_FINISHED", "stepName": "tool-time"},
+        ]));
+        assert_eq!(
+            out,
+            json!([
+                {"type": "TEXT_MESSAGE_START", "messageId": "m1"},
+                {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+                {"type": "TEXT_MESSAGE_START", "messageId": "m2"},
+                {"type": "TEXT_MESSAGE_END", "messageId": "m2"},
+                {"type": "CUSTOM", "name": "a", "value": 1},
+                {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"},
+                {"type": "TOOL_CALL_END", "toolCallId": "c"},
+                {"type": "STEP_STARTED", "stepName": "tool-time"},
+                {"type": "RAW", "event": {}},
+                {"type": "TEXT_MESSAGE_CONTENT", "messageId": "headless", "delta": "h"},
+                {"type": "TEXT_MESSAGE_END", "messageId": "headless"},
+                {"type": "STEP_FINISHED", "stepName": "tool-time"},
+            ])
+        );
+    }
+
+    #[test]
+    fn k8_unknown_events_are_other_events() {
+        let out = compact_json(json!([
+            {"type": "TEXT_MESSAGE_START", "messageId": "m"},
+            {"type": "THINKING_START"},
+            {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        ]));
+        assert_eq!(out[2], json!({"type": "THINKING_START"}));
+    }
+
+    #[test]
+    fn k10_unterminated_streams_flush_at_the_end_in_creation_order() {
+        let out = compact_json(json!([
+            {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "x"},
+            {"type": "TEXT_MESSAGE_START", "messageId": "b"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "1"},
+            {"type": "STATE_DELTA", "delta": []},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "b", "delta": "2"},
+        ]));
+        assert_eq!(
+            out,
+            json!([
+                {"type": "TEXT_MESSAGE_START", "messageId": "b"},
+                {"type": "TEXT_MESSAGE_CONTENT", "messageId": "b", "delta": "2"},
+                {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "1"},
+                {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "x"},
+                {"type": "STATE_DELTA", "delta": []},
+            ])
+        );
+    }
+
+    #[test]
+    fn k4_an_id_streamed_again_after_its_end_is_a_new_entry() {
+        let out = compact_json(json!([
+            {"type": "TEXT_MESSAGE_START", "messageId": "a"},
+            {"type": "TEXT_MESSAGE_END", "messageId": "a"},
+            {"type": "TEXT_MESSAGE_START", "messageId": "b"},
+            {"type": "TEXT_MESSAGE_START", "messageId": "a"},
+            {"type": "CUSTOM", "name": "c", "value": 0},
+            {"type": "TEXT_MESSAGE_END", "messageId": "a"},
+        ]));
+        // b was created first among the pending entries, so it captures CUSTOM.
+        assert_eq!(
+            out[4],
+            json!({"type": "TEXT_MESSAGE_END", "messageId": "a"})
+        );
+        assert_eq!(
+            out[5],
+            json!({"type": "TEXT_MESSAGE_START", "messageId": "b"})
+        );
+        assert_eq!(out[6], json!({"type": "CUSTOM", "name": "c", "value": 0}));
+    }
+
+    #[test]
+    fn k11_windows_without_snapshot_pass_through() {
+        let events = json!([
+            {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/a", "value": 1}],
+             "timestamp": 4},
+            {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/b", "value": 1}]},
+            {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        ]);
+        assert_eq!(compact_json(events.clone()), events);
+    }
+
+    #[test]
+    fn k11_last_snapshot_wins_metadata_of_all_and_failing_delta_skipped() {
+        let events: Vec<Event> = [
+            json!({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/zz", "value": 0}],
+                   "metadata": {"d0": 1}}),
+            json!({"type": "STATE_SNAPSHOT", "snapshot": {"old": true}, "metadata": {"s1": 1}}),
+            json!({"type": "STATE_SNAPSHOT", "snapshot": {"n": 1}, "timestamp": 3,
+                   "subagentRunId": "s"}),
+            json!({"type": "STATE_DELTA", "delta": [{"op": "remove", "path": "/missing"}],
+                   "metadata": {"bad": 1}}),
+            json!({"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": 2}]}),
+        ]
+        .into_iter()
+        .map(ev)
+        .collect();
+        let (out, warnings) = compact_with_warnings(&events);
+        assert_eq!(
+            serde_json::to_value(out).unwrap(),
+            json!([{"type": "STATE_SNAPSHOT", "snapshot": {"n": 2},
+                    "metadata": {"d0": 1, "s1": 1, "bad": 1}}])
+        );
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].rule, "K11");
+    }
+
+    #[test]
+    fn k11_state_windows_split_at_run_boundaries() {
+        let out = compact_json(json!([
+            {"type": "STATE_SNAPSHOT", "snapshot": 1},
+            {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+            {"type": "STATE_SNAPSHOT", "snapshot": 2},
+            {"type": "STATE_SNAPSHOT", "snapshot": 3},
+            {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+            {"type": "STATE_SNAPSHOT", "snapshot": 4},
+        ]));
+        assert_eq!(
+            out,
+            json!([
+                {"type": "STATE_SNAPSHOT", "snapshot": 1},
+                {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+                {"type": "STATE_SNAPSHOT", "snapshot": 3},
+                {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+                {"type": "STATE_SNAPSHOT", "snapshot": 4},
+            ])
+        );
+    }
+
+    #[test]
+    fn k12_streams_are_reordered_by_end() {
+        let out = compact_json(json!([
+            {"type": "TEXT_MESSAGE_START", "messageId": "a"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "1"},
+            {"type": "TEXT_MESSAGE_START", "messageId": "b"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "b", "delta": "2"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "3"},
+            {"type": "TEXT_MESSAGE_END", "messageId": "b"},
+            {"type": "TEXT_MESSAGE_END", "messageId": "a"},
+        ]));
+        let ids: Vec<&str> = out
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["messageId"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["b", "b", "b", "a", "a", "a"]);
+        assert_eq!(out[4]["delta"], "13");
+    }
+
+    #[test]
+    fn k13_nothing_else_is_merged() {
+        let events = json!([
+            {"type": "MESSAGES_SNAPSHOT", "messages": []},
+            {"type": "REASONING_MESSAGE_START", "messageId": "r", "role": "reasoning"},
+            {"type": "REASONING_MESSAGE_CONTENT", "messageId": "r", "delta": "a"},
+            {"type": "REASONING_MESSAGE_CONTENT", "messageId": "r", "delta": "b"},
+            {"type": "REASONING_MESSAGE_END", "messageId": "r"},
+        ]);
+        assert_eq!(compact_json(events.clone()), events);
+        assert_eq!(compact_json(json!([])), json!([]));
+    }
+}
