@@ -534,14 +534,14 @@ mod tests {
         ]));
         // b was created first among the pending entries, so it captures CUSTOM.
         assert_eq!(
-            out[4],
+            out[3],
             json!({"type": "TEXT_MESSAGE_END", "messageId": "a"})
         );
         assert_eq!(
-            out[5],
+            out[4],
             json!({"type": "TEXT_MESSAGE_START", "messageId": "b"})
         );
-        assert_eq!(out[6], json!({"type": "CUSTOM", "name": "c", "value": 0}));
+        assert_eq!(out[5], json!({"type": "CUSTOM", "name": "c", "value": 0}));
     }
 
     #[test]
