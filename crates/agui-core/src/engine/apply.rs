@@ -432,7 +432,7 @@ impl Applier {
         metadata: Option<&Metadata>,
         kind: &'static str,
     ) -> Changes {
-        let Some(slot) = self.store.find(id) else {
+        let Some(slot) = self.store.find_hot(id) else {
             self.warn(
                 rule_of(kind),
                 format!("{kind}_CONTENT: No message found with ID '{id}'"),
@@ -459,7 +459,7 @@ impl Applier {
 
     /// AP3 / AP25: MERGE into the first message with the id.
     fn end(&mut self, id: &str, metadata: Option<&Metadata>, kind: &'static str) -> Changes {
-        let Some(slot) = self.store.find(id) else {
+        let Some(slot) = self.store.find_hot(id) else {
             self.warn(
                 rule_of(kind),
                 format!("{kind}_END: No message found with ID '{id}'"),
@@ -572,7 +572,7 @@ impl Applier {
     fn tool_args(&mut self, id: &str, delta: &str, metadata: Option<&Metadata>) -> Changes {
         let call = self
             .store
-            .find_tool(id)
+            .find_tool_hot(id)
             .and_then(|(slot, index)| self.store.tool_call_mut(slot, index));
         let Some(call) = call else {
             self.warn(
@@ -592,7 +592,7 @@ impl Applier {
     fn tool_end(&mut self, id: &str, metadata: Option<&Metadata>) -> Changes {
         let call = self
             .store
-            .find_tool(id)
+            .find_tool_hot(id)
             .and_then(|(slot, index)| self.store.tool_call_mut(slot, index));
         let Some(call) = call else {
             self.warn(

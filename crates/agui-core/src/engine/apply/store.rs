@@ -37,6 +37,36 @@ pub(crate) struct Store {
     /// Tool-call id → (slot, index in its `toolCalls`) of the first call with that id, in
     /// message order then call order.
     tools: HashMap<String, (usize, usize)>,
+    /// The last message id resolved by [`Store::find_hot`] and its slot: streamed deltas
+    /// name the same message many times in a row, and comparing a short string that is in
+    /// cache is cheaper than hashing it and probing the index.
+    hot_message: Hot,
+    /// The same for tool-call ids ([`Store::find_tool_hot`]).
+    hot_tool: Hot,
+}
+
+/// A one-entry look-up cache; `valid` is cleared whenever an index entry may have moved.
+#[derive(Debug, Default, Clone)]
+struct Hot {
+    valid: bool,
+    id: String,
+    slot: usize,
+    index: usize,
+}
+
+impl Hot {
+    #[inline]
+    fn get(&self, id: &str) -> Option<(usize, usize)> {
+        (self.valid && self.id == id).then_some((self.slot, self.index))
+    }
+
+    fn set(&mut self, id: &str, (slot, index): (usize, usize)) {
+        self.id.clear();
+        self.id.push_str(id);
+        self.slot = slot;
+        self.index = index;
+        self.valid = true;
+    }
 }
 
 impl Store {
@@ -59,6 +89,8 @@ impl Store {
 
     /// Recomputes reference counts, first positions and both indexes from `order`.
     fn rebuild(&mut self) {
+        self.hot_message.valid = false;
+        self.hot_tool.valid = false;
         let n = self.slots.len();
         self.refs.clear();
         self.refs.resize(n, 0);
@@ -125,6 +157,28 @@ impl Store {
         self.by_id.get(id).copied()
     }
 
+    /// [`Store::find`] through the one-entry cache (for streamed deltas).
+    #[inline]
+    pub(crate) fn find_hot(&mut self, id: &str) -> Option<usize> {
+        if let Some((slot, _)) = self.hot_message.get(id) {
+            return Some(slot);
+        }
+        let slot = self.find(id)?;
+        self.hot_message.set(id, (slot, 0));
+        Some(slot)
+    }
+
+    /// [`Store::find_tool`] through the one-entry cache (for streamed arguments).
+    #[inline]
+    pub(crate) fn find_tool_hot(&mut self, id: &str) -> Option<(usize, usize)> {
+        if let Some(found) = self.hot_tool.get(id) {
+            return Some(found);
+        }
+        let found = self.find_tool(id)?;
+        self.hot_tool.set(id, found);
+        Some(found)
+    }
+
     /// (slot, call index) of the first tool call with `id`.
     #[inline]
     pub(crate) fn find_tool(&self, id: &str) -> Option<(usize, usize)> {
@@ -183,6 +237,9 @@ impl Store {
         if pos >= self.order.len() {
             return self.push(message);
         }
+        // The inserted message may become the first match for its id or its tool calls.
+        self.hot_message.valid = false;
+        self.hot_tool.valid = false;
         let slot = self.new_slot(message, pos);
         self.order.insert(pos, slot);
         // Every entry after `pos` moved one place. A slot's first position moves iff it was
@@ -249,6 +306,7 @@ impl Store {
                 let (other, _) = *o.get();
                 if other != slot && first_pos[slot] < first_pos[other] {
                     o.insert((slot, index));
+                    self.hot_tool.valid = false;
                 }
             }
         }
