@@ -11,6 +11,7 @@ macro_rules! caps {
     ($(#[$m:meta])* $name:ident { $($(#[$fm:meta])* $field:ident : $ty:ty),* $(,)? }) => {
         $(#[$m])*
         #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
         #[serde(rename_all = "camelCase")]
         pub struct $name {
             $(
@@ -30,6 +31,7 @@ macro_rules! caps {
 /// assert_eq!(c.transport.unwrap().streaming, Some(true));
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentCapabilities {
     /// Who the agent is.
@@ -113,6 +115,7 @@ pub struct AgentCapabilities {
 
 /// Who the agent is.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct IdentityCapabilities {
     /// Display name.
@@ -237,6 +240,7 @@ caps!(
 
 /// A subagent an agent may start.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SubagentInfo {
     /// Reusable name.
     pub name: String,
@@ -263,6 +267,7 @@ caps!(
 
 /// Multimodal input and output.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MultimodalCapabilities {
     /// Accepted inputs.
     #[serde(
@@ -308,6 +313,7 @@ caps!(
 
 /// Execution features and limits.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ExecutionCapabilities {
     /// Runs code.

@@ -18,6 +18,7 @@ use std::fmt;
 /// assert_eq!(parts.to_text(), "ab");
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Content {
     /// Plain text.
@@ -100,6 +101,7 @@ impl<'de> Deserialize<'de> for Content {
 
 /// One part of a message body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum ContentPart {
     /// A text part.
@@ -164,6 +166,7 @@ impl LenientMember for ContentPart {
 
 /// A text part.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TextPart {
     /// The text.
@@ -186,6 +189,7 @@ pub struct TextPart {
 
 /// An image, audio, video or document part.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MediaPart {
     /// Where the bytes are.
@@ -219,6 +223,7 @@ impl MediaPart {
 
 /// Where a media part's bytes come from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum PartSource {
     /// Bytes inline, base64.
@@ -234,6 +239,7 @@ pub type InputContentSource = PartSource;
 
 /// Inline bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DataSource {
     /// Base64 bytes (not checked).
@@ -244,6 +250,7 @@ pub struct DataSource {
 
 /// Bytes at a URL.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UrlSource {
     /// The URL (not checked).
@@ -259,6 +266,7 @@ pub struct UrlSource {
 
 /// A provider-held file handle.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FileSource {
     /// The opaque handle.
@@ -299,15 +307,15 @@ pub(crate) fn upgrade_legacy_parts(content: &mut Value) {
     let originals: Vec<Value> = parts.clone();
     let mut out = Vec::with_capacity(parts.len());
     for mut p in std::mem::take(parts) {
-        if p.get("type").and_then(Value::as_str) == Some("binary") {
-            if let Some(up) = upgrade_binary(&p) {
-                crate::warning::report("legacy binary content part upgraded");
-                let duplicate = originals.iter().any(|o| same_media(o, &up));
-                if !duplicate {
-                    out.push(up);
-                }
-                continue;
+        if p.get("type").and_then(Value::as_str) == Some("binary")
+            && let Some(up) = upgrade_binary(&p)
+        {
+            crate::warning::report("legacy binary content part upgraded");
+            let duplicate = originals.iter().any(|o| same_media(o, &up));
+            if !duplicate {
+                out.push(up);
             }
+            continue;
         }
         drop_null_media_metadata(&mut p);
         out.push(p);

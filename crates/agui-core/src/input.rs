@@ -19,6 +19,7 @@ use serde_json::Value;
 /// assert_eq!(back, input);
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RunAgentInput {
     /// Conversation id.
@@ -127,6 +128,7 @@ impl RunAgentInput {
 
 /// A tool the agent may call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Tool {
     /// Tool name.
@@ -163,6 +165,7 @@ impl Tool {
 
 /// A named piece of ambient information for the run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Context {
     /// What it is.
     pub description: String,
@@ -172,6 +175,7 @@ pub struct Context {
 
 /// Whether an interrupt was answered or withdrawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ResumeStatus {
     /// Answered; `payload` holds the answer.
@@ -182,6 +186,7 @@ pub enum ResumeStatus {
 
 /// An answer to one interrupt, sent on the run that continues from it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ResumeEntry {
     /// The interrupt answered.

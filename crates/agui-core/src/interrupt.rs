@@ -8,6 +8,7 @@ use serde_json::Value;
 
 /// Something a run needs from outside before it can continue (approval, missing value).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Interrupt {
     /// Id, answered by `ResumeEntry.interruptId`.
@@ -82,6 +83,7 @@ impl Interrupt {
 
 /// Why a run ended (`RUN_FINISHED.outcome`; absent = success).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum RunOutcome {
     /// Completed.
@@ -135,6 +137,7 @@ impl<'de> Deserialize<'de> for RunOutcome {
 
 /// How a subagent ended (`SUBAGENT_FINISHED.outcome`; absent = success).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum SubagentOutcome {
     /// Completed.

@@ -32,6 +32,10 @@ mod serde_util;
 pub mod usage;
 pub mod warning;
 
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
 pub use capabilities::AgentCapabilities;
 pub use content::{Content, ContentPart, MediaPart, PartSource, TextPart};
 pub use event::{Event, EventType};

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 /// The seven message roles of AG-UI 1.0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Instructions from the application developer.
@@ -64,6 +65,7 @@ const ROLES: &[&str] = &[
 /// assert_eq!(a.text(), Some("Hello!"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "role", rename_all = "lowercase")]
 pub enum Message {
     /// Developer instructions.
@@ -86,6 +88,7 @@ macro_rules! text_message {
     ($(#[$m:meta])* $name:ident) => {
         $(#[$m])*
         #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
         #[serde(rename_all = "camelCase")]
         pub struct $name {
             /// Message id.
@@ -119,6 +122,7 @@ text_message!(
 
 /// An agent turn: text, tool calls, or both.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
     /// Message id.
@@ -169,6 +173,7 @@ pub struct AssistantMessage {
 
 /// A user turn.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UserMessage {
     /// Message id.
@@ -207,6 +212,7 @@ pub struct UserMessage {
 
 /// A tool's result.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolMessage {
     /// Message id.
@@ -247,6 +253,7 @@ pub struct ToolMessage {
 
 /// A structured activity (plan, progress, search results...).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ActivityMessage {
     /// Message id.
@@ -273,6 +280,7 @@ pub struct ActivityMessage {
 
 /// Visible reasoning.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReasoningMessage {
     /// Message id.
@@ -309,6 +317,7 @@ string_literal!(
 
 /// A tool call inside an assistant message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
     /// Call id, answered by a tool message with this `toolCallId`.
@@ -356,6 +365,7 @@ impl ToolCall {
 
 /// The function a tool call invokes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FunctionCall {
     /// Tool name.
     pub name: String,
@@ -568,14 +578,10 @@ impl LenientMember for Message {
     }
 
     fn upgrade(v: &mut Value) {
-        if let Some(obj) = v.as_object_mut() {
-            // `subagentRunId: null` on a message is removed by the reference client.
-            if obj.get("subagentRunId") == Some(&Value::Null) {
-                obj.shift_remove("subagentRunId");
-            }
-            if let Some(content) = obj.get_mut("content") {
-                upgrade_legacy_parts(content);
-            }
+        // A message's `subagentRunId: null` is fatal on the wire (EN4/V47); only the client's
+        // own outgoing input strips it, before sending.
+        if let Some(content) = v.as_object_mut().and_then(|o| o.get_mut("content")) {
+            upgrade_legacy_parts(content);
         }
     }
 }

@@ -174,6 +174,16 @@ macro_rules! string_literal {
                 }
             }
         }
+
+        #[cfg(feature = "schema")]
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({ "type": "string", "const": $lit })
+            }
+        }
     };
 }
 pub(crate) use string_literal;

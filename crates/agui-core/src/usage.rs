@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 /// assert!(serde_json::from_str::<TokenUsage>(r#"{"inputTokens":-1}"#).is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TokenUsage {
     /// Lowercase vendor id.

@@ -1,1 +1,297 @@
-//! The client pipeline.
+//! The client pipeline: compatibility → (drop unknown) → chunk expansion → verification →
+//! application, one input event at a time, exactly in the reference client's order.
+//!
+//! ```
+//! use agui_core::{Event, engine::pipeline::Pipeline};
+//! let mut p = Pipeline::new();
+//! for line in [
+//!     r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+//!     r#"{"type":"TEXT_MESSAGE_CHUNK","messageId":"m","delta":"Hi"}"#,
+//!     r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+//! ] {
+//!     p.push_json(line.as_bytes()).unwrap();
+//! }
+//! p.finish().unwrap();
+//! assert_eq!(p.applier().messages()[0].text(), Some("Hi"));
+//! ```
+
+use super::Violation;
+use super::apply::{Applier, Changes};
+use super::compat::CompatBoundary;
+use super::expand::Expander;
+use super::verify::Verifier;
+use crate::Event;
+use crate::event::DecodeError;
+use serde_json::Value;
+
+/// Why the pipeline stopped: which input event (0-based index and type) broke which rule.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("event {index} ({event_type}): {kind}")]
+pub struct PipelineError {
+    /// Index of the input event whose arrival failed; equal to the number of input events
+    /// when the failure came at the end of the stream.
+    pub index: usize,
+    /// The wire type of that event (`"end of stream"` at the end).
+    pub event_type: String,
+    /// What went wrong.
+    pub kind: PipelineErrorKind,
+}
+
+/// The two ways an input event can fail.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PipelineErrorKind {
+    /// The event is malformed (schema enforcement).
+    #[error("{0}")]
+    Decode(#[from] DecodeError),
+    /// The event breaks an expansion or verification rule.
+    #[error("{0}")]
+    Rule(#[from] Violation),
+}
+
+impl PipelineError {
+    /// The rule label (`V16`, `CH8`, ...) or `"schema"` for malformed events.
+    pub fn rule(&self) -> &str {
+        match &self.kind {
+            PipelineErrorKind::Decode(_) => "schema",
+            PipelineErrorKind::Rule(v) => v.rule,
+        }
+    }
+}
+
+/// The composed client pipeline, fed one input event at a time.
+///
+/// After an error the pipeline is stopped: every event before the failing one stays applied
+/// (and the failing event's own expansion up to the failing expanded event), and later
+/// pushes return the same error.
+#[derive(Debug)]
+pub struct Pipeline {
+    compat: CompatBoundary,
+    expander: Expander,
+    verifier: Verifier,
+    applier: Applier,
+    index: usize,
+    expanded: Vec<Event>,
+    emitted: Vec<Event>,
+    failed: Option<PipelineError>,
+    warnings: Vec<(usize, String)>,
+    collect_warnings: bool,
+}
+
+impl Default for Pipeline {
+    fn default() -> Self {
+        Pipeline::new()
+    }
+}
+
+impl Pipeline {
+    /// A pipeline starting with no messages and state `{}`.
+    pub fn new() -> Self {
+        Pipeline::with_applier(Applier::new())
+    }
+
+    /// A pipeline that folds into an existing conversation.
+    pub fn with_applier(applier: Applier) -> Self {
+        Pipeline {
+            compat: CompatBoundary::new(),
+            expander: Expander::new(),
+            verifier: Verifier::new(),
+            applier,
+            index: 0,
+            expanded: Vec::new(),
+            emitted: Vec::new(),
+            failed: None,
+            warnings: Vec::new(),
+            collect_warnings: false,
+        }
+    }
+
+    /// Replaces the id minter of the `THINKING_*` translation (for deterministic output).
+    pub fn with_compat(mut self, compat: CompatBoundary) -> Self {
+        self.compat = compat;
+        self
+    }
+
+    /// Records the warnings of every stage (dropped unknown events, stripped material,
+    /// translations), readable with [`Pipeline::warnings`]. Off by default: it costs a
+    /// little per event.
+    pub fn with_warnings(mut self, on: bool) -> Self {
+        self.collect_warnings = on;
+        self
+    }
+
+    /// Decodes and feeds one event given as JSON bytes.
+    pub fn push_json(&mut self, bytes: &[u8]) -> Result<&[Event], PipelineError> {
+        let decoded = self.observe(|| Event::from_json_slice(bytes));
+        if let Err(DecodeError::NotAnObject { .. }) = &decoded
+            && bytes.trim_ascii() != b"null"
+        {
+            return self.drop_non_object();
+        }
+        self.push_decoded(decoded, bytes_type(bytes))
+    }
+
+    /// The reference drops a non-object event (a string, a number, an array) like an event
+    /// of unknown type, but fails on `null`.
+    fn drop_non_object(&mut self) -> Result<&[Event], PipelineError> {
+        self.check_running()?;
+        if self.collect_warnings {
+            self.warnings.push((
+                self.index,
+                "an event that is not a JSON object was dropped".into(),
+            ));
+        }
+        self.index += 1;
+        self.emitted.clear();
+        Ok(&self.emitted)
+    }
+
+    /// Decodes and feeds one event given as a parsed JSON value.
+    pub fn push_value(&mut self, value: Value) -> Result<&[Event], PipelineError> {
+        if !value.is_object() && !value.is_null() {
+            return self.drop_non_object();
+        }
+        let ty = value
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let decoded = self.observe(|| Event::from_value(value));
+        self.push_decoded(decoded, ty)
+    }
+
+    /// Feeds the result of decoding one input event (a decode error fails the pipeline at
+    /// this index).
+    pub fn push_decoded(
+        &mut self,
+        decoded: Result<Event, DecodeError>,
+        type_hint: String,
+    ) -> Result<&[Event], PipelineError> {
+        match decoded {
+            Ok(e) => self.push(e),
+            Err(e) => {
+                self.check_running()?;
+                let err = PipelineError {
+                    index: self.index,
+                    event_type: type_hint,
+                    kind: e.into(),
+                };
+                self.index += 1;
+                self.failed = Some(err.clone());
+                Err(err)
+            }
+        }
+    }
+
+    /// Feeds one decoded input event. Returns the events it became after expansion, each
+    /// verified and applied (empty for a dropped unknown event or a chunk that emits nothing).
+    pub fn push(&mut self, event: Event) -> Result<&[Event], PipelineError> {
+        self.check_running()?;
+        let index = self.index;
+        self.index += 1;
+        self.emitted.clear();
+        let event_type = event.type_str().to_owned();
+        let fail = |kind: PipelineErrorKind| PipelineError {
+            index,
+            event_type: event_type.clone(),
+            kind,
+        };
+        let event = match self.compat.translate(event) {
+            Ok(e) => e,
+            Err(e) => {
+                let err = fail(e.into());
+                self.failed = Some(err.clone());
+                return Err(err);
+            }
+        };
+        if let Event::Unknown(u) = &event {
+            if self.collect_warnings {
+                self.warnings.push((
+                    index,
+                    format!("unknown event type {:?} dropped", u.type_str()),
+                ));
+            }
+            return Ok(&self.emitted);
+        }
+        self.expanded.clear();
+        if let Err(v) = self.expander.push(event, &mut self.expanded) {
+            let err = fail(v.into());
+            self.failed = Some(err.clone());
+            return Err(err);
+        }
+        for e in self.expanded.drain(..) {
+            if let Err(v) = self.verifier.push(&e) {
+                let err = fail(v.into());
+                self.failed = Some(err.clone());
+                return Err(err);
+            }
+            let _: Changes = self.applier.push(&e);
+            self.emitted.push(e);
+        }
+        Ok(&self.emitted)
+    }
+
+    /// Ends the stream: runs the end-of-stream checks.
+    pub fn finish(&mut self) -> Result<(), PipelineError> {
+        self.check_running()?;
+        if let Err(v) = self.verifier.finish() {
+            let err = PipelineError {
+                index: self.index,
+                event_type: "end of stream".into(),
+                kind: v.into(),
+            };
+            self.failed = Some(err.clone());
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    /// The error that stopped the pipeline, if any.
+    pub fn error(&self) -> Option<&PipelineError> {
+        self.failed.as_ref()
+    }
+
+    /// How many input events were fed.
+    pub fn events_seen(&self) -> usize {
+        self.index
+    }
+
+    /// The folded conversation.
+    pub fn applier(&self) -> &Applier {
+        &self.applier
+    }
+
+    /// Takes the folded conversation out.
+    pub fn into_applier(self) -> Applier {
+        self.applier
+    }
+
+    /// Warnings recorded so far as (input index, message), when enabled.
+    pub fn warnings(&self) -> &[(usize, String)] {
+        &self.warnings
+    }
+
+    fn check_running(&self) -> Result<(), PipelineError> {
+        match &self.failed {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    fn observe<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        if !self.collect_warnings {
+            return f();
+        }
+        let (out, w) = crate::warning::collect(f);
+        let index = self.index;
+        self.warnings.extend(w.into_iter().map(|m| (index, m)));
+        out
+    }
+}
+
+fn bytes_type(bytes: &[u8]) -> String {
+    serde_json::from_slice::<Value>(bytes)
+        .ok()
+        .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_default()
+}

@@ -32,6 +32,7 @@ macro_rules! base_fields {
         }
     };
 }
+#[allow(unused_imports)]
 pub(crate) use base_fields;
 
 mod decode;
@@ -84,6 +85,7 @@ macro_rules! events {
         /// of the 31 decodes as [`Event::Unknown`] (the reference client drops those with a
         /// warning; other operations pass them through).
         #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
         #[serde(tag = "type")]
         #[non_exhaustive]
         pub enum Event {
@@ -202,6 +204,7 @@ impl std::fmt::Display for EventType {
 
 /// An event whose `type` AG-UI 1.0 does not define, kept as the JSON object it was.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct UnknownEvent(pub Map<String, Value>);
 

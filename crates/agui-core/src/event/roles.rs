@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// Roles a text message may have (`TEXT_MESSAGE_START.role`): no tool, reasoning or activity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum TextMessageRole {
     /// Developer.
@@ -42,6 +43,7 @@ string_literal!(
 
 /// What `REASONING_ENCRYPTED_VALUE.entityId` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum EncryptedValueSubtype {
     /// A tool call id.
     #[serde(rename = "tool-call")]

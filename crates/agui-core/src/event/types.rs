@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 /// `RUN_STARTED`: Opens a run.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RunStarted {
     /// Conversation id.
@@ -43,7 +44,7 @@ pub struct RunStarted {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "nn"
     )]
-    pub input: Option<RunAgentInput>,
+    pub input: Option<Box<RunAgentInput>>,
     /// When the event was produced (milliseconds since the Unix epoch by convention).
     #[serde(
         default,
@@ -88,7 +89,7 @@ impl RunStarted {
     }
     /// Sets `input`.
     pub fn with_input(mut self, v: RunAgentInput) -> Self {
-        self.input = Some(v);
+        self.input = Some(Box::new(v));
         self
     }
 }
@@ -96,6 +97,7 @@ base_fields!(RunStarted);
 
 /// `RUN_FINISHED`: Closes a run that did not fail.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RunFinished {
     /// Conversation id.
@@ -175,6 +177,7 @@ base_fields!(RunFinished);
 
 /// `RUN_ERROR`: Ends a run that failed.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RunError {
     /// Human-readable message.
@@ -239,6 +242,7 @@ base_fields!(RunError);
 
 /// `STEP_STARTED`: A named step began.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StepStarted {
     /// The step's name.
@@ -291,6 +295,7 @@ base_fields!(StepStarted);
 
 /// `STEP_FINISHED`: A named step ended.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StepFinished {
     /// The step's name.
@@ -343,6 +348,7 @@ base_fields!(StepFinished);
 
 /// `TEXT_MESSAGE_START`: Opens a streamed text message.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TextMessageStart {
     /// Id of the message being built.
@@ -419,6 +425,7 @@ base_fields!(TextMessageStart);
 
 /// `TEXT_MESSAGE_CONTENT`: Appends text to an open message.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TextMessageContent {
     /// The message.
@@ -474,6 +481,7 @@ base_fields!(TextMessageContent);
 
 /// `TEXT_MESSAGE_END`: Closes a text message.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TextMessageEnd {
     /// The message.
@@ -526,6 +534,7 @@ base_fields!(TextMessageEnd);
 
 /// `TEXT_MESSAGE_CHUNK`: Shorthand for START + CONTENT (+ END later); expanded by the client.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TextMessageChunk {
     /// The message (absent = continue the open one).
@@ -623,6 +632,7 @@ base_fields!(TextMessageChunk);
 
 /// `TOOL_CALL_START`: Opens a streamed tool call.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCallStart {
     /// Call id.
@@ -690,6 +700,7 @@ base_fields!(ToolCallStart);
 
 /// `TOOL_CALL_ARGS`: Appends argument text to an open tool call.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCallArgs {
     /// Call id.
@@ -745,6 +756,7 @@ base_fields!(ToolCallArgs);
 
 /// `TOOL_CALL_END`: Closes a tool call.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCallEnd {
     /// Call id.
@@ -797,6 +809,7 @@ base_fields!(ToolCallEnd);
 
 /// `TOOL_CALL_CHUNK`: Shorthand for START + ARGS (+ END later); expanded by the client.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCallChunk {
     /// Call id (absent = continue the open call).
@@ -894,6 +907,7 @@ base_fields!(ToolCallChunk);
 
 /// `TOOL_CALL_RESULT`: A tool's result; becomes a new tool message.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCallResult {
     /// Id of the tool message this result becomes.
@@ -968,6 +982,7 @@ base_fields!(ToolCallResult);
 
 /// `STATE_SNAPSHOT`: Replaces the whole state.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StateSnapshot {
     /// The complete new state (any JSON, `null` included).
@@ -1021,6 +1036,7 @@ base_fields!(StateSnapshot);
 
 /// `STATE_DELTA`: RFC 6902 changes to the state.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StateDelta {
     /// Operations against the current state.
@@ -1074,6 +1090,7 @@ base_fields!(StateDelta);
 
 /// `MESSAGES_SNAPSHOT`: The messages the producer owns, in order.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MessagesSnapshot {
     /// The messages.
@@ -1115,6 +1132,7 @@ base_fields!(MessagesSnapshot);
 
 /// `ACTIVITY_SNAPSHOT`: Creates or replaces an activity message.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ActivitySnapshot {
     /// Id of the activity message.
@@ -1189,6 +1207,7 @@ base_fields!(ActivitySnapshot);
 
 /// `ACTIVITY_DELTA`: RFC 6902 changes to an activity's content.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ActivityDelta {
     /// Id of the activity message.
@@ -1252,6 +1271,7 @@ base_fields!(ActivityDelta);
 
 /// `RAW`: A provider's own event, passed through.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Raw {
     /// The provider's event (any JSON).
@@ -1317,6 +1337,7 @@ base_fields!(Raw);
 
 /// `CUSTOM`: An application-defined event.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Custom {
     /// Routing name.
@@ -1373,6 +1394,7 @@ base_fields!(Custom);
 
 /// `REASONING_START`: Opens a reasoning span.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReasoningStart {
     /// Id of the span.
@@ -1425,6 +1447,7 @@ base_fields!(ReasoningStart);
 
 /// `REASONING_MESSAGE_START`: Opens a reasoning message.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReasoningMessageStart {
     /// Id of the reasoning message.
@@ -1480,6 +1503,7 @@ base_fields!(ReasoningMessageStart);
 
 /// `REASONING_MESSAGE_CONTENT`: Appends reasoning text.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReasoningMessageContent {
     /// The reasoning message.
@@ -1535,6 +1559,7 @@ base_fields!(ReasoningMessageContent);
 
 /// `REASONING_MESSAGE_END`: Closes a reasoning message.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReasoningMessageEnd {
     /// The reasoning message.
@@ -1587,6 +1612,7 @@ base_fields!(ReasoningMessageEnd);
 
 /// `REASONING_MESSAGE_CHUNK`: Shorthand for a reasoning message's START/CONTENT/END.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReasoningMessageChunk {
     /// The message (absent = continue the open one).
@@ -1660,6 +1686,7 @@ base_fields!(ReasoningMessageChunk);
 
 /// `REASONING_END`: Closes a reasoning span.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReasoningEnd {
     /// Id of the span.
@@ -1712,6 +1739,7 @@ base_fields!(ReasoningEnd);
 
 /// `REASONING_ENCRYPTED_VALUE`: An opaque provider-encrypted reasoning artefact.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReasoningEncryptedValue {
     /// What `entity_id` names.
@@ -1774,6 +1802,7 @@ base_fields!(ReasoningEncryptedValue);
 
 /// `SUBAGENT_STARTED`: A subagent invocation began.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SubagentStarted {
     /// The invocation being announced.
@@ -1865,6 +1894,7 @@ base_fields!(SubagentStarted);
 
 /// `SUBAGENT_FINISHED`: A subagent invocation ended.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SubagentFinished {
     /// The invocation.
@@ -1929,6 +1959,7 @@ base_fields!(SubagentFinished);
 
 /// `SUBAGENT_ERROR`: A subagent invocation failed; the run may continue.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SubagentError {
     /// The invocation.

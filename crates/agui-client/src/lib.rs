@@ -1,0 +1,1 @@
+//! Consume AG-UI agents over HTTP: `HttpAgent`, sessions, middleware and resume.

@@ -1,0 +1,110 @@
+//! Codec throughput on the shared workloads.
+//!
+//! - `parse`: SSE bytes read in 64 KiB chunks → validated typed events, against plain
+//!   `serde_json::from_slice::<Value>` over the same frames (measured in the same run);
+//!   the big workload also in 4 KiB chunks and in one chunk.
+//! - `encode`: typed events → SSE bytes, against `serde_json::to_vec` of equivalent `Value`s.
+//!
+//! ```sh
+//! cargo bench -p agui-core --bench codec
+//! ```
+
+mod workloads;
+
+use agui_core::Event;
+use agui_core::codec::sse::{self, SseDecoder};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use serde_json::Value;
+use std::hint::black_box;
+use std::time::Duration;
+
+/// SSE bytes → typed events, fed in `chunk`-byte reads.
+fn parse_typed(bytes: &[u8], chunk: usize) -> usize {
+    let mut d = SseDecoder::new();
+    let mut n = 0;
+    for piece in bytes.chunks(chunk) {
+        d.push(piece);
+        while let Some(frame) = d.next_frame().expect("valid SSE") {
+            black_box(Event::from_json_slice(frame.data.as_bytes()).expect("valid event"));
+            n += 1;
+        }
+    }
+    while let Some(frame) = d.finish().expect("valid SSE") {
+        black_box(Event::from_json_slice(frame.data.as_bytes()).expect("valid event"));
+        n += 1;
+    }
+    n
+}
+
+/// The baseline: the same frames parsed into `serde_json::Value`.
+fn parse_value(frames: &[Vec<u8>]) -> usize {
+    for f in frames {
+        black_box(serde_json::from_slice::<Value>(f).expect("valid JSON"));
+    }
+    frames.len()
+}
+
+fn parse(c: &mut Criterion) {
+    for name in ["w1_chat", "w2_state", "w3_mixed", "w4_big"] {
+        let bytes = workloads::bytes(&format!("{name}.sse"));
+        let frames: Vec<Vec<u8>> = SseDecoder::decode_all(&bytes)
+            .unwrap()
+            .into_iter()
+            .map(|f| f.data.into_bytes())
+            .collect();
+        let mut g = c.benchmark_group(format!("parse_{name}"));
+        g.throughput(Throughput::Bytes(bytes.len() as u64));
+        g.sample_size(10);
+        g.measurement_time(Duration::from_secs(5));
+        g.bench_function("typed_sse_64k", |b| {
+            b.iter(|| parse_typed(&bytes, 64 * 1024))
+        });
+        g.bench_function("serde_value_frames", |b| b.iter(|| parse_value(&frames)));
+        if name == "w4_big" {
+            g.bench_function("typed_sse_4k", |b| b.iter(|| parse_typed(&bytes, 4 * 1024)));
+            g.bench_function("typed_sse_one_chunk", |b| {
+                b.iter(|| parse_typed(&bytes, bytes.len()))
+            });
+        }
+        g.finish();
+    }
+}
+
+fn encode(c: &mut Criterion) {
+    for name in ["w1_chat", "w2_state", "w3_mixed"] {
+        let events = workloads::events(name);
+        let values: Vec<Value> = events
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .collect();
+        let size: usize = events.iter().map(|e| e.to_json_vec().len() + 8).sum();
+        let mut g = c.benchmark_group(format!("encode_{name}"));
+        g.throughput(Throughput::Bytes(size as u64));
+        g.sample_size(10);
+        g.measurement_time(Duration::from_secs(5));
+        g.bench_function("typed_to_sse", |b| {
+            let mut out = Vec::with_capacity(size);
+            let mut enc = sse::SseEncoder::new();
+            b.iter(|| {
+                out.clear();
+                for e in &events {
+                    out.extend_from_slice(enc.encode_json(e, None).unwrap());
+                }
+                black_box(out.len())
+            })
+        });
+        g.bench_function("serde_value_to_vec", |b| {
+            b.iter(|| {
+                let mut total = 0;
+                for v in &values {
+                    total += black_box(serde_json::to_vec(v).unwrap()).len();
+                }
+                total
+            })
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(benches, parse, encode);
+criterion_main!(benches);

@@ -1,0 +1,464 @@
+//! The incremental SSE decoder.
+
+use std::mem;
+
+use super::SseFrame;
+
+/// The default for [`SseDecoder::with_max_frame_size`]: 16 MiB.
+///
+/// Large enough for any realistic AG-UI event (a `MESSAGES_SNAPSHOT` of a long conversation
+/// included), small enough that a peer that never ends a line cannot exhaust memory. The
+/// reference client fails at 10 Mi characters of unframed text.
+pub const DEFAULT_MAX_FRAME_SIZE: usize = 16 * 1024 * 1024;
+
+/// The UTF-8 byte order mark, skipped once at the start of a stream.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Why an SSE byte stream could not be decoded.
+///
+/// Every error is final: once [`SseDecoder::next_frame`] has returned one, it returns the
+/// same error on every later call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SseError {
+    /// The stream is not valid UTF-8. SSE streams are always UTF-8; WHATWG would replace
+    /// the bad bytes with U+FFFD, but silently altering a protocol payload hides bugs, so
+    /// this decoder refuses it. This includes a multi-byte character left incomplete at
+    /// the end of the input.
+    #[error("invalid UTF-8 in the SSE stream at byte {offset}")]
+    InvalidUtf8 {
+        /// Offset in the stream (counting from its first byte, BOM included) of the first
+        /// byte that is not valid UTF-8.
+        offset: u64,
+    },
+    /// A line, or the data of one frame, is longer than the decoder's maximum frame size
+    /// ([`SseDecoder::with_max_frame_size`]).
+    #[error(
+        "SSE frame exceeds the maximum size of {limit} bytes (in the line starting at byte {offset})"
+    )]
+    FrameTooLarge {
+        /// The configured limit in bytes.
+        limit: usize,
+        /// Offset in the stream of the start of the line that went over the limit.
+        offset: u64,
+    },
+}
+
+impl SseError {
+    /// The offset in the stream (in bytes from its start) where the problem is.
+    pub fn offset(&self) -> u64 {
+        match self {
+            SseError::InvalidUtf8 { offset } | SseError::FrameTooLarge { offset, .. } => *offset,
+        }
+    }
+}
+
+/// An incremental Server-Sent Events decoder: bytes in, [`SseFrame`]s out.
+///
+/// Feed it the body as it arrives with [`push`](Self::push), in chunks of any size split
+/// anywhere (even inside a UTF-8 character or between the CR and LF of a CRLF); after each
+/// push call [`next_frame`](Self::next_frame) until it returns `Ok(None)`. At the end of the
+/// body call [`finish`](Self::finish) (until it returns `Ok(None)`).
+///
+/// Parsing follows the WHATWG EventSource rules:
+///
+/// - Lines end in LF, CRLF or CR. A leading UTF-8 BOM is skipped.
+/// - A line starting with `:` is a comment and ignored. Otherwise the field name is what is
+///   before the first `:` and the value what is after it, minus one leading space; a line
+///   without `:` is a field with an empty value. Unknown fields are ignored.
+/// - `data` lines are joined with `\n`; `event` sets [`SseFrame::event`]; `id` sets
+///   [`SseFrame::id`] and the [last event id](Self::last_event_id) unless it contains NUL;
+///   `retry` sets [`SseFrame::retry`] and [`retry`](Self::retry) if it is ASCII digits only
+///   (and fits in a `u64`).
+/// - An empty line ends the frame. A frame with at least one `data` line is returned; one
+///   without (comments only, or only `id`/`retry`/`event`) is not, though its `id` and
+///   `retry` still take effect.
+///
+/// Where it differs from WHATWG: invalid UTF-8 is an error ([`SseError::InvalidUtf8`]), and
+/// a last frame that the body does not end with a blank line is still returned by `finish`
+/// (the reference client does this too).
+///
+/// Decoding costs time linear in the bytes pushed, whatever the chunk sizes: no byte is
+/// scanned for line ends twice and the buffer is compacted only when at least half of it has
+/// been consumed. Memory stays within a small multiple of the maximum frame size plus the
+/// last chunk pushed, provided frames are drained after each push.
+///
+/// # Example
+///
+/// ```
+/// use agui_core::codec::sse::SseDecoder;
+///
+/// let mut decoder = SseDecoder::new();
+/// let mut data = Vec::new();
+/// for chunk in [&b"\xEF\xBB\xBFid: 1\r"[..], b"\ndata: {\"a\":", b"1}\r\n\r\n: ping\n\ndata: 2"] {
+///     decoder.push(chunk);
+///     while let Some(frame) = decoder.next_frame()? {
+///         data.push(frame.data);
+///     }
+/// }
+/// while let Some(frame) = decoder.finish()? {
+///     data.push(frame.data); // the last frame lacks its blank line, but is delivered
+/// }
+/// assert_eq!(data, [r#"{"a":1}"#, "2"]);
+/// assert_eq!(decoder.last_event_id(), Some("1"));
+/// # Ok::<(), agui_core::codec::sse::SseError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct SseDecoder {
+    /// Bytes pushed and not yet compacted away; `buf[pos..]` is unconsumed.
+    buf: Vec<u8>,
+    /// Start of the unconsumed bytes (the start of the current line).
+    pos: usize,
+    /// `buf[pos..scan]` is known to hold no CR or LF.
+    scan: usize,
+    /// Stream offset of `buf[0]`.
+    base: u64,
+    max_frame_size: usize,
+    /// Whether the stream start has been checked for a BOM.
+    bom_checked: bool,
+    /// The last line ended in CR: an LF right after it belongs to the same line ending.
+    after_cr: bool,
+    /// `finish` was called: no more input will come.
+    eof: bool,
+    /// The error returned, returned again on every later call.
+    failed: Option<SseError>,
+    /// The frame being assembled.
+    frame: PendingFrame,
+    last_event_id: String,
+    retry: Option<u64>,
+    #[cfg(test)]
+    stats: Stats,
+}
+
+/// Work counters that tests use to check the decoder is linear.
+#[cfg(test)]
+#[derive(Debug, Clone, Default)]
+pub(super) struct Stats {
+    /// Bytes passed to the line-end search.
+    pub(super) scanned: u64,
+    /// Bytes moved by compaction.
+    pub(super) moved: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+struct PendingFrame {
+    data: String,
+    has_data: bool,
+    event: Option<String>,
+    id: Option<String>,
+    retry: Option<u64>,
+}
+
+impl Default for SseDecoder {
+    fn default() -> Self {
+        SseDecoder::new()
+    }
+}
+
+impl SseDecoder {
+    /// A decoder with the default maximum frame size, [`DEFAULT_MAX_FRAME_SIZE`] (16 MiB).
+    pub fn new() -> Self {
+        SseDecoder::with_max_frame_size(DEFAULT_MAX_FRAME_SIZE)
+    }
+
+    /// A decoder that fails with [`SseError::FrameTooLarge`] rather than buffer more than
+    /// `max_frame_size` bytes for one line or one frame.
+    ///
+    /// Precisely: a line longer than `max_frame_size` bytes (field name included, line
+    /// terminator not) is refused as soon as more than that many bytes of it have arrived,
+    /// without waiting for its end; and a frame whose `data` lines joined with `\n` would
+    /// exceed `max_frame_size` bytes is refused at the `data` line that crosses the limit.
+    /// Comments and other fields are not accumulated, so they only count per line. There is
+    /// no other, smaller cap.
+    pub fn with_max_frame_size(max_frame_size: usize) -> Self {
+        SseDecoder {
+            buf: Vec::new(),
+            pos: 0,
+            scan: 0,
+            base: 0,
+            max_frame_size,
+            bom_checked: false,
+            after_cr: false,
+            eof: false,
+            failed: None,
+            frame: PendingFrame::default(),
+            last_event_id: String::new(),
+            retry: None,
+            #[cfg(test)]
+            stats: Stats::default(),
+        }
+    }
+
+    /// The maximum frame size this decoder enforces, in bytes.
+    pub fn max_frame_size(&self) -> usize {
+        self.max_frame_size
+    }
+
+    /// Decodes a complete byte string: pushes it, finishes, and collects every frame.
+    ///
+    /// ```
+    /// use agui_core::codec::sse::SseDecoder;
+    ///
+    /// let frames = SseDecoder::decode_all(b"data: 1\n\ndata: 2\n\n")?;
+    /// assert_eq!(frames.len(), 2);
+    /// # Ok::<(), agui_core::codec::sse::SseError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`next_frame`](Self::next_frame) and [`finish`](Self::finish).
+    pub fn decode_all(input: &[u8]) -> Result<Vec<SseFrame>, SseError> {
+        let mut decoder = SseDecoder::new();
+        decoder.push(input);
+        let mut frames = Vec::new();
+        while let Some(frame) = decoder.finish()? {
+            frames.push(frame);
+        }
+        Ok(frames)
+    }
+
+    /// Appends a chunk of the body. Nothing is parsed until
+    /// [`next_frame`](Self::next_frame) is called; call it until it returns `Ok(None)`
+    /// before pushing more, so that the buffer stays bounded.
+    ///
+    /// Bytes pushed after an error or after [`finish`](Self::finish) are ignored.
+    pub fn push(&mut self, chunk: &[u8]) {
+        if self.failed.is_none() && !self.eof {
+            self.buf.extend_from_slice(chunk);
+        }
+    }
+
+    /// Returns the next complete frame, or `Ok(None)` if the bytes pushed so far hold no
+    /// further complete frame.
+    ///
+    /// # Errors
+    ///
+    /// [`SseError::InvalidUtf8`] for bytes that are not UTF-8, [`SseError::FrameTooLarge`]
+    /// for a line or frame over the limit. Errors are final: every later call returns the
+    /// same error.
+    pub fn next_frame(&mut self) -> Result<Option<SseFrame>, SseError> {
+        if let Some(err) = &self.failed {
+            return Err(err.clone());
+        }
+        match self.step() {
+            Ok(frame) => Ok(frame),
+            Err(err) => {
+                self.failed = Some(err.clone());
+                self.buf = Vec::new();
+                self.pos = 0;
+                self.scan = 0;
+                self.frame = PendingFrame::default();
+                Err(err)
+            }
+        }
+    }
+
+    /// Signals the end of the body and returns the next remaining frame; call it (or
+    /// [`next_frame`](Self::next_frame)) until it returns `Ok(None)`.
+    ///
+    /// At the end of the body an unterminated last line is taken as a complete line, and a
+    /// frame that was not closed by a blank line is still returned if it has `data`. This
+    /// follows the reference client, which delivers such a trailing event, rather than
+    /// WHATWG, which discards it. A stream that stops exactly at a frame boundary gives
+    /// `Ok(None)`.
+    ///
+    /// # Errors
+    ///
+    /// As [`next_frame`](Self::next_frame); an incomplete UTF-8 character at the very end
+    /// is [`SseError::InvalidUtf8`].
+    pub fn finish(&mut self) -> Result<Option<SseFrame>, SseError> {
+        self.eof = true;
+        self.next_frame()
+    }
+
+    /// WHATWG's "last event ID": the value of the last `id` field (without NUL) of a frame
+    /// that has ended, whether or not that frame had data. `None` if there was none or the
+    /// last one was empty (an empty `id` resets it). This is what a reconnecting client
+    /// sends as `Last-Event-ID`.
+    pub fn last_event_id(&self) -> Option<&str> {
+        (!self.last_event_id.is_empty()).then_some(self.last_event_id.as_str())
+    }
+
+    /// The reconnection time in milliseconds from the last valid `retry` field seen, if any.
+    pub fn retry(&self) -> Option<u64> {
+        self.retry
+    }
+
+    #[cfg(test)]
+    pub(super) fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    fn step(&mut self) -> Result<Option<SseFrame>, SseError> {
+        if !self.bom_checked {
+            let head = &self.buf[self.pos..];
+            let n = head.len().min(BOM.len());
+            if head[..n] != BOM[..n] {
+                self.bom_checked = true;
+            } else if n == BOM.len() {
+                self.pos += n;
+                self.scan = self.pos;
+                self.bom_checked = true;
+            } else if self.eof {
+                // One or two bytes of a BOM and then the end: not UTF-8, reported below.
+                self.bom_checked = true;
+            } else {
+                return Ok(None);
+            }
+        }
+        loop {
+            if self.after_cr {
+                match self.buf.get(self.pos) {
+                    Some(&byte) => {
+                        if byte == b'\n' {
+                            self.pos += 1;
+                            self.scan = self.scan.max(self.pos);
+                        }
+                        self.after_cr = false;
+                    }
+                    None if self.eof => self.after_cr = false,
+                    None => {
+                        self.compact();
+                        return Ok(None);
+                    }
+                }
+            }
+            let start = self.pos;
+            let from = self.scan;
+            #[cfg(test)]
+            let scanned_before = self.buf.len() - from;
+            match memchr::memchr2(b'\n', b'\r', &self.buf[from..]) {
+                Some(i) => {
+                    #[cfg(test)]
+                    {
+                        self.stats.scanned += i as u64 + 1;
+                    }
+                    let end = from + i;
+                    self.after_cr = self.buf[end] == b'\r';
+                    self.pos = end + 1;
+                    self.scan = self.pos;
+                    if let Some(frame) = self.line(start, end)? {
+                        return Ok(Some(frame));
+                    }
+                }
+                None => {
+                    #[cfg(test)]
+                    {
+                        self.stats.scanned += scanned_before as u64;
+                    }
+                    let end = self.buf.len();
+                    self.scan = end;
+                    if end - start > self.max_frame_size {
+                        return Err(self.too_large(start));
+                    }
+                    if !self.eof {
+                        self.compact();
+                        return Ok(None);
+                    }
+                    if end > start {
+                        self.pos = end;
+                        // A non-empty line never ends a frame; the end of input does.
+                        self.line(start, end)?;
+                    }
+                    return Ok(self.dispatch());
+                }
+            }
+        }
+    }
+
+    /// Processes the complete line `buf[start..end]` (terminator excluded); returns the
+    /// frame if the line is empty and ends one.
+    fn line(&mut self, start: usize, end: usize) -> Result<Option<SseFrame>, SseError> {
+        if start == end {
+            return Ok(self.dispatch());
+        }
+        if end - start > self.max_frame_size {
+            return Err(self.too_large(start));
+        }
+        let offset = self.base + start as u64;
+        let line =
+            std::str::from_utf8(&self.buf[start..end]).map_err(|err| SseError::InvalidUtf8 {
+                offset: offset + err.valid_up_to() as u64,
+            })?;
+        let (name, value) = match line.find(':') {
+            Some(0) => return Ok(None), // a comment
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(' ').unwrap_or(value))
+            }
+            None => (line, ""),
+        };
+        let frame = &mut self.frame;
+        match name {
+            "data" => {
+                let len = frame.data.len() + usize::from(frame.has_data) + value.len();
+                if len > self.max_frame_size {
+                    return Err(SseError::FrameTooLarge {
+                        limit: self.max_frame_size,
+                        offset,
+                    });
+                }
+                if frame.has_data {
+                    frame.data.push('\n');
+                } else {
+                    frame.has_data = true;
+                }
+                // For the usual single-line frame this allocates the final String once,
+                // exactly sized; `dispatch` then moves it out without copying.
+                frame.data.push_str(value);
+            }
+            "event" => frame.event = (!value.is_empty()).then(|| value.to_owned()),
+            "id" if !value.contains('\0') => frame.id = Some(value.to_owned()),
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                // Digits only, so parsing fails only on overflow: ignored like other junk.
+                if let Ok(ms) = value.parse::<u64>() {
+                    frame.retry = Some(ms);
+                    self.retry = Some(ms);
+                }
+            }
+            _ => {}
+        }
+        Ok(None)
+    }
+
+    /// Ends the pending frame: commits its id and returns it if it has data.
+    fn dispatch(&mut self) -> Option<SseFrame> {
+        let frame = mem::take(&mut self.frame);
+        if let Some(id) = &frame.id {
+            self.last_event_id.clone_from(id);
+        }
+        frame.has_data.then_some(SseFrame {
+            data: frame.data,
+            event: frame.event,
+            id: frame.id,
+            retry: frame.retry,
+        })
+    }
+
+    fn too_large(&self, start: usize) -> SseError {
+        SseError::FrameTooLarge {
+            limit: self.max_frame_size,
+            offset: self.base + start as u64,
+        }
+    }
+
+    /// Drops consumed bytes once they are at least half the buffer, so that every byte is
+    /// moved at most once on average.
+    fn compact(&mut self) {
+        let consumed = self.pos;
+        if consumed == 0 || consumed < self.buf.len() - consumed {
+            return;
+        }
+        #[cfg(test)]
+        {
+            self.stats.moved += (self.buf.len() - consumed) as u64;
+        }
+        self.buf.drain(..consumed);
+        self.base += consumed as u64;
+        self.pos = 0;
+        self.scan -= consumed;
+    }
+}
+
+#[cfg(test)]
+mod tests;
