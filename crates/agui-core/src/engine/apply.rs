@@ -175,6 +175,21 @@ impl<'a> Messages<'a> {
     }
 }
 
+impl std::ops::Index<usize> for Messages<'_> {
+    type Output = Message;
+
+    /// The message at `index`; panics when out of range, like a slice.
+    fn index(&self, index: usize) -> &Message {
+        match self.store.at(index) {
+            Some(m) => m,
+            None => panic!(
+                "message index {index} out of range for {} messages",
+                self.len()
+            ),
+        }
+    }
+}
+
 impl<'a> IntoIterator for Messages<'a> {
     type Item = &'a Message;
     type IntoIter = Box<dyn DoubleEndedIterator<Item = &'a Message> + 'a>;

@@ -58,12 +58,12 @@ pub(super) fn merge_snapshot(store: &mut Store, event: &MessagesSnapshot) {
                 slots.len() - 1
             });
             order.push(slot);
-        } else if preserved(message) {
-            if let Some(message) = old_slots[old].take() {
-                slots.push(message);
-                moved[old] = Some(slots.len() - 1);
-                order.push(slots.len() - 1);
-            }
+        } else if preserved(message)
+            && let Some(message) = old_slots[old].take()
+        {
+            slots.push(message);
+            moved[old] = Some(slots.len() - 1);
+            order.push(slots.len() - 1);
         }
     }
     for message in snapshot {

@@ -138,14 +138,15 @@ impl Store {
         } = self;
         let mut remaining = refs;
         let mut slots: Vec<Option<Message>> = slots.into_iter().map(Some).collect();
+        // Each slot is cloned for all but its last entry, which takes it.
         order
             .into_iter()
-            .map(|s| {
+            .filter_map(|s| {
                 remaining[s] -= 1;
                 if remaining[s] == 0 {
-                    slots[s].take().unwrap_or_else(|| unreachable_message())
+                    slots[s].take()
                 } else {
-                    slots[s].clone().unwrap_or_else(|| unreachable_message())
+                    slots[s].clone()
                 }
             })
             .collect()
@@ -356,11 +357,4 @@ pub(crate) fn tool_calls(message: &Message) -> &[ToolCall] {
         }) => calls,
         _ => &[],
     }
-}
-
-#[cold]
-fn unreachable_message() -> Message {
-    // Reference counts are computed from the order, so every slot is taken exactly when its
-    // last entry is reached; this is never called.
-    Message::user("", "")
 }
