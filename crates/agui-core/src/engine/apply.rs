@@ -497,9 +497,8 @@ impl Applier {
     }
 
     fn warn_activity(&mut self, event_type: &str, id: &str) {
-        let rule = "AP21";
         self.warn(
-            rule,
+            "AP21",
             format!(
                 "{event_type}: Message '{id}' is an activity message — message ids must be \
                  unique across activity and other messages"
@@ -701,7 +700,10 @@ impl Applier {
         Changes::MESSAGES
     }
 
-    /// AP20.
+    /// AP20. One divergence: a patch that turns the content into something other than an
+    /// object (a root `replace` with an array, a root `remove`) is treated as failing,
+    /// because an activity message's content is an object here; the reference would store
+    /// the non-object.
     fn activity_delta(&mut self, e: &ActivityDelta) -> Changes {
         let Some(slot) = self.store.find(&e.message_id) else {
             return Changes::NONE;

@@ -867,6 +867,23 @@ fn ap20_root_replacement_with_an_object_works() {
     assert_eq!(msgs(&a)[0]["content"], json!({"all": "new"}));
 }
 
+#[test]
+fn ap20_a_patch_making_the_content_a_non_object_is_refused() {
+    let mut a = run(&[json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "p",
+                              "activityType": "PLAN", "content": {"v": 1}})]);
+    for op in [
+        json!({"op": "replace", "path": "", "value": [1, 2]}),
+        json!({"op": "remove", "path": ""}),
+    ] {
+        let c = a.push(&ev(json!({"type": "ACTIVITY_DELTA", "messageId": "p",
+                                  "activityType": "X", "patch": [op]})));
+        assert_eq!(c, Changes::NONE);
+    }
+    assert_eq!(msgs(&a)[0]["content"], json!({"v": 1}));
+    assert_eq!(msgs(&a)[0]["activityType"], "PLAN");
+    assert_eq!(rules(&a), ["AP20", "AP20"]);
+}
+
 // ---- AP23–AP26: reasoning ----
 
 #[test]
