@@ -148,7 +148,7 @@ fn run_case(case: &Value) -> Result<(), Failed> {
                         let w: Value = serde_json::from_str(&w.data).unwrap();
                         json_eq(&g, &w)
                     });
-                if !same || !buf.ends_with(b"\n\n") {
+                if !same || !(buf.is_empty() || buf.ends_with(b"\n\n")) {
                     errors.push(format!(
                         "sse: got {}\n   want {want:?}",
                         String::from_utf8_lossy(&buf)
