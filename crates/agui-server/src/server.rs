@@ -321,8 +321,7 @@ fn parse_input(bytes: &[u8]) -> Result<RunAgentInput, Response> {
                 Value::Null,
             );
         }
-        let message = inner.to_string();
-        let field = field_of(&path, &message);
+        let (field, message) = field_of(&path, &inner.to_string());
         error(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_input",
@@ -335,19 +334,37 @@ fn parse_input(bytes: &[u8]) -> Result<RunAgentInput, Response> {
     })
 }
 
-/// The path of the offending field: the deserializer's path, plus the missing field's
-/// name for "missing field" errors.
-fn field_of(path: &str, message: &str) -> Option<String> {
-    let base = if path == "." { "" } else { path };
-    let missing = message
-        .strip_prefix("missing field `")
-        .and_then(|rest| rest.split('`').next());
-    match (base, missing) {
-        ("", None) => None,
-        ("", Some(m)) => Some(m.to_owned()),
-        (b, None) => Some(b.to_owned()),
-        (b, Some(m)) => Some(format!("{b}.{m}")),
+/// The path of the offending field and the message without location noise: the
+/// deserializer's path, extended by `[i]: ` prefixes that lenient array decoding puts in
+/// its messages, plus the missing field's name for "missing field" errors.
+fn field_of(path: &str, message: &str) -> (Option<String>, String) {
+    let mut field = if path == "." {
+        String::new()
+    } else {
+        path.to_owned()
+    };
+    let mut rest = message;
+    while let Some(tail) = rest.strip_prefix('[')
+        && let Some((index, after)) = tail.split_once("]: ")
+        && index.bytes().all(|b| b.is_ascii_digit())
+    {
+        field.push_str(&format!("[{index}]"));
+        rest = after;
     }
+    let rest = match rest.rfind(" at line ") {
+        Some(i) if rest[i..].contains(" column ") => &rest[..i],
+        _ => rest,
+    };
+    if let Some(name) = rest
+        .strip_prefix("missing field `")
+        .and_then(|r| r.split('`').next())
+    {
+        if !field.is_empty() {
+            field.push('.');
+        }
+        field.push_str(name);
+    }
+    ((!field.is_empty()).then_some(field), rest.to_owned())
 }
 
 async fn handle(State(server): State<AgentServer>, request: Request) -> Response {
@@ -462,18 +479,26 @@ mod tests {
 
     #[test]
     fn field_paths() {
+        let f = |p, m| field_of(p, m).0;
+        assert_eq!(f(".", "missing field `threadId`"), Some("threadId".into()));
         assert_eq!(
-            field_of(".", "missing field `threadId`"),
-            Some("threadId".into())
-        );
-        assert_eq!(
-            field_of("messages[0]", "missing field `id`"),
+            f("messages[0]", "missing field `id`"),
             Some("messages[0].id".into())
         );
         assert_eq!(
-            field_of("messages[0].content", "invalid type"),
+            f("messages[0].content", "invalid type"),
             Some("messages[0].content".into())
         );
-        assert_eq!(field_of(".", "something"), None);
+        assert_eq!(
+            field_of(
+                "messages",
+                "[0]: [2]: missing field `text` at line 1 column 66"
+            ),
+            (
+                Some("messages[0][2].text".into()),
+                "missing field `text`".into()
+            )
+        );
+        assert_eq!(f(".", "something"), None);
     }
 }
