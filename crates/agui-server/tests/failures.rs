@@ -67,8 +67,8 @@ async fn agent_errors_become_run_error_with_code_and_usage() {
     assert_eq!(events[1]["message"], "upstream down");
 }
 
-/// Whether the engine's verifier is the real one (on branches where it is still a stub,
-/// nothing is a violation).
+/// Whether the engine's verifier is the real one (a stub would accept everything and make
+/// the violation tests meaningless).
 fn verifier_is_real() -> bool {
     use agui_core::engine::verify::Verifier;
     let mut v = Verifier::new();
@@ -78,10 +78,7 @@ fn verifier_is_real() -> bool {
 
 #[tokio::test]
 async fn a_protocol_violation_is_never_sent_and_ends_the_run() {
-    if !verifier_is_real() {
-        eprintln!("engine verifier is a stub on this branch: violation test skipped");
-        return;
-    }
+    assert!(verifier_is_real(), "the engine's verifier is a stub");
     let seen = Arc::new(Mutex::new(None));
     let seen2 = seen.clone();
     let server = AgentServer::new(agent_fn(move |_i, ctx| {
@@ -115,10 +112,7 @@ async fn a_protocol_violation_is_never_sent_and_ends_the_run() {
 
 #[tokio::test]
 async fn unclosed_entities_at_the_end_become_run_error() {
-    if !verifier_is_real() {
-        eprintln!("engine verifier is a stub on this branch: violation test skipped");
-        return;
-    }
+    assert!(verifier_is_real(), "the engine's verifier is a stub");
     let server = AgentServer::new(agent_fn(|_i, ctx| async move {
         // Bypassing the handles: nothing closes this message.
         ctx.emit(TextMessageStart::new("m")).await?;
