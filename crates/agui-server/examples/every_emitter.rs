@@ -109,12 +109,16 @@ async fn all(input: agui_core::RunAgentInput, ctx: RunContext) -> AgentResult {
         .await?;
     ctx.update_state(|s| {
         s["counter"] = json!(1);
-        s["items"].as_array_mut().map(|a| a.push(json!("b")));
+        if let Some(a) = s["items"].as_array_mut() {
+            a.push(json!("b"));
+        }
     })
     .await?;
     ctx.update_state(|s| {
         s["counter"] = json!(2);
-        s["items"].as_array_mut().map(|a| a.push(json!("c")));
+        if let Some(a) = s["items"].as_array_mut() {
+            a.push(json!("c"));
+        }
         s["user"]["email"] = json!("ada@example.org");
         s["done"] = json!(true);
     })

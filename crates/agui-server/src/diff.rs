@@ -247,7 +247,7 @@ mod tests {
                 0 => Value::Null,
                 1 => json!(next() % 5),
                 2 => json!(format!("s{}", next() % 3)),
-                3 => json!(next() % 2 == 0),
+                3 => json!(next().is_multiple_of(2)),
                 4 => Value::Array(
                     (0..next() % 5)
                         .map(|_| gen_value(next, depth - 1))

@@ -53,10 +53,8 @@ pub(crate) fn tag_subagent(event: &mut Event, id: &str) {
     macro_rules! tag {
         ($($variant:ident),*) => {
             match event {
-                $(Event::$variant(e) => {
-                    if e.subagent_run_id.is_none() {
-                        e.subagent_run_id = Some(id.to_owned());
-                    }
+                $(Event::$variant(e) if e.subagent_run_id.is_none() => {
+                    e.subagent_run_id = Some(id.to_owned());
                 })*
                 _ => {}
             }

@@ -236,21 +236,33 @@ pub async fn shutdown_signal() {
     }
 }
 
-/// A JSON error response.
-fn error(status: StatusCode, code: &str, message: impl Into<String>, extra: Value) -> Response {
+/// A request the server refuses: a status and a JSON body.
+struct ApiError {
+    status: StatusCode,
+    body: Value,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut res = (self.status, self.body.to_string()).into_response();
+        res.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        res
+    }
+}
+
+/// A JSON error: `{"error": code, "message": ..., ...extra}`.
+fn error(status: StatusCode, code: &str, message: impl Into<String>, extra: Value) -> ApiError {
     let mut body = json!({"error": code, "message": message.into()});
     if let (Value::Object(b), Value::Object(e)) = (&mut body, extra) {
         b.extend(e);
     }
-    let mut res = (status, body.to_string()).into_response();
-    res.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    res
+    ApiError { status, body }
 }
 
-async fn read_body(body: Body, limit: usize) -> Result<Vec<u8>, Response> {
+async fn read_body(body: Body, limit: usize) -> Result<Vec<u8>, ApiError> {
     let too_large = || {
         error(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -279,7 +291,7 @@ async fn read_body(body: Body, limit: usize) -> Result<Vec<u8>, Response> {
 }
 
 /// Parses and validates the run input; errors are the `400`/`422` responses.
-fn parse_input(bytes: &[u8]) -> Result<RunAgentInput, Response> {
+fn parse_input(bytes: &[u8]) -> Result<RunAgentInput, ApiError> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first != Some(&b'{') {
         let message = match serde_json::from_slice::<Value>(bytes) {
@@ -376,7 +388,8 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
             "shutting_down",
             "the server is shutting down",
             Value::Null,
-        );
+        )
+        .into_response();
     }
     let (parts, body) = request.into_parts();
     if let Some(len) = parts
@@ -394,15 +407,16 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
                 config.max_body_bytes
             ),
             json!({"limit": config.max_body_bytes}),
-        );
+        )
+        .into_response();
     }
     let bytes = match read_body(body, config.max_body_bytes).await {
         Ok(b) => b,
-        Err(res) => return res,
+        Err(res) => return res.into_response(),
     };
     let input = match parse_input(&bytes) {
         Ok(i) => i,
-        Err(res) => return res,
+        Err(res) => return res.into_response(),
     };
     drop(bytes);
     let resumed = if config.check_resume {
@@ -418,7 +432,8 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
                     "resume_mismatch",
                     e.message.clone(),
                     json!({"field": "resume", "missing": e.missing, "unknown": e.unknown, "expired": e.expired}),
-                );
+                )
+                .into_response();
             }
         }
     } else {
