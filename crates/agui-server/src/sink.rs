@@ -75,7 +75,7 @@ impl Sink {
     pub(crate) fn new(config: &ServerConfig, encoder: FrameEncoder) -> Sink {
         Sink {
             inner: Mutex::new(Inner {
-                buf: BytesMut::with_capacity(config.buffer_bytes.min(64 * 1024)),
+                buf: BytesMut::with_capacity(config.buffer_bytes.min(1024)),
                 encoder,
                 expander: Expander::new(),
                 verifier: Verifier::new(),
