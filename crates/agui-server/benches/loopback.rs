@@ -87,7 +87,6 @@ impl ChunkedSse {
                     input = &input[skip..];
                 }
                 self.line.extend_from_slice(input);
-                input = &[];
                 if let Some(i) = self.line.windows(4).position(|w| w == b"\r\n\r\n") {
                     assert!(
                         self.line.starts_with(b"HTTP/1.1 200"),
