@@ -9,14 +9,17 @@ use bytes::{Bytes, BytesMut};
 #[derive(Debug)]
 pub(crate) enum FrameEncoder {
     Sse(SseEncoder),
+    #[cfg(feature = "proto")]
+    Proto(Vec<u8>),
 }
 
 impl FrameEncoder {
     pub(crate) fn new(encoding: Encoding) -> FrameEncoder {
         match encoding {
-            // Protobuf plugs in here once agui-core's codec exists; until then
-            // `Encoding::Proto.is_available()` is false and negotiation never picks it.
-            Encoding::Sse | Encoding::Proto => FrameEncoder::Sse(SseEncoder::new()),
+            #[cfg(feature = "proto")]
+            Encoding::Proto => FrameEncoder::Proto(Vec::new()),
+            // Without the `proto` feature negotiation never picks protobuf.
+            _ => FrameEncoder::Sse(SseEncoder::new()),
         }
     }
 
@@ -27,6 +30,13 @@ impl FrameEncoder {
                 let frame = sse.encode_json(event, None).map_err(|e| e.to_string())?;
                 out.extend_from_slice(frame);
                 Ok(frame.len())
+            }
+            #[cfg(feature = "proto")]
+            FrameEncoder::Proto(buf) => {
+                buf.clear();
+                agui_core::codec::proto::write_frame(buf, event).map_err(|e| e.to_string())?;
+                out.extend_from_slice(buf);
+                Ok(buf.len())
             }
         }
     }
@@ -39,6 +49,8 @@ impl FrameEncoder {
                 write_comment(&mut out, "keep-alive");
                 Some(Bytes::from(out))
             }
+            #[cfg(feature = "proto")]
+            FrameEncoder::Proto(_) => None,
         }
     }
 }
