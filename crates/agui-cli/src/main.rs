@@ -4,7 +4,9 @@
 //! prints JSON on standard output and exits 0 on success, 1 when the stream is invalid, and
 //! 2 on a usage or I/O error.
 
+mod demo;
 mod input;
+mod serve;
 
 use agui_core::Event;
 use agui_core::codec::proto;
@@ -62,11 +64,15 @@ enum Command {
         /// Input file or `-`.
         file: String,
     },
-    /// Start an AG-UI server (see `agui serve --help`).
+    /// Start an AG-UI server: a demo agent at POST /agent and a web console at /.
+    #[command(after_help = demo::BEHAVIOURS)]
     Serve {
-        /// Address to listen on.
+        /// Address to listen on (`ADDR:PORT`; port 0 picks a free one).
         #[arg(long, default_value = "127.0.0.1:8000")]
         listen: String,
+        /// Pause between the demo agent's streamed pieces, in milliseconds.
+        #[arg(long, default_value_t = 40)]
+        delay_ms: u64,
     },
 }
 
@@ -87,12 +93,11 @@ fn main() -> ExitCode {
         Command::Compact { file } => with_events(&file, compact_cmd),
         Command::Encode { format, file } => with_events(&file, |ev| encode(format, ev)),
         Command::Decode { format, file } => read_source(&file).and_then(|b| decode(format, &b)),
-        Command::Serve { listen } => {
-            println!(
-                "agui serve: the AG-UI server is not built yet; it will listen on http://{listen}/agent"
-            );
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Serve { listen, delay_ms } => run_async(serve::serve(serve::ServeOptions {
+            listen,
+            delay: std::time::Duration::from_millis(delay_ms),
+        }))
+        .map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,
@@ -307,4 +312,13 @@ fn decode(format: WireFormat, bytes: &[u8]) -> Result<ExitCode, String> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs a future on a multi-threaded tokio runtime.
+fn run_async<T>(f: impl std::future::Future<Output = Result<T, String>>) -> Result<T, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting the async runtime: {e}"))?
+        .block_on(f)
 }
