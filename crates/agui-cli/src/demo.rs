@@ -1,6 +1,7 @@
 //! The built-in demo agent of `agui serve`: deterministic, no network, no model, and it
 //! exercises every part of the protocol, chosen by what the user writes.
 
+use agui_core::patch::{JsonPointer, PatchOp};
 use agui_core::{Interrupt, ResumeStatus, Role, RunAgentInput};
 use agui_server::{Agent, AgentError, AgentResult, Finish, RunContext};
 use serde_json::{Value, json};
@@ -52,7 +53,10 @@ impl DemoAgent {
         let text = if said.trim().is_empty() {
             "Hello! Try one of the behaviours listed in the console.".to_owned()
         } else {
-            format!("You said: \"{}\". Try \"weather in Paris\", \"plan a trip\", \"think about tea\", \"research rust\", \"approve\", \"count to 5\" or \"fail\".", said.trim())
+            format!(
+                "You said: \"{}\". Try \"weather in Paris\", \"plan a trip\", \"think about tea\", \"research rust\", \"approve\", \"count to 5\" or \"fail\".",
+                said.trim()
+            )
         };
         self.say(ctx, &text).await?;
         Ok(Finish::success())
@@ -60,7 +64,9 @@ impl DemoAgent {
 
     async fn weather(&self, ctx: &RunContext, said: &str) -> AgentResult {
         let city = city_in(said);
-        let msg = self.say(ctx, &format!("Let me check the weather in {city}.")).await?;
+        let msg = self
+            .say(ctx, &format!("Let me check the weather in {city}."))
+            .await?;
         let call = ctx
             .tool_call("get_weather")
             .parent_message(msg)
@@ -68,7 +74,8 @@ impl DemoAgent {
             .await?;
         let args = json!({"city": city, "unit": "celsius"}).to_string();
         for piece in args.as_bytes().chunks(6) {
-            call.args(String::from_utf8_lossy(piece).into_owned()).await?;
+            call.args(String::from_utf8_lossy(piece).into_owned())
+                .await?;
             self.pause().await;
         }
         let (temp, sky) = fake_weather(&city);
@@ -96,7 +103,8 @@ impl DemoAgent {
             plan.update(|c| c["steps"][i]["status"] = json!("done"))
                 .await?;
         }
-        self.say(ctx, "The plan is ready: every step is done.").await?;
+        self.say(ctx, "The plan is ready: every step is done.")
+            .await?;
         Ok(Finish::success())
     }
 
@@ -120,8 +128,11 @@ impl DemoAgent {
         }
         thought.end().await?;
         reasoning.end().await?;
-        self.say(ctx, &format!("Having thought about {topic}: it deserves a closer look."))
-            .await?;
+        self.say(
+            ctx,
+            &format!("Having thought about {topic}: it deserves a closer look."),
+        )
+        .await?;
         Ok(Finish::success())
     }
 
@@ -142,7 +153,11 @@ impl DemoAgent {
                 .run(move |sub| async move {
                     let step = sub.step("search").await?;
                     for i in 1..=3 {
-                        this.say(&sub, &format!("{name}: finding {i} about {topic} ({angle}).")).await?;
+                        this.say(
+                            &sub,
+                            &format!("{name}: finding {i} about {topic} ({angle})."),
+                        )
+                        .await?;
                     }
                     step.finish().await?;
                     Ok(json!({"findings": 3}))
@@ -161,11 +176,13 @@ impl DemoAgent {
     }
 
     async fn approve(&self, ctx: &RunContext) -> AgentResult {
-        self.say(ctx, "I need your approval before I go on.").await?;
+        self.say(ctx, "I need your approval before I go on.")
+            .await?;
         let mut ask = Interrupt::new("", "approval").with_message("Approve the demo action?");
-        ask.response_schema = json!({"type": "object", "properties": {"approved": {"type": "boolean"}}})
-            .as_object()
-            .cloned();
+        ask.response_schema =
+            json!({"type": "object", "properties": {"approved": {"type": "boolean"}}})
+                .as_object()
+                .cloned();
         ctx.interrupt(ask);
         Ok(Finish::success())
     }
@@ -188,17 +205,20 @@ impl DemoAgent {
         Ok(Finish::success().with_result(json!({ "approved": approved })))
     }
 
-    async fn count(&self, ctx: &RunContext, n: u64) -> AgentResult {
-        ctx.update_state(|s| {
-            if !s.is_object() {
-                *s = json!({});
-            }
-            s["count"] = json!(0);
-        })
-        .await?;
+    /// Counts with explicit `STATE_DELTA`s (for a state this small the runtime's `set_state`
+    /// would judge snapshots cheaper, and the point here is to show deltas).
+    async fn count(&self, ctx: &RunContext, input: &RunAgentInput, n: u64) -> AgentResult {
+        let count = JsonPointer::parse("/count").map_err(AgentError::from)?;
+        if input.state.as_ref().is_some_and(Value::is_object) {
+            ctx.state_delta(vec![PatchOp::add(count.clone(), json!(0))])
+                .await?;
+        } else {
+            ctx.state_snapshot(json!({"count": 0})).await?;
+        }
         for i in 1..=n {
             self.pause().await;
-            ctx.update_state(|s| s["count"] = json!(i)).await?;
+            ctx.state_delta(vec![PatchOp::replace(count.clone(), json!(i))])
+                .await?;
         }
         self.say(ctx, &format!("Counted to {n}.")).await?;
         Ok(Finish::success())
@@ -220,10 +240,12 @@ impl Agent for DemoAgent {
             .to_owned();
         let lower = said.to_lowercase();
         if lower.contains("fail") {
-            return Err(AgentError::new("The demo agent was asked to fail.").with_code("demo_failure"));
+            return Err(
+                AgentError::new("The demo agent was asked to fail.").with_code("demo_failure")
+            );
         }
         if let Some(n) = count_to(&lower) {
-            return self.count(&ctx, n).await;
+            return self.count(&ctx, &input, n).await;
         }
         if lower.contains("approve") {
             return self.approve(&ctx).await;
@@ -271,7 +293,9 @@ fn city_in(said: &str) -> String {
 
 /// Deterministic weather from the city's name.
 fn fake_weather(city: &str) -> (i64, &'static str) {
-    let h = city.bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+    let h = city
+        .bytes()
+        .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
     let skies = ["clear", "cloudy", "rainy", "windy"];
     ((h % 30) as i64 - 2, skies[(h / 30 % 4) as usize])
 }

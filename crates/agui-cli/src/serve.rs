@@ -33,11 +33,21 @@ pub fn router(delay: Duration) -> (Router, AgentServer) {
         .route("/", get(|| async { Html(assets::INDEX) }))
         .route(
             "/app.js",
-            get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], assets::APP) }),
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+                    assets::APP,
+                )
+            }),
         )
         .route(
             "/style.css",
-            get(|| async { ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], assets::STYLE) }),
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/css; charset=utf-8")],
+                    assets::STYLE,
+                )
+            }),
         )
         .route("/health", get(health))
         .agent("/agent", &agent);
@@ -62,7 +72,12 @@ pub async fn serve(opts: ServeOptions) -> Result<(), String> {
     println!("Press Ctrl-C to stop.");
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    agui_server::serve(listener, router, [agent.shutdown_handle()], agui_server::shutdown_signal())
-        .await
-        .map_err(|e| e.to_string())
+    agui_server::serve(
+        listener,
+        router,
+        [agent.shutdown_handle()],
+        agui_server::shutdown_signal(),
+    )
+    .await
+    .map_err(|e| e.to_string())
 }
