@@ -11,7 +11,6 @@ use std::time::Duration;
 
 /// Time limits of a run. `None` means no limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct Timeouts {
     /// Establishing the connection (TCP and TLS). Default 30 s.
     pub connect: Option<Duration>,
@@ -37,7 +36,6 @@ impl Default for Timeouts {
 
 /// Size and count limits of a run: a peer cannot make the client buffer without bound.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct Limits {
     /// The largest SSE frame or protobuf message, in bytes. Default 16 MiB.
     pub max_frame_size: usize,
@@ -70,7 +68,6 @@ impl Default for Limits {
 /// replayed events are not delivered twice. A stream is resumed when the connection breaks,
 /// and when the body ends cleanly while a run is still open.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct ReconnectPolicy {
     /// Reconnections per run; 0 disables reconnecting. Default 3.
     pub max_attempts: u32,
