@@ -226,12 +226,16 @@ pub async fn run_report(url: &str, options: &RunOptions) -> RunReport {
 
 /// Runs the agent at `url`, rendering the run live to `out` (see [`TerminalRenderer`]),
 /// and returns the report.
-pub async fn render_run(url: &str, options: &RunOptions, out: &mut dyn Write) -> RunReport {
+pub async fn render_run(
+    url: &str,
+    options: &RunOptions,
+    out: &mut (dyn Write + Send),
+) -> RunReport {
     let mut renderer = TerminalRenderer::new(out);
     drive(url, options, &mut |u, s| renderer.update(u, s)).await
 }
 
-type OnUpdate<'a> = dyn FnMut(&Update, &Session) + 'a;
+type OnUpdate<'a> = dyn FnMut(&Update, &Session) + Send + 'a;
 
 async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) -> RunReport {
     let t0 = Instant::now();
@@ -459,7 +463,7 @@ async fn run_once(
 /// assert_eq!(String::from_utf8(out).unwrap(), "assistant: Hello\n");
 /// ```
 pub struct TerminalRenderer<'w> {
-    out: &'w mut dyn Write,
+    out: &'w mut (dyn Write + Send),
     /// Something was written without its line end yet.
     open_line: bool,
     /// The stream whose text is on the open line.
@@ -479,7 +483,7 @@ const STATE_LINE: usize = 160;
 
 impl<'w> TerminalRenderer<'w> {
     /// A renderer writing to `out`.
-    pub fn new(out: &'w mut dyn Write) -> Self {
+    pub fn new(out: &'w mut (dyn Write + Send)) -> Self {
         TerminalRenderer {
             out,
             open_line: false,

@@ -484,12 +484,13 @@ async fn http_error(
     }
 }
 
-/// The `type` of a JSON frame, for error messages.
+/// The `type` of a JSON frame, for error messages (`?` when it cannot be read).
 fn type_hint(data: &str) -> String {
     serde_json::from_str::<Value>(data)
         .ok()
         .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_owned))
-        .unwrap_or_default()
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| "?".to_owned())
 }
 
 /// Runs `fut` within a wait limit and the run's deadline; says which ran out.
@@ -545,8 +546,8 @@ mod tests {
     #[test]
     fn type_hints() {
         assert_eq!(type_hint(r#"{"type":"RUN_STARTED"}"#), "RUN_STARTED");
-        assert_eq!(type_hint("[1]"), "");
-        assert_eq!(type_hint("{"), "");
+        assert_eq!(type_hint("[1]"), "?");
+        assert_eq!(type_hint("{"), "?");
     }
 
     #[tokio::test]
