@@ -578,14 +578,10 @@ impl LenientMember for Message {
     }
 
     fn upgrade(v: &mut Value) {
-        if let Some(obj) = v.as_object_mut() {
-            // `subagentRunId: null` on a message is removed by the reference client.
-            if obj.get("subagentRunId") == Some(&Value::Null) {
-                obj.shift_remove("subagentRunId");
-            }
-            if let Some(content) = obj.get_mut("content") {
-                upgrade_legacy_parts(content);
-            }
+        // A message's `subagentRunId: null` is fatal on the wire (EN4/V47); only the client's
+        // own outgoing input strips it, before sending.
+        if let Some(content) = v.as_object_mut().and_then(|o| o.get_mut("content")) {
+            upgrade_legacy_parts(content);
         }
     }
 }

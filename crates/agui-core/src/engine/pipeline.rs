@@ -123,11 +123,34 @@ impl Pipeline {
     /// Decodes and feeds one event given as JSON bytes.
     pub fn push_json(&mut self, bytes: &[u8]) -> Result<&[Event], PipelineError> {
         let decoded = self.observe(|| Event::from_json_slice(bytes));
+        if let Err(DecodeError::NotAnObject { .. }) = &decoded
+            && bytes.trim_ascii() != b"null"
+        {
+            return self.drop_non_object();
+        }
         self.push_decoded(decoded, bytes_type(bytes))
+    }
+
+    /// The reference drops a non-object event (a string, a number, an array) like an event
+    /// of unknown type, but fails on `null`.
+    fn drop_non_object(&mut self) -> Result<&[Event], PipelineError> {
+        self.check_running()?;
+        if self.collect_warnings {
+            self.warnings.push((
+                self.index,
+                "an event that is not a JSON object was dropped".into(),
+            ));
+        }
+        self.index += 1;
+        self.emitted.clear();
+        Ok(&self.emitted)
     }
 
     /// Decodes and feeds one event given as a parsed JSON value.
     pub fn push_value(&mut self, value: Value) -> Result<&[Event], PipelineError> {
+        if !value.is_object() && !value.is_null() {
+            return self.drop_non_object();
+        }
         let ty = value
             .get("type")
             .and_then(Value::as_str)

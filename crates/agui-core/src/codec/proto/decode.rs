@@ -1,0 +1,933 @@
+//! Protobuf bytes to typed events.
+//!
+//! The bytes are first checked the way the reference checks them (see `scan`), then decoded
+//! by the prost-generated types, then moved (not copied) into the typed event. The result is
+//! what the reference client ends up with: `@ag-ui/proto` `decode` rebuilds a JSON event,
+//! and the client's validation stage then judges it exactly as it judges an event that
+//! arrived over SSE. So the rules of this crate's JSON decoding apply here too: unknown
+//! union members (message roles, content parts, outcome types, patch operations) are
+//! dropped with a warning, anything else the schema rejects is an error.
+
+use serde_json::{Map, Value};
+
+use super::error::ProtoError;
+use super::pb;
+use super::scan::{self, ArmRef};
+use super::tables::{type_of_arm, type_of_proto};
+use super::wkt::{ProtoStruct, ProtoValue};
+use crate::content::{
+    Content, ContentPart, DataSource, FileSource, MediaPart, PartSource, TextPart, UrlSource,
+};
+use crate::event::*;
+use crate::input::{Context, ResumeEntry, ResumeStatus, RunAgentInput, Tool};
+use crate::interrupt::{Interrupt, RunOutcome, SubagentOutcome};
+use crate::message::{
+    ActivityMessage, AssistantMessage, DeveloperMessage, FunctionCall, FunctionKind, Message,
+    ReasoningMessage, SystemMessage, ToolCall, ToolMessage, UserMessage,
+};
+use crate::serde_util::MAX_SAFE_INTEGER;
+use crate::usage::TokenUsage;
+use crate::warning;
+
+/// Why an event could not be rebuilt (turned into a [`ProtoError`] with the event type).
+#[derive(Debug)]
+pub(crate) enum Fail {
+    /// Structurally broken (the reference's decode throws).
+    Malformed(String),
+    /// Breaks the schema (the reference client's validation fails).
+    Invalid { path: String, message: String },
+}
+
+pub(crate) type R<T> = Result<T, Fail>;
+
+impl Fail {
+    pub(crate) fn invalid(path: impl Into<String>, message: impl Into<String>) -> Fail {
+        Fail::Invalid {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    fn missing(field: &str) -> Fail {
+        Fail::invalid(field, format!("missing field `{field}`"))
+    }
+
+    /// Prefixes the path with `prefix` (`messages[2]`, `input`, ...).
+    fn at(self, prefix: impl std::fmt::Display) -> Fail {
+        match self {
+            Fail::Invalid { path, message } => Fail::Invalid {
+                path: if path.starts_with('[') {
+                    format!("{prefix}{path}")
+                } else {
+                    format!("{prefix}.{path}")
+                },
+                message,
+            },
+            m => m,
+        }
+    }
+}
+
+/// Decodes one envelope body. `Ok(None)`: an event of a later protocol version, dropped.
+pub(crate) fn decode(body: &[u8]) -> Result<Option<Event>, ProtoError> {
+    let arm = match scan::check_envelope(body) {
+        Ok(Some(arm)) => arm,
+        Ok(None) if scan::names_only_future_arms(body) => {
+            warning::report("protobuf event of a later protocol version (unknown arm) dropped");
+            return Ok(None);
+        }
+        Ok(None) => {
+            return Err(ProtoError::malformed(
+                "the envelope carries no known event",
+                body,
+            ));
+        }
+        Err(why) => return Err(ProtoError::malformed(why, body)),
+    };
+    // Only the arm's own message is decoded (the envelope's other fields are unknown ones,
+    // already checked): no envelope-sized enum is built and moved around.
+    let Some(event_type) = type_of_arm(arm.field) else {
+        return Err(ProtoError::malformed("unknown event arm", body));
+    };
+    match convert_arm(event_type, body, &arm) {
+        Ok(event) => Ok(Some(event)),
+        Err(Fail::Malformed(reason)) => Err(ProtoError::malformed(reason, body)),
+        Err(Fail::Invalid { path, message }) => Err(ProtoError::Invalid {
+            event_type,
+            path,
+            message,
+        }),
+    }
+}
+
+/// Decodes the arm's message: its payloads merged in order, as protobuf merges repeated
+/// occurrences of a message field.
+/// (Decoded in place: event messages are large, and moving them costs more than reading.)
+fn arm_message<M: prost::Message>(body: &[u8], arm: &ArmRef, m: &mut M) -> R<()> {
+    let malformed = |e: prost::DecodeError| Fail::Malformed(e.to_string());
+    if !arm.repeated {
+        return m.merge(&body[arm.first.clone()]).map_err(malformed);
+    }
+    for range in scan::payloads(body, arm.field) {
+        m.merge(&body[range]).map_err(malformed)?;
+    }
+    Ok(())
+}
+
+/// The base fields, checked against the arm.
+struct Base {
+    timestamp: Option<i64>,
+    raw_event: Option<Value>,
+    metadata: Option<Map<String, Value>>,
+}
+
+fn base(t: EventType, b: Option<pb::BaseEvent>) -> R<Base> {
+    let b = b.ok_or_else(|| Fail::Malformed(format!("{t} without base_event")))?;
+    if type_of_proto(b.r#type) != Some(t) {
+        return Err(Fail::Malformed(format!(
+            "the envelope carries {t} but the base event declares type {}",
+            type_of_proto(b.r#type).map_or_else(|| b.r#type.to_string(), |d| d.to_string())
+        )));
+    }
+    let timestamp = match b.timestamp {
+        Some(ts) if !(-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(&ts) => {
+            return Err(Fail::invalid(
+                "timestamp",
+                format!("{ts} is out of range: expected a safe integer (|n| <= 2^53-1)"),
+            ));
+        }
+        ts => ts,
+    };
+    Ok(Base {
+        timestamp,
+        raw_event: any_opt(b.raw_event),
+        metadata: b.metadata.map(ProtoStruct::into_map),
+    })
+}
+
+/// An optional "any JSON" field: absent, unset or (legacy) `null` read as absent.
+fn any_opt(v: Option<ProtoValue>) -> Option<Value> {
+    match v.and_then(|v| v.0) {
+        Some(Value::Null) => {
+            warning::report("legacy `null` read as absent");
+            None
+        }
+        v => v,
+    }
+}
+
+/// A required "any JSON" field (`null` allowed).
+fn any_required(v: Option<ProtoValue>, field: &str) -> R<Value> {
+    v.and_then(|v| v.0).ok_or_else(|| Fail::missing(field))
+}
+
+/// An optional field that must hold a JSON object when present.
+fn object_opt(v: Option<ProtoValue>, field: &str) -> R<Option<Map<String, Value>>> {
+    match v.and_then(|v| v.0) {
+        None => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m)),
+        Some(other) => Err(Fail::invalid(
+            field,
+            format!("invalid type: {}, expected a map", kind(&other)),
+        )),
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "sequence",
+        Value::Object(_) => "map",
+    }
+}
+
+fn unknown_variant(field: &str, got: &str, expected: &str) -> Fail {
+    Fail::invalid(
+        field,
+        format!("unknown variant `{got}`, expected {expected}"),
+    )
+}
+
+fn text_role(role: Option<String>) -> R<Option<TextMessageRole>> {
+    Ok(Some(match role.as_deref() {
+        None => return Ok(None),
+        Some("developer") => TextMessageRole::Developer,
+        Some("system") => TextMessageRole::System,
+        Some("assistant") => TextMessageRole::Assistant,
+        Some("user") => TextMessageRole::User,
+        Some(other) => {
+            return Err(unknown_variant(
+                "role",
+                other,
+                "one of `developer`, `system`, `assistant`, `user`",
+            ));
+        }
+    }))
+}
+
+fn literal<T>(field: &str, got: &str, lit: &str, value: T) -> R<T> {
+    if got == lit {
+        Ok(value)
+    } else {
+        Err(Fail::invalid(
+            field,
+            format!("invalid value: string {got:?}, expected \"{lit}\""),
+        ))
+    }
+}
+
+fn usage(list: Vec<pb::Usage>) -> R<Option<Vec<TokenUsage>>> {
+    if list.is_empty() {
+        return Ok(None);
+    }
+    let count = |v: Option<i64>, field: &str| -> R<Option<u64>> {
+        match v {
+            None => Ok(None),
+            Some(n) if (0..=MAX_SAFE_INTEGER).contains(&n) => Ok(Some(n as u64)),
+            Some(n) => Err(Fail::invalid(
+                field,
+                format!("{n} is out of range: expected a non-negative safe integer"),
+            )),
+        }
+    };
+    list.into_iter()
+        .enumerate()
+        .map(|(i, u)| {
+            Ok(TokenUsage {
+                provider: u.provider,
+                model: u.model,
+                input_tokens: count(u.input_tokens, "inputTokens")?,
+                output_tokens: count(u.output_tokens, "outputTokens")?,
+                total_tokens: count(u.total_tokens, "totalTokens")?,
+                reasoning_tokens: count(u.reasoning_tokens, "reasoningTokens")?,
+                cached_input_tokens: count(u.cached_input_tokens, "cachedInputTokens")?,
+                cache_write_input_tokens: count(
+                    u.cache_write_input_tokens,
+                    "cacheWriteInputTokens",
+                )?,
+            })
+            .map_err(|f: Fail| f.at(format_args!("usage[{i}]")))
+        })
+        .collect::<R<Vec<_>>>()
+        .map(Some)
+}
+
+fn interrupt(i: pb::Interrupt) -> R<Interrupt> {
+    Ok(Interrupt {
+        id: i.id,
+        reason: i.reason,
+        message: i.message,
+        tool_call_id: i.tool_call_id,
+        response_schema: object_opt(i.response_schema, "responseSchema")?,
+        expires_at: i.expires_at,
+        metadata: object_opt(i.metadata, "metadata")?,
+        subagent_run_id: i.subagent_run_id,
+    })
+}
+
+/// `RUN_FINISHED.outcome` from its wire string and payload fields.
+fn run_outcome(
+    outcome: String,
+    interrupts: Vec<pb::Interrupt>,
+    pending: Vec<String>,
+) -> R<Option<RunOutcome>> {
+    Ok(Some(match outcome.as_str() {
+        "" => return Ok(None),
+        "success" => RunOutcome::Success {
+            pending_tool_call_ids: (!pending.is_empty()).then_some(pending),
+        },
+        "interrupt" => {
+            if interrupts.is_empty() {
+                return Err(Fail::invalid(
+                    "outcome.interrupts",
+                    "an interrupt outcome needs at least one interrupt",
+                ));
+            }
+            RunOutcome::Interrupt {
+                interrupts: interrupts
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, i)| {
+                        interrupt(i).map_err(|f| f.at(format_args!("outcome.interrupts[{k}]")))
+                    })
+                    .collect::<R<_>>()?,
+            }
+        }
+        "cancelled" => RunOutcome::Cancelled,
+        other => {
+            warning::report(format!("outcome removed: unknown type {other:?}"));
+            return Ok(None);
+        }
+    }))
+}
+
+fn subagent_outcome(outcome: String, ids: Vec<String>) -> Option<SubagentOutcome> {
+    Some(match outcome.as_str() {
+        "" => return None,
+        "success" => SubagentOutcome::Success,
+        "suspended" => SubagentOutcome::Suspended {
+            interrupt_ids: (!ids.is_empty()).then_some(ids),
+        },
+        other => {
+            warning::report(format!("outcome removed: unknown type {other:?}"));
+            return None;
+        }
+    })
+}
+
+/// A media part; `Ok(None)` when its source names no known arm (dropped, as an unknown
+/// union member is).
+fn media(
+    source: Option<pb::InputContentSource>,
+    metadata: Option<ProtoValue>,
+    id: Option<String>,
+) -> R<Option<MediaPart>> {
+    use pb::input_content_source::Source;
+    let source = source.ok_or_else(|| Fail::missing("source"))?;
+    let source = match source.source {
+        None => {
+            warning::report("content part removed: its source names no known kind");
+            return Ok(None);
+        }
+        Some(Source::Data(s)) => PartSource::Data(DataSource {
+            value: s.value,
+            mime_type: s.mime_type,
+        }),
+        Some(Source::Url(s)) => PartSource::Url(UrlSource {
+            value: s.value,
+            mime_type: s.mime_type,
+        }),
+        Some(Source::File(s)) => PartSource::File(FileSource {
+            value: s.value,
+            provider: s.provider,
+            mime_type: s.mime_type,
+        }),
+    };
+    Ok(Some(MediaPart {
+        source,
+        id,
+        metadata: any_opt(metadata),
+    }))
+}
+
+fn parts(list: Vec<pb::InputContent>) -> R<Vec<ContentPart>> {
+    use pb::input_content::Part;
+    let mut out = Vec::with_capacity(list.len());
+    for (i, p) in list.into_iter().enumerate() {
+        let part = match p.part {
+            None => {
+                warning::report(format!("[{i}]: content part removed: no known kind"));
+                None
+            }
+            Some(Part::Text(t)) => Some(ContentPart::Text(TextPart {
+                text: t.text,
+                id: t.id,
+                metadata: any_opt(t.metadata),
+            })),
+            Some(Part::Image(m)) => media(m.source, m.metadata, m.id)
+                .map_err(|f| f.at(format_args!("[{i}]")))?
+                .map(ContentPart::Image),
+            Some(Part::Audio(m)) => media(m.source, m.metadata, m.id)
+                .map_err(|f| f.at(format_args!("[{i}]")))?
+                .map(ContentPart::Audio),
+            Some(Part::Video(m)) => media(m.source, m.metadata, m.id)
+                .map_err(|f| f.at(format_args!("[{i}]")))?
+                .map(ContentPart::Video),
+            Some(Part::Document(m)) => media(m.source, m.metadata, m.id)
+                .map_err(|f| f.at(format_args!("[{i}]")))?
+                .map(ContentPart::Document),
+        };
+        out.extend(part);
+    }
+    Ok(out)
+}
+
+/// String content if present, else the parts (possibly none).
+fn content(text: Option<String>, list: Vec<pb::InputContent>) -> R<Content> {
+    match text {
+        Some(s) => Ok(Content::Text(s)),
+        None => parts(list).map(Content::Parts).map_err(|f| f.at("content")),
+    }
+}
+
+fn tool_call(c: pb::ToolCall) -> R<ToolCall> {
+    let kind = literal("type", &c.r#type, FunctionKind::AS_STR, FunctionKind)?;
+    let f = c.function.ok_or_else(|| Fail::missing("function"))?;
+    Ok(ToolCall {
+        id: c.id,
+        kind,
+        function: FunctionCall {
+            name: f.name,
+            arguments: f.arguments,
+        },
+        encrypted_value: c.encrypted_value,
+        metadata: c.metadata.map(ProtoStruct::into_map),
+    })
+}
+
+const ROLES: [&str; 7] = [
+    "developer",
+    "system",
+    "assistant",
+    "user",
+    "tool",
+    "activity",
+    "reasoning",
+];
+
+/// One message of any role; `Ok(None)` for an unknown role (dropped with a warning).
+fn message(m: pb::Message) -> R<Option<Message>> {
+    let has_text = m.content.is_some();
+    let has_parts = !m.content_parts.is_empty();
+    let has_map = m.activity_content.is_some();
+    let role = m.role.as_str();
+    if !ROLES.contains(&role) {
+        if usize::from(has_text) + usize::from(has_parts) + usize::from(has_map) > 1 {
+            return Err(Fail::Malformed(
+                "a message carries more than one content form".into(),
+            ));
+        }
+        warning::report(format!("message removed: unknown role {role:?}"));
+        return Ok(None);
+    }
+    let uses_parts = matches!(role, "user" | "tool");
+    let uses_map = role == "activity";
+    if has_parts && !uses_parts {
+        return Err(Fail::Malformed(format!(
+            "a {role} message carries content parts"
+        )));
+    }
+    if has_map && !uses_map {
+        return Err(Fail::Malformed(format!(
+            "a {role} message carries activity content"
+        )));
+    }
+    if uses_map && has_text {
+        return Err(Fail::Malformed(
+            "activity content cannot ride with other content forms".into(),
+        ));
+    }
+    if uses_parts && has_text && has_parts {
+        return Err(Fail::Malformed(
+            "a message carries both string content and content parts".into(),
+        ));
+    }
+    let metadata = m.metadata.map(ProtoStruct::into_map);
+    let text = |c: Option<String>| c.ok_or_else(|| Fail::missing("content"));
+    Ok(Some(match role {
+        "developer" => Message::Developer(DeveloperMessage {
+            id: m.id,
+            content: text(m.content)?,
+            name: m.name,
+            encrypted_value: m.encrypted_value,
+            metadata,
+            subagent_run_id: m.subagent_run_id,
+        }),
+        "system" => Message::System(SystemMessage {
+            id: m.id,
+            content: text(m.content)?,
+            name: m.name,
+            encrypted_value: m.encrypted_value,
+            metadata,
+            subagent_run_id: m.subagent_run_id,
+        }),
+        "assistant" => Message::Assistant(AssistantMessage {
+            id: m.id,
+            content: m.content,
+            name: m.name,
+            tool_calls: if m.tool_calls.is_empty() {
+                None
+            } else {
+                Some(
+                    m.tool_calls
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, c)| {
+                            tool_call(c).map_err(|f| f.at(format_args!("toolCalls[{i}]")))
+                        })
+                        .collect::<R<_>>()?,
+                )
+            },
+            encrypted_value: m.encrypted_value,
+            metadata,
+            subagent_run_id: m.subagent_run_id,
+        }),
+        "user" => Message::User(UserMessage {
+            id: m.id,
+            content: content(m.content, m.content_parts)?,
+            name: m.name,
+            encrypted_value: m.encrypted_value,
+            metadata,
+            subagent_run_id: m.subagent_run_id,
+        }),
+        "tool" => Message::Tool(ToolMessage {
+            id: m.id,
+            content: content(m.content, m.content_parts)?,
+            tool_call_id: m.tool_call_id.ok_or_else(|| Fail::missing("toolCallId"))?,
+            error: m.error,
+            encrypted_value: m.encrypted_value,
+            metadata,
+            subagent_run_id: m.subagent_run_id,
+        }),
+        "activity" => Message::Activity(ActivityMessage {
+            id: m.id,
+            activity_type: m
+                .activity_type
+                .ok_or_else(|| Fail::missing("activityType"))?,
+            content: m
+                .activity_content
+                .ok_or_else(|| Fail::missing("content"))?
+                .into_map(),
+            metadata,
+            subagent_run_id: m.subagent_run_id,
+        }),
+        _ => Message::Reasoning(ReasoningMessage {
+            id: m.id,
+            content: text(m.content)?,
+            encrypted_value: m.encrypted_value,
+            metadata,
+            subagent_run_id: m.subagent_run_id,
+        }),
+    }))
+}
+
+fn messages(list: Vec<pb::Message>, field: &str) -> R<Vec<Message>> {
+    let mut out = Vec::with_capacity(list.len());
+    for (i, m) in list.into_iter().enumerate() {
+        out.extend(message(m).map_err(|f| f.at(format_args!("{field}[{i}]")))?);
+    }
+    Ok(out)
+}
+
+fn run_agent_input(i: pb::RunAgentInput) -> R<RunAgentInput> {
+    let tools = i
+        .tools
+        .into_iter()
+        .map(|t| Tool {
+            name: t.name,
+            description: t.description,
+            parameters: any_opt(t.parameters),
+            metadata: t.metadata.map(ProtoStruct::into_map),
+        })
+        .collect();
+    let context = i
+        .context
+        .into_iter()
+        .map(|c| Context {
+            description: c.description,
+            value: c.value,
+        })
+        .collect();
+    let resume = i
+        .resume
+        .into_iter()
+        .enumerate()
+        .map(|(k, r)| {
+            let status = match r.status.as_str() {
+                "resolved" => ResumeStatus::Resolved,
+                "cancelled" => ResumeStatus::Cancelled,
+                other => {
+                    return Err(unknown_variant(
+                        &format!("resume[{k}].status"),
+                        other,
+                        "one of `resolved`, `cancelled`",
+                    ));
+                }
+            };
+            Ok(ResumeEntry {
+                interrupt_id: r.interrupt_id,
+                status,
+                payload: any_opt(r.payload),
+                metadata: r.metadata.map(ProtoStruct::into_map),
+            })
+        })
+        .collect::<R<_>>()?;
+    Ok(RunAgentInput {
+        thread_id: i.thread_id,
+        run_id: i.run_id,
+        protocol_version: i.protocol_version,
+        parent_run_id: i.parent_run_id,
+        // `null` state reads as absent, silently (a plain optional field).
+        state: i.state.and_then(|v| v.0).filter(|v| !v.is_null()),
+        messages: messages(i.messages, "messages")?,
+        // The reference always materialises these three arrays.
+        tools: Some(tools),
+        context: Some(context),
+        forwarded_props: any_opt(i.forwarded_props),
+        resume: Some(resume),
+    })
+}
+
+/// Builds a typed event struct from its own fields plus the base fields.
+macro_rules! typed {
+    ($variant:ident, $base:expr, { $($field:ident : $value:expr),* $(,)? }) => {{
+        let b = $base;
+        Event::$variant($variant {
+            $($field: $value,)*
+            timestamp: b.timestamp,
+            raw_event: b.raw_event,
+            metadata: b.metadata,
+        })
+    }};
+}
+
+#[inline(always)]
+fn convert_arm(t: EventType, body: &[u8], arm: &ArmRef) -> R<Event> {
+    Ok(match t {
+        EventType::TextMessageStart => {
+            let mut e = pb::TextMessageStartEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(TextMessageStart, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                role: text_role(e.role)?,
+                name: e.name,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::TextMessageContent => {
+            let mut e = pb::TextMessageContentEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(TextMessageContent, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                delta: e.delta,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::TextMessageEnd => {
+            let mut e = pb::TextMessageEndEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(TextMessageEnd, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::TextMessageChunk => {
+            let mut e = pb::TextMessageChunkEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(TextMessageChunk, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                role: text_role(e.role)?,
+                delta: e.delta,
+                name: e.name,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ToolCallStart => {
+            let mut e = pb::ToolCallStartEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ToolCallStart, base(t, e.base_event)?, {
+                tool_call_id: e.tool_call_id,
+                tool_call_name: e.tool_call_name,
+                parent_message_id: e.parent_message_id,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ToolCallArgs => {
+            let mut e = pb::ToolCallArgsEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ToolCallArgs, base(t, e.base_event)?, {
+                tool_call_id: e.tool_call_id,
+                delta: e.delta,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ToolCallEnd => {
+            let mut e = pb::ToolCallEndEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ToolCallEnd, base(t, e.base_event)?, {
+                tool_call_id: e.tool_call_id,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ToolCallChunk => {
+            let mut e = pb::ToolCallChunkEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ToolCallChunk, base(t, e.base_event)?, {
+                tool_call_id: e.tool_call_id,
+                tool_call_name: e.tool_call_name,
+                parent_message_id: e.parent_message_id,
+                delta: e.delta,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ToolCallResult => {
+            let mut e = pb::ToolCallResultEvent::default();
+            arm_message(body, arm, &mut e)?;
+            let b = base(t, e.base_event)?;
+            if e.content.is_some() && !e.content_parts.is_empty() {
+                return Err(Fail::Malformed(
+                    "TOOL_CALL_RESULT carries both string content and content parts".into(),
+                ));
+            }
+            let role = match e.role {
+                None => None,
+                Some(r) => Some(literal("role", &r, ToolRole::AS_STR, ToolRole)?),
+            };
+            typed!(ToolCallResult, b, {
+                message_id: e.message_id,
+                tool_call_id: e.tool_call_id,
+                content: content(e.content, e.content_parts)?,
+                role: role,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::StateSnapshot => {
+            let mut e = pb::StateSnapshotEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(StateSnapshot, base(t, e.base_event)?, {
+                snapshot: any_required(e.snapshot, "snapshot")?,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::StateDelta => {
+            let mut e = pb::StateDeltaEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(StateDelta, base(t, e.base_event)?, {
+                delta: super::patch_map::read_patch(e.delta).map_err(|f| f.at("delta"))?,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::MessagesSnapshot => {
+            let mut e = pb::MessagesSnapshotEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(MessagesSnapshot, base(t, e.base_event)?, {
+                messages: messages(e.messages, "messages")?,
+            })
+        }
+        EventType::ActivitySnapshot => {
+            let mut e = pb::ActivitySnapshotEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ActivitySnapshot, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                activity_type: e.activity_type,
+                content: e.content.ok_or_else(|| Fail::missing("content"))?.into_map(),
+                replace: e.replace,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ActivityDelta => {
+            let mut e = pb::ActivityDeltaEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ActivityDelta, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                activity_type: e.activity_type,
+                patch: super::patch_map::read_patch(e.patch).map_err(|f| f.at("patch"))?,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::Raw => {
+            let mut e = pb::RawEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(Raw, base(t, e.base_event)?, {
+                event: any_required(e.event, "event")?,
+                source: e.source,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::Custom => {
+            let mut e = pb::CustomEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(Custom, base(t, e.base_event)?, {
+                name: e.name,
+                value: any_required(e.value, "value")?,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::RunStarted => {
+            let mut e = pb::RunStartedEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(RunStarted, base(t, e.base_event)?, {
+                thread_id: e.thread_id,
+                run_id: e.run_id,
+                protocol_version: e.protocol_version,
+                parent_run_id: e.parent_run_id,
+                input: match e.input {
+                    None => None,
+                    Some(i) => Some(Box::new(run_agent_input(i).map_err(|f| f.at("input"))?)),
+                },
+            })
+        }
+        EventType::RunFinished => {
+            let mut e = pb::RunFinishedEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(RunFinished, base(t, e.base_event)?, {
+                thread_id: e.thread_id,
+                run_id: e.run_id,
+                result: any_opt(e.result),
+                outcome: run_outcome(e.outcome, e.interrupts, e.pending_tool_call_ids)?,
+                usage: usage(e.usage)?,
+            })
+        }
+        EventType::RunError => {
+            let mut e = pb::RunErrorEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(RunError, base(t, e.base_event)?, {
+                message: e.message,
+                code: e.code,
+                usage: usage(e.usage)?,
+            })
+        }
+        EventType::StepStarted => {
+            let mut e = pb::StepStartedEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(StepStarted, base(t, e.base_event)?, {
+                step_name: e.step_name,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::StepFinished => {
+            let mut e = pb::StepFinishedEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(StepFinished, base(t, e.base_event)?, {
+                step_name: e.step_name,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ReasoningStart => {
+            let mut e = pb::ReasoningStartEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ReasoningStart, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ReasoningMessageStart => {
+            let mut e = pb::ReasoningMessageStartEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ReasoningMessageStart, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                role: literal("role", &e.role, ReasoningRole::AS_STR, ReasoningRole)?,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ReasoningMessageContent => {
+            let mut e = pb::ReasoningMessageContentEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ReasoningMessageContent, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                delta: e.delta,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ReasoningMessageEnd => {
+            let mut e = pb::ReasoningMessageEndEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ReasoningMessageEnd, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ReasoningMessageChunk => {
+            let mut e = pb::ReasoningMessageChunkEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ReasoningMessageChunk, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                delta: e.delta,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ReasoningEnd => {
+            let mut e = pb::ReasoningEndEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(ReasoningEnd, base(t, e.base_event)?, {
+                message_id: e.message_id,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::ReasoningEncryptedValue => {
+            let mut e = pb::ReasoningEncryptedValueEvent::default();
+            arm_message(body, arm, &mut e)?;
+            let b = base(t, e.base_event)?;
+            let subtype = match e.subtype.as_str() {
+                "tool-call" => EncryptedValueSubtype::ToolCall,
+                "message" => EncryptedValueSubtype::Message,
+                other => {
+                    return Err(unknown_variant(
+                        "subtype",
+                        other,
+                        "one of `tool-call`, `message`",
+                    ));
+                }
+            };
+            typed!(ReasoningEncryptedValue, b, {
+                subtype: subtype,
+                entity_id: e.entity_id,
+                encrypted_value: e.encrypted_value,
+                subagent_run_id: e.subagent_run_id,
+            })
+        }
+        EventType::SubagentStarted => {
+            let mut e = pb::SubagentStartedEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(SubagentStarted, base(t, e.base_event)?, {
+                subagent_run_id: e.subagent_run_id,
+                name: e.name,
+                description: e.description,
+                parent_subagent_run_id: e.parent_subagent_run_id,
+                parent_tool_call_id: e.parent_tool_call_id,
+                parent_message_id: e.parent_message_id,
+            })
+        }
+        EventType::SubagentFinished => {
+            let mut e = pb::SubagentFinishedEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(SubagentFinished, base(t, e.base_event)?, {
+                subagent_run_id: e.subagent_run_id,
+                result: any_opt(e.result),
+                outcome: subagent_outcome(e.outcome, e.interrupt_ids),
+            })
+        }
+        EventType::SubagentError => {
+            let mut e = pb::SubagentErrorEvent::default();
+            arm_message(body, arm, &mut e)?;
+            typed!(SubagentError, base(t, e.base_event)?, {
+                subagent_run_id: e.subagent_run_id,
+                message: e.message,
+                code: e.code,
+            })
+        }
+    })
+}
