@@ -453,6 +453,7 @@ mod tests {
         assert!(format!("{a:?}").contains("127.0.0.1"));
     }
 
+    #[cfg(not(feature = "proto"))]
     #[test]
     fn protobuf_needs_the_feature() {
         assert!(matches!(

@@ -2,7 +2,7 @@
 //!
 //! Each encoding is an incremental decoder behind [`BodyDecoder`]: SSE (JSON events in
 //! `data:` lines) always, protobuf (length-prefixed binary events) with the `proto`
-//! feature. The response's `Content-Type` picks one ([`Encoding::from_content_type`]).
+//! feature (agui-core's codec). The response's `Content-Type` picks one ([`Encoding::from_content_type`]).
 
 use crate::error::FramingError;
 use agui_core::Event;
@@ -59,8 +59,7 @@ impl Encoding {
     pub fn is_supported(self) -> bool {
         match self {
             Encoding::Sse => true,
-            // Waiting for agui-core's protobuf codec.
-            Encoding::Protobuf => false,
+            Encoding::Protobuf => cfg!(feature = "proto"),
         }
     }
 }
@@ -71,7 +70,7 @@ pub(crate) enum Frame {
     /// A JSON event (SSE), with the frame's `id` field when it had one.
     Json { data: String, id: Option<String> },
     /// An event decoded from a binary encoding.
-    #[allow(dead_code)] // produced by the protobuf decoder once the codec lands
+    #[cfg_attr(not(feature = "proto"), allow(dead_code))]
     Event(Box<Event>),
 }
 
@@ -79,6 +78,8 @@ pub(crate) enum Frame {
 #[derive(Debug)]
 pub(crate) enum BodyDecoder {
     Sse(SseDecoder),
+    #[cfg(feature = "proto")]
+    Proto(agui_core::codec::proto::ProtoFrameDecoder),
 }
 
 impl BodyDecoder {
@@ -89,6 +90,11 @@ impl BodyDecoder {
             Encoding::Sse => Some(BodyDecoder::Sse(SseDecoder::with_max_frame_size(
                 max_frame_size,
             ))),
+            #[cfg(feature = "proto")]
+            Encoding::Protobuf => Some(BodyDecoder::Proto(
+                agui_core::codec::proto::ProtoFrameDecoder::with_max_frame_size(max_frame_size),
+            )),
+            #[cfg(not(feature = "proto"))]
             Encoding::Protobuf => None,
         }
     }
@@ -97,6 +103,8 @@ impl BodyDecoder {
     pub(crate) fn push(&mut self, bytes: &[u8]) {
         match self {
             BodyDecoder::Sse(d) => d.push(bytes),
+            #[cfg(feature = "proto")]
+            BodyDecoder::Proto(d) => d.push(bytes),
         }
     }
 
@@ -107,6 +115,8 @@ impl BodyDecoder {
                 data: f.data,
                 id: f.id,
             })),
+            #[cfg(feature = "proto")]
+            BodyDecoder::Proto(d) => Ok(d.next_event()?.map(|e| Frame::Event(Box::new(e)))),
         }
     }
 
@@ -118,6 +128,14 @@ impl BodyDecoder {
                 data: f.data,
                 id: f.id,
             })),
+            #[cfg(feature = "proto")]
+            BodyDecoder::Proto(d) => match d.next_event()? {
+                Some(e) => Ok(Some(Frame::Event(Box::new(e)))),
+                None => {
+                    d.finish()?;
+                    Ok(None)
+                }
+            },
         }
     }
 
@@ -125,6 +143,8 @@ impl BodyDecoder {
     pub(crate) fn retry(&self) -> Option<u64> {
         match self {
             BodyDecoder::Sse(d) => d.retry(),
+            #[cfg(feature = "proto")]
+            BodyDecoder::Proto(_) => None,
         }
     }
 }
@@ -167,6 +187,28 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(d.finish().unwrap().is_none());
+    }
+
+    #[cfg(feature = "proto")]
+    #[test]
+    fn protobuf_frames_decode_to_events() {
+        use agui_core::codec::proto::write_frame;
+        use agui_core::event::{TextMessageContent, TextMessageEnd};
+        let mut wire = Vec::new();
+        write_frame(&mut wire, &TextMessageContent::new("m", "Hi").into()).unwrap();
+        write_frame(&mut wire, &TextMessageEnd::new("m").into()).unwrap();
+        let mut d = BodyDecoder::new(Encoding::Protobuf, 1024).unwrap();
+        let (a, b) = wire.split_at(7);
+        d.push(a);
+        assert!(d.next_frame().unwrap().is_none());
+        d.push(b);
+        assert!(matches!(d.next_frame().unwrap(), Some(Frame::Event(_))));
+        assert!(matches!(d.finish().unwrap(), Some(Frame::Event(_))));
+        assert!(d.finish().unwrap().is_none());
+        let mut d = BodyDecoder::new(Encoding::Protobuf, 1024).unwrap();
+        d.push(&wire[..wire.len() - 1]);
+        assert!(d.next_frame().unwrap().is_some());
+        assert!(matches!(d.finish(), Err(FramingError::Proto(_))));
     }
 
     #[test]

@@ -87,12 +87,24 @@ pub enum FramingError {
     /// SSE framing (invalid UTF-8, a frame over the size limit).
     #[error("SSE: {0}")]
     Sse(#[from] agui_core::codec::sse::SseError),
+    /// Protobuf framing or decoding (a frame over the size limit, a malformed or
+    /// schema-breaking event, a body that ends mid-frame).
+    #[cfg(feature = "proto")]
+    #[error("protobuf: {0}")]
+    Proto(Box<agui_core::codec::proto::ProtoError>),
     /// A frame's JSON object has no `type`, or an empty or non-string one.
     #[error("the frame carries no event type: {excerpt}")]
     NoEventType {
         /// The start of the frame.
         excerpt: String,
     },
+}
+
+#[cfg(feature = "proto")]
+impl From<agui_core::codec::proto::ProtoError> for FramingError {
+    fn from(e: agui_core::codec::proto::ProtoError) -> Self {
+        FramingError::Proto(Box::new(e))
+    }
 }
 
 /// A client error: what a peer did wrong (HTTP status, malformed or out-of-order events, a
@@ -353,6 +365,11 @@ mod tests {
     fn excerpt_respects_char_boundaries() {
         assert_eq!(excerpt_chars("héllo", 2), "hé…");
         assert_eq!(excerpt_chars("hé", 2), "hé");
+    }
+
+    #[test]
+    fn errors_stay_small() {
+        assert!(std::mem::size_of::<ClientError>() <= 128);
     }
 
     #[test]

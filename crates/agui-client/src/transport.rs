@@ -326,10 +326,17 @@ impl Transport {
             let Some(conn) = self.conn.as_mut() else {
                 return;
             };
-            let frame = if at_end {
-                conn.decoder.finish()
-            } else {
-                conn.decoder.next_frame()
+            // The protobuf decoder reports frames it skips (events of a later protocol).
+            let (frame, warnings) = agui_core::warning::collect(|| {
+                if at_end {
+                    conn.decoder.finish()
+                } else {
+                    conn.decoder.next_frame()
+                }
+            });
+            self.shared.record_warnings(self.progress.events, warnings);
+            let Some(conn) = self.conn.as_mut() else {
+                return;
             };
             if let Some(ms) = conn.decoder.retry() {
                 self.retry_ms = Some(ms);

@@ -529,3 +529,63 @@ async fn an_unreachable_agent_is_a_request_error() {
     assert!(matches!(error, ClientError::Request { .. }), "{error:?}");
     assert!(error.to_string().contains(&url), "{error}");
 }
+
+#[cfg(feature = "proto")]
+#[tokio::test]
+async fn protobuf_streams_are_decoded() {
+    use agui_client::Encoding;
+    use agui_core::codec::proto::write_frame;
+    use agui_core::event::{RunFinished, RunStarted, TextMessageChunk};
+    let mut wire = Vec::new();
+    for e in [
+        Event::from(RunStarted::new("t", "r1")),
+        TextMessageChunk::new()
+            .with_message_id("m")
+            .with_delta("Hi")
+            .into(),
+        RunFinished::new("t", "r1").into(),
+    ] {
+        write_frame(&mut wire, &e).unwrap();
+    }
+    let (good, truncated) = (wire.clone(), wire[..wire.len() - 3].to_vec());
+    let server = serve(move |n, _| {
+        let body = if n == 0 {
+            good.clone()
+        } else {
+            truncated.clone()
+        };
+        // Split inside a frame, to exercise the incremental decoder.
+        let (a, b) = body.split_at(body.len() / 2);
+        vec![
+            Step::Head(200, "application/vnd.ag-ui.event+proto"),
+            Step::Chunk(a.to_vec()),
+            Step::Chunk(b.to_vec()),
+            Step::End,
+        ]
+    })
+    .await;
+    let agent = HttpAgent::builder(&server.url)
+        .encoding(Encoding::Protobuf)
+        .build()
+        .unwrap();
+    let (types, error) = collect(&agent).await;
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(
+        types,
+        [
+            "RUN_STARTED",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "RUN_FINISHED"
+        ]
+    );
+    assert_eq!(
+        server.requests()[0].header("accept"),
+        Some("application/vnd.ag-ui.event+proto, text/event-stream;q=0.5")
+    );
+    let (types, error) = collect(&agent).await;
+    assert_eq!(types.len(), 3);
+    let text = error.unwrap().to_string();
+    assert!(text.contains("ended mid-frame"), "{text}");
+}
