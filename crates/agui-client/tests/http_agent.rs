@@ -329,7 +329,7 @@ async fn idle_and_total_time_limits() {
     })
     .await;
     let agent = HttpAgent::builder(&server.url)
-        .idle_timeout(Duration::from_millis(500))
+        .idle_timeout(Duration::from_secs(2))
         .total_timeout(Duration::from_millis(600))
         .build()
         .unwrap();
