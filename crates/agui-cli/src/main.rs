@@ -7,6 +7,7 @@
 mod input;
 
 use agui_core::Event;
+use agui_core::codec::proto;
 use agui_core::engine::compact::compact;
 use agui_core::engine::expand::Expander;
 use agui_core::engine::pipeline::Pipeline;
@@ -53,6 +54,14 @@ enum Command {
         /// Input file or `-`.
         file: String,
     },
+    /// Decode a wire stream (SSE or length-prefixed protobuf) into JSON Lines of events.
+    Decode {
+        /// Wire format.
+        #[arg(long, value_enum, default_value = "sse")]
+        format: WireFormat,
+        /// Input file or `-`.
+        file: String,
+    },
     /// Start an AG-UI server (see `agui serve --help`).
     Serve {
         /// Address to listen on.
@@ -65,6 +74,8 @@ enum Command {
 enum WireFormat {
     /// Server-Sent Events carrying JSON.
     Sse,
+    /// Length-prefixed protobuf envelopes (`application/vnd.ag-ui.event+proto`).
+    Proto,
 }
 
 fn main() -> ExitCode {
@@ -75,6 +86,7 @@ fn main() -> ExitCode {
         Command::Expand { file } => with_events(&file, expand),
         Command::Compact { file } => with_events(&file, compact_cmd),
         Command::Encode { format, file } => with_events(&file, |ev| encode(format, ev)),
+        Command::Decode { format, file } => read_source(&file).and_then(|b| decode(format, &b)),
         Command::Serve { listen } => {
             println!(
                 "agui serve: the AG-UI server is not built yet; it will listen on http://{listen}/agent"
@@ -230,11 +242,69 @@ fn encode(format: WireFormat, events: Vec<RawEvent>) -> Result<ExitCode, String>
                 };
                 agui_core::codec::sse::write_frame(&mut buf, &json);
             }
+            WireFormat::Proto => {
+                let event = Event::from_value(v).map_err(|e| format!("event {i}: {e}"))?;
+                match proto::write_frame(&mut buf, &event) {
+                    Ok(()) => {}
+                    Err(proto::ProtoError::NoProtobufForm { .. }) => {
+                        eprintln!(
+                            "agui: event {i} ({}) has no protobuf form and is skipped",
+                            event.type_str()
+                        );
+                    }
+                    Err(e) => return Err(format!("event {i}: {e}")),
+                }
+            }
         }
     }
     std::io::stdout()
         .lock()
         .write_all(&buf)
         .map_err(|e| e.to_string())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Decodes a wire stream and prints one JSON event per line; exits 1 at the first bad frame.
+fn decode(format: WireFormat, bytes: &[u8]) -> Result<ExitCode, String> {
+    let mut out = std::io::stdout().lock();
+    let mut emit = |e: &Event| -> Result<(), String> {
+        serde_json::to_writer(&mut out, e).map_err(|e| e.to_string())?;
+        out.write_all(b"\n").map_err(|e| e.to_string())
+    };
+    let fail = |i: usize, e: &dyn std::fmt::Display| {
+        eprintln!("agui: frame {i}: {e}");
+        Ok(ExitCode::from(1))
+    };
+    let mut i = 0;
+    match format {
+        WireFormat::Sse => {
+            let frames = match agui_core::codec::sse::SseDecoder::decode_all(bytes) {
+                Ok(f) => f,
+                Err(e) => return fail(0, &e),
+            };
+            for f in frames {
+                match Event::from_json_str(&f.data) {
+                    Ok(e) => emit(&e)?,
+                    Err(e) => return fail(i, &e),
+                }
+                i += 1;
+            }
+        }
+        WireFormat::Proto => {
+            let mut d = proto::ProtoFrameDecoder::new();
+            d.push(bytes);
+            loop {
+                match d.next_event() {
+                    Ok(Some(e)) => emit(&e)?,
+                    Ok(None) => break,
+                    Err(e) => return fail(i, &e),
+                }
+                i += 1;
+            }
+            if let Err(e) = d.finish() {
+                return fail(i, &e);
+            }
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -3,12 +3,12 @@
 //! Each case runs through the library exactly as `agui` runs it and every expectation the
 //! reference recorded is compared: the verdict (`ok`, `at`), the folded messages, state and
 //! pending interrupts (with `<minted:N>` placeholders where the reference mints ids), chunk
-//! expansion, compaction, and the SSE bytes frame by frame.
+//! expansion, compaction, the SSE bytes frame by frame, and the protobuf bytes.
 
 mod common;
 
 use agui_core::Event;
-use agui_core::codec::sse;
+use agui_core::codec::{proto, sse};
 use agui_core::engine::compact::compact;
 use agui_core::engine::expand::Expander;
 use agui_core::engine::pipeline::Pipeline;
@@ -148,12 +148,26 @@ fn run_case(case: &Value) -> Result<(), Failed> {
                         let w: Value = serde_json::from_str(&w.data).unwrap();
                         json_eq(&g, &w)
                     });
-                if !same || !buf.ends_with(b"\n\n") {
+                if !same || !(buf.is_empty() || buf.ends_with(b"\n\n")) {
                     errors.push(format!(
                         "sse: got {}\n   want {want:?}",
                         String::from_utf8_lossy(&buf)
                     ));
                 }
+            }
+        }
+    }
+
+    // Protobuf bodies, byte for byte (null where the reference has no protobuf form).
+    if let (Some(want), Ok(evs)) = (expect.get("proto").and_then(Value::as_array), &decoded) {
+        use base64::Engine as _;
+        for (i, (e, w)) in evs.iter().zip(want).enumerate() {
+            let got = proto::encode_event(e);
+            let want = w
+                .as_str()
+                .map(|b| base64::engine::general_purpose::STANDARD.decode(b).unwrap());
+            if got != want {
+                errors.push(format!("proto[{i}]: got {got:?}, want {want:?}"));
             }
         }
     }

@@ -20,8 +20,8 @@ use super::apply::{Applier, Changes};
 use super::compat::CompatBoundary;
 use super::expand::Expander;
 use super::verify::Verifier;
-use crate::Event;
 use crate::event::DecodeError;
+use crate::{Event, EventType};
 use serde_json::Value;
 
 /// Why the pipeline stopped: which input event (0-based index and type) broke which rule.
@@ -128,7 +128,11 @@ impl Pipeline {
         {
             return self.drop_non_object();
         }
-        self.push_decoded(decoded, bytes_type(bytes))
+        match decoded {
+            Ok(e) => self.push(e),
+            // The type is only needed to name a failing event: parse for it on errors only.
+            Err(e) => self.push_decoded(Err(e), bytes_type(bytes)),
+        }
     }
 
     /// The reference drops a non-object event (a string, a number, an array) like an event
@@ -190,18 +194,31 @@ impl Pipeline {
         let index = self.index;
         self.index += 1;
         self.emitted.clear();
-        let event_type = event.type_str().to_owned();
+        // Known types name themselves without allocating; the string is built on errors only.
+        let known_type = event.event_type();
         let fail = |kind: PipelineErrorKind| PipelineError {
             index,
-            event_type: event_type.clone(),
+            event_type: known_type
+                .map(EventType::as_str)
+                .unwrap_or_default()
+                .to_owned(),
             kind,
         };
-        let event = match self.compat.translate(event) {
-            Ok(e) => e,
-            Err(e) => {
-                let err = fail(e.into());
-                self.failed = Some(err.clone());
-                return Err(err);
+        let event = if known_type.is_some() {
+            event
+        } else {
+            let raw_type = event.type_str().to_owned();
+            match self.compat.translate(event) {
+                Ok(e) => e,
+                Err(e) => {
+                    let err = PipelineError {
+                        index,
+                        event_type: raw_type,
+                        kind: e.into(),
+                    };
+                    self.failed = Some(err.clone());
+                    return Err(err);
+                }
             }
         };
         if let Event::Unknown(u) = &event {

@@ -1,0 +1,63 @@
+//! The conformance corpus, compaction stage: every case with `expect.compact` must compact to
+//! exactly the reference's events; a case with `expect.compactError` must fail.
+
+mod common;
+
+use agui_core::Event;
+use agui_core::engine::compact::compact;
+
+#[test]
+fn compact_conformance() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for (name, case) in common::cases() {
+        let expect = &case["expect"];
+        let events: Vec<Event> = case["events"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|v| Event::from_value(v).ok())
+            .collect();
+        if let Some(want) = expect.get("compact") {
+            checked += 1;
+            match compact(&events) {
+                Ok(out) => {
+                    let got = serde_json::to_value(&out).unwrap();
+                    if !common::json_eq(&got, want) {
+                        failures.push(format!(
+                            "{name}: compact differs\n  got:  {got}\n  want: {want}"
+                        ));
+                    }
+                }
+                Err(e) => failures.push(format!("{name}: compact failed: {e}")),
+            }
+        } else if expect.get("compactError").is_some() {
+            checked += 1;
+            if compact(&events).is_ok() {
+                failures.push(format!("{name}: compact should fail"));
+            }
+        }
+    }
+    println!(
+        "compact conformance: {checked} checked, {} agree",
+        checked - failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn corpus_cases_with_compact_expectations_decode() {
+    // Compaction input is the decoded stream: every event of such a case must decode.
+    for (name, case) in common::cases() {
+        if case["expect"].get("compact").is_none() {
+            continue;
+        }
+        for v in case["events"].as_array().into_iter().flatten() {
+            assert!(
+                Event::from_value(v.clone()).is_ok() || !v.is_object(),
+                "{name}: {v} does not decode"
+            );
+        }
+    }
+}

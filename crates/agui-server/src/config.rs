@@ -1,0 +1,123 @@
+//! Limits and switches of the HTTP runtime.
+
+use std::time::Duration;
+
+/// Limits and switches of an [`AgentServer`](crate::AgentServer). Every limit has a default
+/// and a setter; the getters are the public fields.
+///
+/// ```
+/// use agui_server::ServerConfig;
+/// use std::time::Duration;
+/// let config = ServerConfig::default()
+///     .max_body_bytes(1 << 20)
+///     .keep_alive(Some(Duration::from_secs(5)));
+/// assert_eq!(config.max_body_bytes, 1 << 20);
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// Largest accepted request body. Default 10 MiB; larger bodies get `413` with a JSON
+    /// error (checked against `Content-Length` first, then while reading).
+    pub max_body_bytes: usize,
+    /// Interval of SSE keep-alive comments (`: keep-alive`) on an idle stream, or `None` for
+    /// none. Default 15 s. Protobuf has no comment frame, so protobuf streams get none.
+    pub keep_alive: Option<Duration>,
+    /// Encoded bytes that may wait between the agent and the socket. When this much is
+    /// buffered, emitters wait until the client has read some: a slow client slows the agent
+    /// and memory stays bounded. Default 16 KiB. (One event is always accepted, so a single
+    /// event larger than this still goes through.)
+    pub buffer_bytes: usize,
+    /// Largest single encoded event. Default 10 MiB minus 16 bytes, under the reference
+    /// client's 10 MiB frame limit for both SSE and protobuf. A larger event ends the run
+    /// with `RUN_ERROR` (code `event_too_large`).
+    pub max_event_bytes: usize,
+    /// Most events one run may emit, lifecycle events included, or `None` for no limit
+    /// (the default). Exceeding it ends the run with `RUN_ERROR` (code `too_many_events`).
+    pub max_events_per_run: Option<u64>,
+    /// Verify every outgoing event with the protocol engine (chunk expansion and the
+    /// verifier): a violation becomes `RUN_ERROR` (code `protocol_violation`) and a
+    /// `tracing` warning. Default on.
+    pub verify: bool,
+    /// Stamp `timestamp` (ms since the Unix epoch) on every event that has none. The
+    /// lifecycle events are always stamped. Default off.
+    pub event_timestamps: bool,
+    /// Check `RunAgentInput.resume` against the thread's open interrupts and answer `422`
+    /// when it does not answer all of them. Default on.
+    pub check_resume: bool,
+    /// How many threads' open interrupts are remembered (oldest forgotten first).
+    /// Default 10,000.
+    pub max_interrupt_threads: usize,
+    /// On graceful shutdown, how long running streams may continue before they are ended
+    /// with `RUN_ERROR` (code `shutdown`). Default 10 s.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            max_body_bytes: 10 * 1024 * 1024,
+            keep_alive: Some(Duration::from_secs(15)),
+            buffer_bytes: 16 * 1024,
+            max_event_bytes: 10 * 1024 * 1024 - 16,
+            max_events_per_run: None,
+            verify: true,
+            event_timestamps: false,
+            check_resume: true,
+            max_interrupt_threads: 10_000,
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Sets [`max_body_bytes`](Self::max_body_bytes).
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+    /// Sets [`keep_alive`](Self::keep_alive).
+    pub fn keep_alive(mut self, interval: Option<Duration>) -> Self {
+        self.keep_alive = interval.filter(|d| !d.is_zero());
+        self
+    }
+    /// Sets [`buffer_bytes`](Self::buffer_bytes) (at least 1).
+    pub fn buffer_bytes(mut self, bytes: usize) -> Self {
+        self.buffer_bytes = bytes.max(1);
+        self
+    }
+    /// Sets [`max_event_bytes`](Self::max_event_bytes).
+    pub fn max_event_bytes(mut self, bytes: usize) -> Self {
+        self.max_event_bytes = bytes;
+        self
+    }
+    /// Sets [`max_events_per_run`](Self::max_events_per_run).
+    pub fn max_events_per_run(mut self, max: Option<u64>) -> Self {
+        self.max_events_per_run = max;
+        self
+    }
+    /// Sets [`verify`](Self::verify).
+    pub fn verify(mut self, on: bool) -> Self {
+        self.verify = on;
+        self
+    }
+    /// Sets [`event_timestamps`](Self::event_timestamps).
+    pub fn event_timestamps(mut self, on: bool) -> Self {
+        self.event_timestamps = on;
+        self
+    }
+    /// Sets [`check_resume`](Self::check_resume).
+    pub fn check_resume(mut self, on: bool) -> Self {
+        self.check_resume = on;
+        self
+    }
+    /// Sets [`max_interrupt_threads`](Self::max_interrupt_threads).
+    pub fn max_interrupt_threads(mut self, threads: usize) -> Self {
+        self.max_interrupt_threads = threads;
+        self
+    }
+    /// Sets [`shutdown_grace`](Self::shutdown_grace).
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+}

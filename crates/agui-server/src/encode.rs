@@ -1,0 +1,56 @@
+//! Turning events into wire bytes, behind one small enum so each encoding plugs in.
+
+use crate::negotiate::Encoding;
+use agui_core::Event;
+use agui_core::codec::sse::{SseEncoder, write_comment};
+use bytes::{Bytes, BytesMut};
+
+/// Writes events in one encoding, reusing its buffers from event to event.
+#[derive(Debug)]
+pub(crate) enum FrameEncoder {
+    Sse(SseEncoder),
+    #[cfg(feature = "proto")]
+    Proto(Vec<u8>),
+}
+
+impl FrameEncoder {
+    pub(crate) fn new(encoding: Encoding) -> FrameEncoder {
+        match encoding {
+            #[cfg(feature = "proto")]
+            Encoding::Proto => FrameEncoder::Proto(Vec::new()),
+            // Without the `proto` feature negotiation never picks protobuf.
+            _ => FrameEncoder::Sse(SseEncoder::new()),
+        }
+    }
+
+    /// Appends the frame of `event` to `out`; returns the frame's length.
+    pub(crate) fn encode(&mut self, event: &Event, out: &mut BytesMut) -> Result<usize, String> {
+        match self {
+            FrameEncoder::Sse(sse) => {
+                let frame = sse.encode_json(event, None).map_err(|e| e.to_string())?;
+                out.extend_from_slice(frame);
+                Ok(frame.len())
+            }
+            #[cfg(feature = "proto")]
+            FrameEncoder::Proto(buf) => {
+                buf.clear();
+                agui_core::codec::proto::write_frame(buf, event).map_err(|e| e.to_string())?;
+                out.extend_from_slice(buf);
+                Ok(buf.len())
+            }
+        }
+    }
+
+    /// The keep-alive frame, when the encoding has one (SSE comments; protobuf has none).
+    pub(crate) fn keep_alive(&self) -> Option<Bytes> {
+        match self {
+            FrameEncoder::Sse(_) => {
+                let mut out = Vec::new();
+                write_comment(&mut out, "keep-alive");
+                Some(Bytes::from(out))
+            }
+            #[cfg(feature = "proto")]
+            FrameEncoder::Proto(_) => None,
+        }
+    }
+}

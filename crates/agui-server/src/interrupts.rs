@@ -1,0 +1,268 @@
+//! Open interrupts per thread, and the check of a run's `resume` against them.
+
+use crate::time::parse_iso8601_ms;
+use agui_core::{Interrupt, ResumeEntry, ResumeStatus};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Mutex, PoisonError};
+
+/// An open interrupt of the thread and the answer this run's `resume` gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resumed {
+    /// The interrupt, as the run that raised it sent it.
+    pub interrupt: Interrupt,
+    /// The answer.
+    pub entry: ResumeEntry,
+}
+
+/// Why a `resume` was refused (answered with `422`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ResumeError {
+    /// For people.
+    pub message: String,
+    /// Open interrupts the resume does not answer.
+    pub missing: Vec<String>,
+    /// Resume entries naming no open interrupt.
+    pub unknown: Vec<String>,
+    /// Expired interrupts answered with anything but `cancelled`.
+    pub expired: Vec<String>,
+}
+
+/// Remembers the open interrupts of the most recent `max_threads` threads.
+pub(crate) struct InterruptStore {
+    inner: Mutex<Store>,
+    max_threads: usize,
+}
+
+#[derive(Default)]
+struct Store {
+    open: HashMap<String, Vec<Interrupt>>,
+    order: VecDeque<String>,
+}
+
+impl InterruptStore {
+    pub(crate) fn new(max_threads: usize) -> Self {
+        InterruptStore {
+            inner: Mutex::new(Store::default()),
+            max_threads,
+        }
+    }
+
+    /// The open interrupts of a thread.
+    #[cfg(test)]
+    pub(crate) fn open(&self, thread_id: &str) -> Vec<Interrupt> {
+        let g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        g.open.get(thread_id).cloned().unwrap_or_default()
+    }
+
+    /// Records what the thread's latest `RUN_FINISHED` left open (empty: nothing).
+    pub(crate) fn set(&self, thread_id: &str, interrupts: Vec<Interrupt>) {
+        let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        if interrupts.is_empty() {
+            if g.open.remove(thread_id).is_some() {
+                g.order.retain(|t| t != thread_id);
+            }
+            return;
+        }
+        if g.open.insert(thread_id.to_owned(), interrupts).is_none() {
+            g.order.push_back(thread_id.to_owned());
+        }
+        while g.open.len() > self.max_threads {
+            let Some(oldest) = g.order.pop_front() else {
+                break;
+            };
+            g.open.remove(&oldest);
+        }
+    }
+
+    /// Checks `resume` against the thread's open interrupts (the reference client's gate,
+    /// done on the server): every open interrupt must be answered, no entry may name
+    /// another id, and an expired interrupt may only be cancelled. With nothing open the
+    /// resume passes unchecked (the agent sees it in the input).
+    pub(crate) fn check(
+        &self,
+        thread_id: &str,
+        resume: &[ResumeEntry],
+        now_ms: i64,
+    ) -> Result<Vec<Resumed>, ResumeError> {
+        let open = {
+            let g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+            match g.open.get(thread_id) {
+                Some(open) => open.clone(),
+                None => return Ok(Vec::new()),
+            }
+        };
+        let answered: HashMap<&str, &ResumeEntry> = resume
+            .iter()
+            .map(|e| (e.interrupt_id.as_str(), e))
+            .collect();
+        let open_ids: HashSet<&str> = open.iter().map(|i| i.id.as_str()).collect();
+        let missing: Vec<String> = open
+            .iter()
+            .filter(|i| !answered.contains_key(i.id.as_str()))
+            .map(|i| i.id.clone())
+            .collect();
+        let unknown: Vec<String> = resume
+            .iter()
+            .filter(|e| !open_ids.contains(e.interrupt_id.as_str()))
+            .map(|e| e.interrupt_id.clone())
+            .collect();
+        let expired: Vec<String> = open
+            .iter()
+            .filter(|i| {
+                let past = i
+                    .expires_at
+                    .as_deref()
+                    .and_then(parse_iso8601_ms)
+                    .is_some_and(|t| t <= now_ms);
+                past && answered
+                    .get(i.id.as_str())
+                    .is_some_and(|e| e.status != ResumeStatus::Cancelled)
+            })
+            .map(|i| i.id.clone())
+            .collect();
+        if missing.is_empty() && unknown.is_empty() && expired.is_empty() {
+            return Ok(open
+                .into_iter()
+                .map(|i| {
+                    let entry = (*answered[i.id.as_str()]).clone();
+                    Resumed {
+                        interrupt: i,
+                        entry,
+                    }
+                })
+                .collect());
+        }
+        let mut parts = Vec::new();
+        if !missing.is_empty() {
+            parts.push(format!(
+                "Thread {thread_id} has {} pending interrupt(s) not addressed by resume: {}",
+                missing.len(),
+                missing.join(", ")
+            ));
+        }
+        if !unknown.is_empty() {
+            parts.push(format!(
+                "resume names interrupt(s) that are not open on thread {thread_id}: {}",
+                unknown.join(", ")
+            ));
+        }
+        if !expired.is_empty() {
+            parts.push(format!(
+                "interrupt(s) expired and can only be cancelled: {}",
+                expired.join(", ")
+            ));
+        }
+        Err(ResumeError {
+            message: parts.join("; "),
+            missing,
+            unknown,
+            expired,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn store_with(ids: &[&str]) -> InterruptStore {
+        let s = InterruptStore::new(10);
+        s.set(
+            "t",
+            ids.iter()
+                .map(|id| Interrupt::new(*id, "confirmation"))
+                .collect(),
+        );
+        s
+    }
+
+    #[test]
+    fn every_open_interrupt_must_be_answered() {
+        let s = store_with(&["a", "b"]);
+        let err = s
+            .check("t", &[ResumeEntry::resolved("a", json!(true))], 0)
+            .unwrap_err();
+        assert_eq!(err.missing, ["b"]);
+        assert!(
+            err.message
+                .contains("1 pending interrupt(s) not addressed by resume: b")
+        );
+        let ok = s
+            .check(
+                "t",
+                &[
+                    ResumeEntry::cancelled("b"),
+                    ResumeEntry::resolved("a", json!(1)),
+                ],
+                0,
+            )
+            .unwrap();
+        assert_eq!(ok.len(), 2);
+        assert_eq!(ok[0].interrupt.id, "a");
+        assert_eq!(ok[0].entry.payload, Some(json!(1)));
+    }
+
+    #[test]
+    fn unknown_ids_are_refused_when_something_is_open() {
+        let s = store_with(&["a"]);
+        let err = s
+            .check(
+                "t",
+                &[
+                    ResumeEntry::resolved("a", json!(1)),
+                    ResumeEntry::cancelled("zzz"),
+                ],
+                0,
+            )
+            .unwrap_err();
+        assert_eq!(err.unknown, ["zzz"]);
+    }
+
+    #[test]
+    fn nothing_open_means_nothing_to_check() {
+        let s = InterruptStore::new(10);
+        assert!(
+            s.check("t", &[ResumeEntry::cancelled("x")], 0)
+                .unwrap()
+                .is_empty()
+        );
+        assert!(s.check("t", &[], 0).unwrap().is_empty());
+    }
+
+    #[test]
+    fn no_resume_at_all_is_refused() {
+        let s = store_with(&["a"]);
+        assert_eq!(s.check("t", &[], 0).unwrap_err().missing, ["a"]);
+    }
+
+    #[test]
+    fn expired_interrupts_may_only_be_cancelled() {
+        let s = InterruptStore::new(10);
+        let mut i = Interrupt::new("a", "confirmation");
+        i.expires_at = Some("1970-01-01T00:00:01Z".into());
+        s.set("t", vec![i]);
+        let err = s
+            .check("t", &[ResumeEntry::resolved("a", json!(1))], 5000)
+            .unwrap_err();
+        assert_eq!(err.expired, ["a"]);
+        assert!(s.check("t", &[ResumeEntry::cancelled("a")], 5000).is_ok());
+        assert!(
+            s.check("t", &[ResumeEntry::resolved("a", json!(1))], 10)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn bounded_oldest_thread_forgotten() {
+        let s = InterruptStore::new(2);
+        for t in ["t1", "t2", "t3"] {
+            s.set(t, vec![Interrupt::new("i", "r")]);
+        }
+        assert!(s.open("t1").is_empty());
+        assert_eq!(s.open("t3").len(), 1);
+        s.set("t3", vec![]);
+        assert!(s.open("t3").is_empty());
+    }
+}

@@ -1,0 +1,372 @@
+//! The bounded, verified buffer between an agent and its HTTP response.
+//!
+//! Emitters push events: each is stamped, verified with the protocol engine (expansion of
+//! `*_CHUNK` shorthands, then the verifier) and encoded straight into one byte buffer. The
+//! response body takes the whole buffer at each poll, so events written while the socket is
+//! busy leave as one chunk. When `buffer_bytes` are waiting, async emitters wait for the
+//! client to read: a slow client slows the agent and memory stays bounded.
+
+use crate::config::ServerConfig;
+use crate::encode::FrameEncoder;
+use crate::error::EmitError;
+use crate::event_ext::{is_chunk, now_ms, stamp_timestamp};
+use agui_core::engine::Violation;
+use agui_core::engine::expand::Expander;
+use agui_core::engine::verify::Verifier;
+use agui_core::event::RunError;
+use agui_core::{Event, Interrupt, TokenUsage};
+use bytes::{Bytes, BytesMut};
+use std::pin::pin;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Waker};
+use tokio::sync::Notify;
+
+/// Where a run's stream stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// Accepting events.
+    Open,
+    /// The terminal event is written.
+    Ended,
+    /// The client went away; nothing more is written.
+    Gone,
+}
+
+/// What the response body gets from one poll.
+pub(crate) enum Taken {
+    Bytes(Bytes),
+    End,
+    Pending,
+}
+
+pub(crate) struct Sink {
+    inner: Mutex<Inner>,
+    /// Woken when buffered bytes were taken or the run closed.
+    space: Notify,
+    /// Woken when the run closed.
+    closed: Notify,
+}
+
+struct Inner {
+    buf: BytesMut,
+    encoder: FrameEncoder,
+    expander: Expander,
+    verifier: Verifier,
+    expanded: Vec<Event>,
+    chunks_seen: bool,
+    status: Status,
+    waker: Option<Waker>,
+    waiting: usize,
+    events: u64,
+    high_water: usize,
+    max_event_bytes: usize,
+    max_events: Option<u64>,
+    verify: bool,
+    timestamps: bool,
+    /// Usage reported during the run, for RUN_FINISHED / RUN_ERROR.
+    pub(crate) usage: Vec<TokenUsage>,
+    /// Interrupts raised during the run, for RUN_FINISHED.
+    pub(crate) interrupts: Vec<Interrupt>,
+    /// Why the run ended, when the runtime ended it (for logs and tests).
+    pub(crate) end_reason: Option<String>,
+}
+
+impl Sink {
+    pub(crate) fn new(config: &ServerConfig, encoder: FrameEncoder) -> Sink {
+        Sink {
+            inner: Mutex::new(Inner {
+                buf: BytesMut::with_capacity(config.buffer_bytes.min(1024)),
+                encoder,
+                expander: Expander::new(),
+                verifier: Verifier::new(),
+                expanded: Vec::new(),
+                chunks_seen: false,
+                status: Status::Open,
+                waker: None,
+                waiting: 0,
+                events: 0,
+                high_water: config.buffer_bytes,
+                max_event_bytes: config.max_event_bytes,
+                max_events: config.max_events_per_run,
+                verify: config.verify,
+                timestamps: config.event_timestamps,
+                usage: Vec::new(),
+                interrupts: Vec::new(),
+                end_reason: None,
+            }),
+            space: Notify::new(),
+            closed: Notify::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` on the run's bookkeeping (usage, interrupts).
+    pub(crate) fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Vec<TokenUsage>, &mut Vec<Interrupt>) -> T,
+    ) -> T {
+        let mut g = self.lock();
+        let g = &mut *g;
+        f(&mut g.usage, &mut g.interrupts)
+    }
+
+    pub(crate) fn status(&self) -> Status {
+        self.lock().status
+    }
+
+    pub(crate) fn end_reason(&self) -> Option<String> {
+        self.lock().end_reason.clone()
+    }
+
+    pub(crate) fn events(&self) -> u64 {
+        self.lock().events
+    }
+
+    /// Pushes an agent event, waiting for room first when the buffer is full.
+    pub(crate) async fn send(&self, event: Event) -> Result<(), EmitError> {
+        {
+            let mut g = self.lock();
+            if g.status != Status::Open {
+                return Err(EmitError::Closed);
+            }
+            if g.buf.len() < g.high_water {
+                return self.push_locked(&mut g, event, true);
+            }
+        }
+        self.wait_space().await?;
+        let mut g = self.lock();
+        self.push_locked(&mut g, event, true)
+    }
+
+    /// Pushes an agent event now, whatever the buffer holds (one event of overshoot per
+    /// caller). Used where waiting is impossible: handles ending in `Drop`, and emitters
+    /// that must update other bookkeeping atomically with the push.
+    pub(crate) fn push_now(&self, event: Event) -> Result<(), EmitError> {
+        let mut g = self.lock();
+        self.push_locked(&mut g, event, true)
+    }
+
+    /// Waits until the buffer has room (or the run is closed).
+    pub(crate) async fn wait_space(&self) -> Result<(), EmitError> {
+        loop {
+            let mut notified = pin!(self.space.notified());
+            notified.as_mut().enable();
+            {
+                let mut g = self.lock();
+                if g.status != Status::Open {
+                    return Err(EmitError::Closed);
+                }
+                if g.buf.len() < g.high_water {
+                    return Ok(());
+                }
+                g.waiting += 1;
+            }
+            notified.await;
+            self.lock().waiting -= 1;
+        }
+    }
+
+    /// Resolves once the run is no longer open.
+    pub(crate) async fn closed(&self) {
+        loop {
+            let mut notified = pin!(self.closed.notified());
+            notified.as_mut().enable();
+            if self.lock().status != Status::Open {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Pushes a runtime event (RUN_STARTED / RUN_FINISHED) through the same checks.
+    /// `last` ends the stream after it.
+    pub(crate) fn push_runtime(&self, event: Event, last: bool) -> Result<(), EmitError> {
+        let mut g = self.lock();
+        let r = self.push_locked(&mut g, event, false);
+        if r.is_ok() && last {
+            g.status = Status::Ended;
+            drop(g);
+            self.wake_all();
+        }
+        r
+    }
+
+    /// Ends the run with RUN_ERROR (if it is still open). Returns whether it did.
+    pub(crate) fn fail(&self, error: RunError) -> bool {
+        let mut g = self.lock();
+        if g.status != Status::Open {
+            return false;
+        }
+        self.fail_locked(&mut g, error);
+        true
+    }
+
+    /// The client went away: stop accepting events.
+    pub(crate) fn disconnect(&self) -> bool {
+        let mut g = self.lock();
+        if g.status != Status::Open {
+            return false;
+        }
+        g.status = Status::Gone;
+        g.buf.clear();
+        drop(g);
+        self.wake_all();
+        true
+    }
+
+    /// For the response body: the buffered bytes, the end, or nothing yet.
+    pub(crate) fn take(&self, cx: &mut Context<'_>) -> Taken {
+        let mut g = self.lock();
+        if !g.buf.is_empty() {
+            let bytes = g.buf.split().freeze();
+            let waiting = g.waiting > 0;
+            drop(g);
+            if waiting {
+                self.space.notify_waiters();
+            }
+            return Taken::Bytes(bytes);
+        }
+        if g.status != Status::Open {
+            return Taken::End;
+        }
+        match &g.waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => g.waker = Some(cx.waker().clone()),
+        }
+        Taken::Pending
+    }
+
+    pub(crate) fn keep_alive_frame(&self) -> Option<Bytes> {
+        self.lock().encoder.keep_alive()
+    }
+
+    fn wake_all(&self) {
+        let waker = self.lock().waker.take();
+        if let Some(w) = waker {
+            w.wake();
+        }
+        self.space.notify_waiters();
+        self.closed.notify_waiters();
+    }
+
+    fn push_locked(
+        &self,
+        g: &mut Inner,
+        mut event: Event,
+        from_agent: bool,
+    ) -> Result<(), EmitError> {
+        if g.status != Status::Open {
+            return Err(EmitError::Closed);
+        }
+        if g.timestamps || !from_agent {
+            stamp_timestamp(&mut event, now_ms());
+        }
+        if let Some(max) = g.max_events
+            && g.events >= max
+        {
+            let err = EmitError::TooManyEvents(max);
+            self.fail_locked(
+                g,
+                RunError::new(err.to_string()).with_code("too_many_events"),
+            );
+            return Err(err);
+        }
+        if g.verify
+            && let Err(v) = g.check(&event)
+        {
+            tracing::warn!(
+                rule = v.rule,
+                event_type = event.type_str(),
+                "outgoing event breaks the protocol: {}",
+                v.message
+            );
+            self.fail_locked(
+                g,
+                RunError::new(format!(
+                    "the server refused to send an invalid {} event: {v}",
+                    event.type_str()
+                ))
+                .with_code("protocol_violation"),
+            );
+            return Err(EmitError::Violation(v));
+        }
+        let start = g.buf.len();
+        let Inner { encoder, buf, .. } = g;
+        let written = match encoder.encode(&event, buf) {
+            Ok(n) => n,
+            Err(e) => {
+                g.buf.truncate(start);
+                let err = EmitError::Encode(e);
+                self.fail_locked(g, RunError::new(err.to_string()).with_code("encode_error"));
+                return Err(err);
+            }
+        };
+        if written > g.max_event_bytes {
+            g.buf.truncate(start);
+            let err = EmitError::TooLarge {
+                size: written,
+                limit: g.max_event_bytes,
+            };
+            tracing::warn!(
+                event_type = event.type_str(),
+                size = written,
+                "outgoing event too large"
+            );
+            self.fail_locked(
+                g,
+                RunError::new(err.to_string()).with_code("event_too_large"),
+            );
+            return Err(err);
+        }
+        g.events += 1;
+        if let Some(w) = g.waker.take() {
+            w.wake();
+        }
+        Ok(())
+    }
+
+    fn fail_locked(&self, g: &mut Inner, mut error: RunError) {
+        if error.usage.is_none() && !g.usage.is_empty() {
+            error.usage = Some(agui_core::usage::aggregate_token_usage(&g.usage));
+        }
+        error.timestamp.get_or_insert_with(now_ms);
+        g.end_reason = Some(error.message.clone());
+        let event = Event::from(error);
+        let Inner { encoder, buf, .. } = g;
+        if encoder.encode(&event, buf).is_ok() {
+            g.events += 1;
+        }
+        g.status = Status::Ended;
+        if let Some(w) = g.waker.take() {
+            w.wake();
+        }
+        self.space.notify_waiters();
+        self.closed.notify_waiters();
+    }
+}
+
+impl Inner {
+    /// Expands (only once chunks appeared: until then expansion is the identity) and
+    /// verifies one event.
+    fn check(&mut self, event: &Event) -> Result<(), Violation> {
+        if matches!(event, Event::Unknown(_)) {
+            // The reference client drops unknown event types before expansion.
+            return Ok(());
+        }
+        if is_chunk(event) {
+            self.chunks_seen = true;
+        }
+        if !self.chunks_seen {
+            return self.verifier.push(event);
+        }
+        self.expanded.clear();
+        self.expander.push(event.clone(), &mut self.expanded)?;
+        for e in &self.expanded {
+            self.verifier.push(e)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,241 @@
+//! Interop with the official TypeScript client (`@ag-ui/client` 1.0.0, full pipeline):
+//! `shared/interop` is copied to `target/interop`, set up with `setup.sh --no-browser`, and
+//! `ts-client/client.mjs` runs against the `every_emitter` example.
+//!
+//! Needs node, npm and python3 (for `setup.sh`). Without them, or if the setup fails, the
+//! tests fail — unless `AGUI_SKIP_INTEROP=1`, which skips them with a printed notice.
+
+mod common;
+#[path = "../examples/every_emitter.rs"]
+mod every_emitter;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+fn shared_dir() -> PathBuf {
+    match std::env::var_os("AGUI_SHARED_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+    }
+}
+
+fn skip_allowed() -> bool {
+    std::env::var("AGUI_SKIP_INTEROP").is_ok_and(|v| v == "1")
+}
+
+/// Copies `from` into `to`, skipping install and run products.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if matches!(
+            name.to_str(),
+            Some("node_modules" | ".venv" | "out" | "dist")
+        ) {
+            continue;
+        }
+        let target = to.join(&name);
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// The set-up interop folder, or why there is none.
+fn interop_dir() -> Result<&'static Path, String> {
+    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        for tool in ["node", "npm", "python3"] {
+            let found = std::process::Command::new(tool)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success());
+            if !found {
+                return Err(format!("{tool} is not installed"));
+            }
+        }
+        let source = shared_dir().join("interop");
+        if !source.join("ts-client/client.mjs").exists() {
+            return Err(format!("no interop folder at {}", source.display()));
+        }
+        let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .parent()
+            .expect("target dir")
+            .join("interop");
+        copy_tree(&source, &target).map_err(|e| format!("copying interop: {e}"))?;
+        let out = std::process::Command::new("bash")
+            .arg("setup.sh")
+            .arg("--no-browser")
+            .current_dir(&target)
+            .output()
+            .map_err(|e| format!("running setup.sh: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "setup.sh failed:\n{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(target)
+    })
+    .as_ref()
+    .map(PathBuf::as_path)
+    .map_err(Clone::clone)
+}
+
+/// The interop folder, or `None` when skipping is allowed (with a notice); panics otherwise.
+fn require_interop() -> Option<&'static Path> {
+    match interop_dir() {
+        Ok(dir) => Some(dir),
+        Err(why) if skip_allowed() => {
+            eprintln!("SKIPPED interop test (AGUI_SKIP_INTEROP=1): {why}");
+            None
+        }
+        Err(why) => panic!("interop test cannot run: {why} (set AGUI_SKIP_INTEROP=1 to skip)"),
+    }
+}
+
+/// Runs `client.mjs` against a fresh every_emitter server; returns its report.
+async fn run_client(dir: &Path, args: &[&str]) -> Value {
+    let addr = common::spawn(&every_emitter::server()).await;
+    let url = format!("http://{addr}/agent");
+    let out = tokio::process::Command::new("node")
+        .arg("ts-client/client.mjs")
+        .arg(&url)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .await
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "client.mjs printed no report ({e}):\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn assert_clean(report: &Value) {
+    assert_eq!(report["ok"], true, "{report:#}");
+    assert_eq!(report["warnings"], serde_json::json!([]), "{report:#}");
+    if let Some(u) = report.get("unhandledRejections") {
+        assert_eq!(u, &serde_json::json!([]), "{report:#}");
+    }
+}
+
+fn message_texts(report: &Value) -> Vec<String> {
+    report["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter_map(|m| m["content"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ts_client_accepts_every_emitter_over_sse() {
+    let Some(dir) = require_interop() else { return };
+    let report = run_client(dir, &["--text", "hello from ts"]).await;
+    assert_clean(&report);
+    assert_eq!(report["terminal"], "RUN_FINISHED");
+    assert_eq!(report["contentType"], "text/event-stream");
+    assert_eq!(report["httpStatus"], 200);
+    assert_eq!(
+        report["state"],
+        every_emitter::expected_state(),
+        "{report:#}"
+    );
+    let texts = message_texts(&report);
+    for want in [
+        every_emitter::expected_echo("hello from ts").as_str(),
+        "Chunked text.",
+        "Let me look that up.",
+        "It is 21 degrees and clear in Berlin.",
+        "Researching.",
+        "Summary: all good.",
+        "Writing in parallel.",
+        "Checking at once.",
+        "An earlier answer.",
+    ] {
+        assert!(
+            texts.iter().any(|t| t == want),
+            "no message {want:?} in {texts:?}"
+        );
+    }
+    let roles: Vec<&str> = report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    for role in ["user", "assistant", "tool", "reasoning", "activity"] {
+        assert!(roles.contains(&role), "no {role} message: {roles:?}");
+    }
+    let activity = report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "activity")
+        .unwrap();
+    assert_eq!(activity["content"]["steps"][1]["status"], "done");
+    assert_eq!(report["result"], serde_json::json!({"families": "all"}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ts_client_interrupts_and_resumes() {
+    let Some(dir) = require_interop() else { return };
+    let report = run_client(dir, &["--scenario", "interrupt", "--auto-resume"]).await;
+    assert_clean(&report);
+    let first = &report["firstRun"];
+    assert_eq!(first["outcome"], "interrupt", "{report:#}");
+    assert_eq!(first["interrupts"][0]["reason"], "confirmation");
+    assert!(first["interrupts"][0]["subagentRunId"].is_string());
+    assert_eq!(report["terminal"], "RUN_FINISHED");
+    assert_eq!(report["outcome"], "success");
+    assert_eq!(report["result"], serde_json::json!({"approved": true}));
+    assert_eq!(report["pendingInterrupts"], serde_json::json!([]));
+    assert!(
+        message_texts(&report)
+            .iter()
+            .any(|t| t == "Approved: sending.")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ts_client_asking_for_protobuf() {
+    let Some(dir) = require_interop() else { return };
+    let report = run_client(dir, &["--proto"]).await;
+    assert_clean(&report);
+    let want = if agui_server::Encoding::Proto.is_available() {
+        agui_server::PROTO_MEDIA_TYPE
+    } else {
+        agui_server::SSE_MEDIA_TYPE
+    };
+    assert_eq!(report["contentType"], want);
+    assert_eq!(report["state"], every_emitter::expected_state());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ts_client_500_runs_at_concurrency_32() {
+    let Some(dir) = require_interop() else { return };
+    let report = run_client(
+        dir,
+        &["--runs", "500", "--concurrency", "32", "--timeout", "60000"],
+    )
+    .await;
+    assert_eq!(report["ok"], true, "{report:#}");
+    assert_eq!(report["okCount"], 500, "{report:#}");
+    assert_eq!(report["failed"], 0);
+    assert_eq!(report["terminals"]["RUN_FINISHED"], 500);
+    assert_eq!(report["warnings"], serde_json::json!([]));
+    eprintln!(
+        "interop load: {} runs/s, p50 {} ms, p99 {} ms",
+        report["runsPerSec"], report["p50Ms"], report["p99Ms"]
+    );
+}

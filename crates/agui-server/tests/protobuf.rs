@@ -1,0 +1,92 @@
+//! Protobuf responses (feature `proto`): negotiated only when explicitly preferred, and
+//! carrying the same events as SSE.
+#![cfg(feature = "proto")]
+
+mod common;
+#[path = "../examples/every_emitter.rs"]
+#[allow(dead_code)]
+mod every_emitter;
+
+use agui_core::Event;
+use agui_core::codec::proto::ProtoFrameDecoder;
+use agui_core::engine::pipeline::Pipeline;
+use common::*;
+use serde_json::Value;
+
+const PROTO_FIRST: &str = "application/vnd.ag-ui.event+proto, text/event-stream;q=0.5";
+
+async fn proto_events(
+    addr: std::net::SocketAddr,
+    accept: &str,
+    body: &Value,
+) -> (Option<String>, Vec<Event>) {
+    let res = request(
+        addr,
+        "POST",
+        "/agent",
+        &[("Accept", accept)],
+        body.to_string().as_bytes(),
+    )
+    .await;
+    let ct = res.header("content-type").map(str::to_owned);
+    let bytes = res.body().await;
+    let mut d = ProtoFrameDecoder::new();
+    d.push(&bytes);
+    let mut out = Vec::new();
+    while let Some(e) = d.next_event().unwrap() {
+        out.push(e);
+    }
+    d.finish().unwrap();
+    (ct, out)
+}
+
+#[tokio::test]
+async fn protobuf_carries_the_same_events_as_sse() {
+    let addr = spawn(&every_emitter::server()).await;
+    let body = input("t-proto", "hello");
+    let (ct, events) = proto_events(addr, PROTO_FIRST, &body).await;
+    assert_eq!(ct.as_deref(), Some("application/vnd.ag-ui.event+proto"));
+    let sse = post_json(addr, "/agent", &body).await.events().await;
+    let proto_types: Vec<&str> = events.iter().map(Event::type_str).collect();
+    assert_eq!(proto_types, types(&sse));
+    let mut p = Pipeline::new();
+    for e in events {
+        p.push(e).unwrap();
+    }
+    p.finish().unwrap();
+}
+
+#[tokio::test]
+async fn wildcards_and_lower_preference_get_sse() {
+    let addr = spawn(&every_emitter::server()).await;
+    for accept in [
+        "*/*",
+        "application/*",
+        "text/event-stream, application/vnd.ag-ui.event+proto;q=0.5",
+    ] {
+        let res = request(
+            addr,
+            "POST",
+            "/agent",
+            &[("Accept", accept)],
+            input("t", "x").to_string().as_bytes(),
+        )
+        .await;
+        assert_eq!(
+            res.header("content-type"),
+            Some("text/event-stream"),
+            "{accept}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn protobuf_runs_end_with_run_error_too() {
+    let server = agui_server::AgentServer::new(agui_server::agent_fn(|_i, _ctx| async move {
+        Err(agui_server::AgentError::new("nope").with_code("x"))
+    }))
+    .path("/agent");
+    let addr = spawn(&server).await;
+    let (_, events) = proto_events(addr, PROTO_FIRST, &input("t", "x")).await;
+    assert!(matches!(events.last(), Some(Event::RunError(e)) if e.code.as_deref() == Some("x")));
+}
