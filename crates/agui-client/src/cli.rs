@@ -191,7 +191,8 @@ pub struct RunReport {
     pub state: Value,
     /// The interrupts the thread waits on afterwards.
     pub pending_interrupts: Vec<Interrupt>,
-    /// Material the decoder dropped (unknown events and fields).
+    /// Material the decoder dropped (unknown events and fields) and events or parts the
+    /// reducer ignored (a failing state patch, content for an unknown message).
     pub warnings: Vec<String>,
     /// Kept for the shape of the TypeScript report; always empty.
     pub console_errors: Vec<String>,
@@ -420,6 +421,8 @@ async fn run_once(
         }
     }
     let info = run.response_info();
+    let mut warnings = info.warnings;
+    warnings.extend(run.apply_warnings().iter().cloned());
     drop(run);
     let status = session.status().cloned().unwrap_or(RunStatus::Incomplete);
     let terminal = events
@@ -432,7 +435,7 @@ async fn run_once(
         ok: error.is_none(),
         error,
         http_status: info.status,
-        content_type: info.content_type,
+        content_type: info.content_type.clone(),
         terminal,
         status: status.name().to_owned(),
         outcome,
@@ -443,7 +446,7 @@ async fn run_once(
         events,
         duration_ms: ms(t0),
     };
-    (part, info.warnings)
+    (part, warnings)
 }
 
 /// Renders a run for a terminal as it streams: assistant text as it arrives, reasoning,

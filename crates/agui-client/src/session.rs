@@ -372,9 +372,6 @@ impl Session {
     }
 
     /// The messages, in conversation order.
-    // `into_iter`: the engine's message view is a slice or an indexed view, depending on the
-    // agui-core version; both iterate by reference this way.
-    #[allow(clippy::into_iter_on_ref)]
     pub fn messages(&self) -> impl DoubleEndedIterator<Item = &Message> + '_ {
         self.applier.messages().into_iter()
     }
@@ -384,9 +381,9 @@ impl Session {
         self.applier.messages().len()
     }
 
-    /// The first message with this id.
+    /// The first message with this id (an indexed look-up).
     pub fn message(&self, id: &str) -> Option<&Message> {
-        self.messages().find(|m| m.id() == id)
+        self.applier.message(id)
     }
 
     /// The state.
@@ -557,7 +554,12 @@ pub struct SessionRun<'a> {
     terminal: Option<RunStatus>,
     error: Option<Arc<ClientError>>,
     ended: bool,
+    /// What the reducer ignored (a failed patch, content for an unknown message...).
+    warnings: Vec<String>,
 }
+
+/// At most this many reducer warnings are kept per run.
+const MAX_APPLY_WARNINGS: usize = 200;
 
 impl std::fmt::Debug for SessionRun<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -579,7 +581,14 @@ impl<'a> SessionRun<'a> {
             terminal: None,
             error: None,
             ended: false,
+            warnings: Vec::new(),
         }
+    }
+
+    /// What the reducer ignored so far, with the rule (`AP12: Failed to apply state patch:
+    /// ...`): the reference client prints these as console warnings.
+    pub fn apply_warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The session as it is now.
@@ -619,6 +628,14 @@ impl<'a> SessionRun<'a> {
 
     fn apply(&mut self, event: Event) {
         let changes = self.session.applier.push(&event);
+        if !self.session.applier.warnings().is_empty() {
+            for w in self.session.applier.take_warnings() {
+                tracing::warn!("{w}");
+                if self.warnings.len() < MAX_APPLY_WARNINGS {
+                    self.warnings.push(w.to_string());
+                }
+            }
+        }
         let mut derived = Vec::new();
         match &event {
             Event::RunStarted(e) => {

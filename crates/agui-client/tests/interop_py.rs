@@ -285,21 +285,10 @@ const COMPARED: &[&str] = &[
     "resumedWith",
 ];
 
-/// Whether agui-core's applier folds events into messages and state (it is a stub on
-/// branches cut before the engine landed: then only what does not depend on it is compared).
-fn engine_applies() -> bool {
-    use agui_core::engine::apply::Applier;
-    let mut a = Applier::new();
-    let _ = a.push(&agui_core::event::TextMessageStart::new("m").into());
-    a.messages().len() == 1
-}
-
 fn differences(ours: &Value, theirs: &Value) -> Vec<String> {
     let (ours, theirs) = (without_uuids(ours), without_uuids(theirs));
-    let engine = engine_applies();
     COMPARED
         .iter()
-        .filter(|k| engine || !matches!(**k, "messages" | "state"))
         .filter(|k| ours.get(**k) != theirs.get(**k))
         .map(|k| {
             format!(
@@ -476,7 +465,7 @@ async fn compare(
             ));
         }
         // What was received is kept, as the reference keeps it.
-        if engine_applies() && ours["messages"] != theirs["messages"] {
+        if ours["messages"] != theirs["messages"] {
             problems.push("messages differ from the TypeScript client's".into());
         }
         note = "accepted, reported incomplete".into();
@@ -610,9 +599,6 @@ async fn interop_with_the_official_peers() {
     drop(server);
 
     eprintln!("interop with the official peers:");
-    if !engine_applies() {
-        eprintln!("  (agui-core's applier is a stub here: messages and state not compared)");
-    }
     for line in &tally.lines {
         eprintln!("{line}");
     }

@@ -277,16 +277,3 @@ pub fn chat(run: &str, text: &str) -> Vec<Step> {
         Step::End,
     ]
 }
-
-/// Whether agui-core's applier folds events into messages (it is a stub on branches cut
-/// before the engine landed); assertions on messages and state are skipped when it does not.
-pub fn engine_applies() -> bool {
-    use agui_core::engine::apply::Applier;
-    let mut a = Applier::new();
-    let _ = a.push(&agui_core::event::TextMessageStart::new("m").into());
-    let applies = a.messages().len() == 1;
-    if !applies {
-        eprintln!("agui-core's applier is a stub here: message and state assertions skipped");
-    }
-    applies
-}
