@@ -1,0 +1,466 @@
+//! [`HttpAgent`]: one AG-UI agent behind an HTTP endpoint, and its configuration.
+
+use crate::decode::Encoding;
+use crate::error::ClientError;
+use crate::middleware::{Middleware, Next};
+use crate::run::{RunShared, RunStream};
+use agui_core::RunAgentInput;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Time limits of a run. `None` means no limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Establishing the connection (TCP and TLS). Default 30 s.
+    pub connect: Option<Duration>,
+    /// From sending the request to the response headers. Default 60 s.
+    pub response: Option<Duration>,
+    /// Between two reads of the body. SSE keep-alive comments count, so an agent that
+    /// thinks for a long time should send them. Default 5 min.
+    pub idle: Option<Duration>,
+    /// The whole run, reconnections included. Default none.
+    pub total: Option<Duration>,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Some(Duration::from_secs(30)),
+            response: Some(Duration::from_secs(60)),
+            idle: Some(Duration::from_secs(300)),
+            total: None,
+        }
+    }
+}
+
+/// Size and count limits of a run: a peer cannot make the client buffer without bound.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest SSE frame or protobuf message, in bytes. Default 16 MiB.
+    pub max_frame_size: usize,
+    /// Events per run (as received, before chunk expansion). Default 10 million.
+    pub max_events: usize,
+    /// Body bytes per run, over every connection. Default 4 GiB.
+    pub max_body_bytes: u64,
+    /// How much of an error response's body is read for [`ClientError::Http`]. Default
+    /// 64 KiB.
+    pub max_error_body: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_frame_size: agui_core::codec::sse::DEFAULT_MAX_FRAME_SIZE,
+            max_events: 10_000_000,
+            max_body_bytes: 4 << 30,
+            max_error_body: 64 * 1024,
+        }
+    }
+}
+
+/// When and how a broken SSE stream is resumed.
+///
+/// Only streams whose frames carry SSE `id:` fields can be resumed: the request is sent
+/// again, with the same body and a `Last-Event-ID` header naming the last id received, after
+/// the delay the server asked for with `retry:` (at most [`max_delay`](Self::max_delay)) or
+/// else [`delay`](Self::delay). Frames whose id was already received are skipped, so
+/// replayed events are not delivered twice. A stream is resumed when the connection breaks,
+/// and when the body ends cleanly while a run is still open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReconnectPolicy {
+    /// Reconnections per run; 0 disables reconnecting. Default 3.
+    pub max_attempts: u32,
+    /// The delay when the server gave no `retry:`. Default 500 ms.
+    pub delay: Duration,
+    /// The longest delay honoured from `retry:`. Default 10 s.
+    pub max_delay: Duration,
+}
+
+impl Default for ReconnectPolicy {
+    fn default() -> Self {
+        ReconnectPolicy {
+            max_attempts: 3,
+            delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(10),
+        }
+    }
+}
+
+impl ReconnectPolicy {
+    /// No reconnection.
+    pub fn disabled() -> Self {
+        ReconnectPolicy {
+            max_attempts: 0,
+            ..ReconnectPolicy::default()
+        }
+    }
+}
+
+/// What every run of an agent shares.
+pub(crate) struct AgentConfig {
+    pub(crate) url: reqwest::Url,
+    pub(crate) headers: HeaderMap,
+    pub(crate) encoding: Encoding,
+    pub(crate) timeouts: Timeouts,
+    pub(crate) limits: Limits,
+    pub(crate) reconnect: ReconnectPolicy,
+    pub(crate) client: reqwest::Client,
+    pub(crate) middleware: Vec<Arc<dyn Middleware>>,
+}
+
+/// An AG-UI agent behind an HTTP endpoint: one run is one `POST` of the run input, answered
+/// with an event stream (SSE or protobuf).
+///
+/// [`run`](Self::run) returns a [`RunStream`] of events that are decoded, passed through the
+/// agent's middleware, expanded (chunks become START/CONTENT/END) and verified against the
+/// protocol rules, exactly as the official TypeScript client hands them to its reducer. To
+/// fold them into messages and state, use a [`Session`](crate::Session).
+///
+/// Cloning is cheap: clones share the connection pool and the configuration.
+///
+/// ```no_run
+/// use agui_client::HttpAgent;
+/// use agui_core::{Message, RunAgentInput};
+/// use futures_util::StreamExt;
+/// # async fn demo() -> Result<(), agui_client::ClientError> {
+/// let agent = HttpAgent::builder("http://127.0.0.1:8000/agent")
+///     .bearer_token("secret")
+///     .build()?;
+/// let input = RunAgentInput::new("thread-1", "run-1").with_message(Message::user("u1", "Hi"));
+/// let mut events = agent.run(input);
+/// while let Some(event) = events.next().await {
+///     println!("{}", event?.type_str());
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct HttpAgent {
+    pub(crate) config: Arc<AgentConfig>,
+}
+
+impl std::fmt::Debug for HttpAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpAgent")
+            .field("url", &self.config.url.as_str())
+            .field("encoding", &self.config.encoding)
+            .field("middleware", &self.config.middleware.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpAgent {
+    /// An agent at `url` with the default configuration.
+    pub fn new(url: &str) -> Result<HttpAgent, ClientError> {
+        HttpAgent::builder(url).build()
+    }
+
+    /// A builder for an agent at `url`.
+    pub fn builder(url: &str) -> HttpAgentBuilder {
+        HttpAgentBuilder {
+            url: url.to_owned(),
+            headers: HeaderMap::new(),
+            header_error: None,
+            encoding: Encoding::Sse,
+            timeouts: Timeouts::default(),
+            limits: Limits::default(),
+            reconnect: ReconnectPolicy::default(),
+            middleware: Vec::new(),
+            client: None,
+        }
+    }
+
+    /// The agent's URL.
+    pub fn url(&self) -> &str {
+        self.config.url.as_str()
+    }
+
+    /// The encoding the agent asks for.
+    pub fn encoding(&self) -> Encoding {
+        self.config.encoding
+    }
+
+    /// A copy of this agent with one more middleware (innermost of those already there).
+    pub fn with_middleware(&self, middleware: impl Middleware) -> HttpAgent {
+        let mut config = AgentConfig {
+            url: self.config.url.clone(),
+            headers: self.config.headers.clone(),
+            encoding: self.config.encoding,
+            timeouts: self.config.timeouts.clone(),
+            limits: self.config.limits.clone(),
+            reconnect: self.config.reconnect.clone(),
+            client: self.config.client.clone(),
+            middleware: self.config.middleware.clone(),
+        };
+        config.middleware.push(Arc::new(middleware));
+        HttpAgent {
+            config: Arc::new(config),
+        }
+    }
+
+    /// Starts a run. Nothing is sent until the stream is first polled.
+    ///
+    /// The input is sent as given, except that activity messages are left out (they never
+    /// go to an agent). The stream ends after the body ends, or with the first error; it is
+    /// aborted by dropping it or with [`RunStream::abort`].
+    pub fn run(&self, input: RunAgentInput) -> RunStream {
+        let shared = Arc::new(RunShared::default());
+        let next = Next::new(self.config.clone(), shared.clone());
+        let events = next.run(input);
+        RunStream::new(events, shared)
+    }
+}
+
+/// Configures an [`HttpAgent`].
+///
+/// ```
+/// use agui_client::{Encoding, HttpAgent};
+/// use std::time::Duration;
+/// let agent = HttpAgent::builder("http://127.0.0.1:8000/agent")
+///     .header("x-tenant", "acme")
+///     .total_timeout(Duration::from_secs(120))
+///     .max_events(100_000)
+///     .encoding(Encoding::Sse)
+///     .build()
+///     .unwrap();
+/// assert_eq!(agent.url(), "http://127.0.0.1:8000/agent");
+/// ```
+pub struct HttpAgentBuilder {
+    url: String,
+    headers: HeaderMap,
+    header_error: Option<String>,
+    encoding: Encoding,
+    timeouts: Timeouts,
+    limits: Limits,
+    reconnect: ReconnectPolicy,
+    middleware: Vec<Arc<dyn Middleware>>,
+    client: Option<reqwest::Client>,
+}
+
+impl std::fmt::Debug for HttpAgentBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpAgentBuilder")
+            .field("url", &self.url)
+            .field("encoding", &self.encoding)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpAgentBuilder {
+    /// Adds a request header (sent on every run). `Content-Type` and `Accept` are always set
+    /// by the client and override headers of the same name.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        match (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            (Ok(n), Ok(mut v)) => {
+                if n == reqwest::header::AUTHORIZATION {
+                    v.set_sensitive(true);
+                }
+                self.headers.append(n, v);
+            }
+            _ => {
+                self.header_error
+                    .get_or_insert_with(|| format!("invalid header {name:?}"));
+            }
+        }
+        self
+    }
+
+    /// Adds `Authorization: Bearer <token>`.
+    pub fn bearer_token(self, token: &str) -> Self {
+        self.header("authorization", &format!("Bearer {token}"))
+    }
+
+    /// The encoding to ask for (default SSE). The response's `Content-Type` decides how it
+    /// is decoded.
+    pub fn encoding(mut self, encoding: Encoding) -> Self {
+        self.encoding = encoding;
+        self
+    }
+
+    /// All time limits at once.
+    pub fn timeouts(mut self, timeouts: Timeouts) -> Self {
+        self.timeouts = timeouts;
+        self
+    }
+
+    /// The connection time limit.
+    pub fn connect_timeout(mut self, limit: Duration) -> Self {
+        self.timeouts.connect = Some(limit);
+        self
+    }
+
+    /// The time limit to the response headers.
+    pub fn response_timeout(mut self, limit: Duration) -> Self {
+        self.timeouts.response = Some(limit);
+        self
+    }
+
+    /// The time limit between two reads of the body.
+    pub fn idle_timeout(mut self, limit: Duration) -> Self {
+        self.timeouts.idle = Some(limit);
+        self
+    }
+
+    /// The time limit of a whole run.
+    pub fn total_timeout(mut self, limit: Duration) -> Self {
+        self.timeouts.total = Some(limit);
+        self
+    }
+
+    /// All limits at once.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The largest frame, in bytes.
+    pub fn max_frame_size(mut self, bytes: usize) -> Self {
+        self.limits.max_frame_size = bytes;
+        self
+    }
+
+    /// The most events per run.
+    pub fn max_events(mut self, events: usize) -> Self {
+        self.limits.max_events = events;
+        self
+    }
+
+    /// The most body bytes per run.
+    pub fn max_body_bytes(mut self, bytes: u64) -> Self {
+        self.limits.max_body_bytes = bytes;
+        self
+    }
+
+    /// How streams with SSE ids are resumed (default: 3 attempts).
+    pub fn reconnect(mut self, policy: ReconnectPolicy) -> Self {
+        self.reconnect = policy;
+        self
+    }
+
+    /// Appends a middleware; the first one added is the outermost (sees the input first and
+    /// the events last).
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
+    /// Uses this reqwest client (its own TLS, proxy and pool settings) instead of building
+    /// one; the connect timeout is then the client's.
+    pub fn client(mut self, client: reqwest::Client) -> Self {
+        self.client = Some(client);
+        self
+    }
+
+    /// Builds the agent.
+    pub fn build(self) -> Result<HttpAgent, ClientError> {
+        if let Some(e) = self.header_error {
+            return Err(ClientError::Config(e));
+        }
+        let url = reqwest::Url::parse(&self.url)
+            .map_err(|e| ClientError::Config(format!("invalid URL {:?}: {e}", self.url)))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ClientError::Config(format!(
+                "URL {:?} is not http or https",
+                self.url
+            )));
+        }
+        if !self.encoding.is_supported() {
+            return Err(ClientError::Config(
+                "protobuf needs the agui-client feature \"proto\"".into(),
+            ));
+        }
+        if self.limits.max_frame_size == 0 || self.limits.max_events == 0 {
+            return Err(ClientError::Config("limits must be positive".into()));
+        }
+        let client = match self.client {
+            Some(c) => c,
+            None => {
+                install_tls();
+                let mut b = reqwest::Client::builder();
+                if let Some(t) = self.timeouts.connect {
+                    b = b.connect_timeout(t);
+                }
+                b.build().map_err(|e| {
+                    ClientError::Config(format!("HTTP client: {}", crate::error::with_causes(&e)))
+                })?
+            }
+        };
+        Ok(HttpAgent {
+            config: Arc::new(AgentConfig {
+                url,
+                headers: self.headers,
+                encoding: self.encoding,
+                timeouts: self.timeouts,
+                limits: self.limits,
+                reconnect: self.reconnect,
+                client,
+                middleware: self.middleware,
+            }),
+        })
+    }
+}
+
+/// Makes rustls usable: installs the ring crypto provider as the process default unless
+/// the application installed one already.
+fn install_tls() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Losing a race against another installer is fine: either provider works.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builder_rejects_bad_input() {
+        assert!(matches!(
+            HttpAgent::builder("not a url").build(),
+            Err(ClientError::Config(_))
+        ));
+        assert!(matches!(
+            HttpAgent::builder("ftp://127.0.0.1/x").build(),
+            Err(ClientError::Config(_))
+        ));
+        assert!(matches!(
+            HttpAgent::builder("http://127.0.0.1/x")
+                .header("bad header", "v")
+                .build(),
+            Err(ClientError::Config(_))
+        ));
+    }
+
+    #[test]
+    fn builder_keeps_settings() {
+        let a = HttpAgent::builder("https://127.0.0.1:9/agent")
+            .bearer_token("t")
+            .max_events(5)
+            .build()
+            .unwrap();
+        assert_eq!(a.config.limits.max_events, 5);
+        assert!(
+            a.config
+                .headers
+                .get("authorization")
+                .unwrap()
+                .is_sensitive()
+        );
+        assert_eq!(a.encoding(), Encoding::Sse);
+        assert!(format!("{a:?}").contains("127.0.0.1"));
+    }
+
+    #[cfg(not(feature = "proto"))]
+    #[test]
+    fn protobuf_needs_the_feature() {
+        assert!(matches!(
+            HttpAgent::builder("http://127.0.0.1/x")
+                .encoding(Encoding::Protobuf)
+                .build(),
+            Err(ClientError::Config(_))
+        ));
+    }
+}

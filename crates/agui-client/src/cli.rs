@@ -1,0 +1,691 @@
+//! What the `agui run URL [--text T] [--input FILE] [--proto] [--json]` command needs:
+//!
+//! - [`run_report`]: runs an agent and returns a [`RunReport`], which serializes to the JSON
+//!   object the interop TypeScript client (`ts-client/client.mjs`) prints: `ok`, `error`,
+//!   `httpStatus`, `contentType`, `terminal`, `outcome`, `interrupts`, `pendingToolCallIds`,
+//!   `runError`, `result`, `events` (types in order), `durationMs`, `mode`, `transport`,
+//!   `threadId`, `messages`, `state`, `pendingInterrupts`, `warnings`, `totalMs`, plus
+//!   `status` (how the run ended, see [`RunStatus::name`]).
+//! - [`render_run`]: the same run rendered live for a terminal (streamed text, tool calls
+//!   with their arguments as they stream, state changes, the ending), returning the report
+//!   too so the command can choose its exit code ([`RunReport::exit_code`]).
+//!
+//! ```no_run
+//! use agui_client::cli::{run_report, RunOptions};
+//! # async fn demo() {
+//! let options = RunOptions { text: Some("hi".into()), ..RunOptions::default() };
+//! let report = run_report("http://127.0.0.1:8000/agent", &options).await;
+//! println!("{}", report.to_json_pretty());
+//! std::process::exit(report.exit_code());
+//! # }
+//! ```
+
+use crate::session::{RunParams, RunStatus, Session, Update};
+use crate::{Encoding, HttpAgent};
+use agui_core::{Context, Event, Interrupt, Message, ResumeEntry, Tool};
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// The parts of a run input that `--input FILE` may give (as in `client.mjs`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct RunSpec {
+    /// Thread id.
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    /// Run id.
+    #[serde(default)]
+    pub run_id: Option<String>,
+    /// The conversation (default: one user message with the `--text`).
+    #[serde(default)]
+    pub messages: Option<Vec<Message>>,
+    /// The starting state (default `{}`).
+    #[serde(default)]
+    pub state: Option<Value>,
+    /// Front-end tools.
+    #[serde(default)]
+    pub tools: Option<Vec<Tool>>,
+    /// Context.
+    #[serde(default)]
+    pub context: Option<Vec<Context>>,
+    /// Forwarded props (an object).
+    #[serde(default)]
+    pub forwarded_props: Option<Value>,
+    /// Resume entries.
+    #[serde(default)]
+    pub resume: Option<Vec<ResumeEntry>>,
+}
+
+impl RunSpec {
+    /// Reads a spec from JSON text.
+    pub fn from_json(text: &str) -> Result<RunSpec, String> {
+        serde_json::from_str(text).map_err(|e| format!("invalid run input: {e}"))
+    }
+
+    /// Reads a spec from a JSON file.
+    pub fn from_file(path: &std::path::Path) -> Result<RunSpec, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        RunSpec::from_json(&text)
+    }
+}
+
+/// Options of one `agui run`.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The user message when the input gives no messages (default `"hello"`).
+    pub text: Option<String>,
+    /// Parts of the run input (`--input FILE`).
+    pub input: Option<RunSpec>,
+    /// Ask for protobuf.
+    pub proto: bool,
+    /// Sets `forwardedProps.scenario` (for the interop test server).
+    pub scenario: Option<String>,
+    /// Thread id (overrides the input's).
+    pub thread_id: Option<String>,
+    /// Run id (overrides the input's).
+    pub run_id: Option<String>,
+    /// Extra request headers.
+    pub headers: Vec<(String, String)>,
+    /// Limit of each run (default 30 s).
+    pub timeout: Duration,
+    /// When the run ends in an interrupt, resume it once, resolving every interrupt with
+    /// `{"approved": true}`.
+    pub auto_resume: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            text: None,
+            input: None,
+            proto: false,
+            scenario: None,
+            thread_id: None,
+            run_id: None,
+            headers: Vec::new(),
+            timeout: Duration::from_secs(30),
+            auto_resume: false,
+        }
+    }
+}
+
+/// `runError` of a report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunErrorReport {
+    /// `RUN_ERROR.message`.
+    pub message: String,
+    /// `RUN_ERROR.code`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+/// What one run showed (the per-run part of a [`RunReport`]).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct RunPart {
+    /// The client accepted the run (no client-side failure). A `RUN_ERROR` from the agent,
+    /// or a stream without a terminal event, is still `ok` (see `status`).
+    pub ok: bool,
+    /// Why not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// HTTP status of the response.
+    pub http_status: Option<u16>,
+    /// Its content type.
+    pub content_type: Option<String>,
+    /// `RUN_FINISHED`, `RUN_ERROR` or `null`: the last terminal event.
+    pub terminal: Option<String>,
+    /// How the run ended (`finished`, `cancelled`, `interrupted`, `errored`, `failed`,
+    /// `incomplete`, `aborted`).
+    pub status: String,
+    /// `success`, `interrupt` or `cancelled`, from the last `RUN_FINISHED`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// The interrupts of the last interrupt outcome.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupts: Option<Vec<Interrupt>>,
+    /// Tool calls left pending by the last successful run, when any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_tool_call_ids: Option<Vec<String>>,
+    /// The last `RUN_ERROR`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_error: Option<RunErrorReport>,
+    /// `RUN_FINISHED.result` of the last successful run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The types of the events applied, in order (after chunk expansion).
+    pub events: Vec<String>,
+    /// How long the run took.
+    pub duration_ms: f64,
+}
+
+/// The report of `agui run --json` (see the [module](self) docs for the shape).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct RunReport {
+    /// The (last) run.
+    #[serde(flatten)]
+    pub run: RunPart,
+    /// With auto-resume: the answers sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumed_with: Option<Vec<ResumeEntry>>,
+    /// With auto-resume: the interrupted first run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_run: Option<RunPart>,
+    /// Always `"run"`.
+    pub mode: String,
+    /// `"sse"` or `"proto-requested"`.
+    pub transport: String,
+    /// The thread.
+    pub thread_id: String,
+    /// The messages afterwards.
+    pub messages: Value,
+    /// The state afterwards.
+    pub state: Value,
+    /// The interrupts the thread waits on afterwards.
+    pub pending_interrupts: Vec<Interrupt>,
+    /// Material the decoder dropped (unknown events and fields) and events or parts the
+    /// reducer ignored (a failing state patch, content for an unknown message).
+    pub warnings: Vec<String>,
+    /// Kept for the shape of the TypeScript report; always empty.
+    pub console_errors: Vec<String>,
+    /// Both runs, with auto-resume.
+    pub total_ms: f64,
+    /// Kept for the shape of the TypeScript report; always empty.
+    pub unhandled_rejections: Vec<String>,
+}
+
+impl RunReport {
+    /// The report as pretty JSON (what `--json` prints).
+    pub fn to_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// The report as a JSON value.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// 0 when the run was accepted, 1 otherwise (as `client.mjs`).
+    pub fn exit_code(&self) -> i32 {
+        if self.run.ok { 0 } else { 1 }
+    }
+}
+
+/// Runs the agent at `url` once (twice with auto-resume) and reports what the client saw.
+/// Never panics on anything the agent does; every failure is in the report.
+pub async fn run_report(url: &str, options: &RunOptions) -> RunReport {
+    drive(url, options, &mut |_, _| {}).await
+}
+
+/// Runs the agent at `url`, rendering the run live to `out` (see [`TerminalRenderer`]),
+/// and returns the report.
+pub async fn render_run(
+    url: &str,
+    options: &RunOptions,
+    out: &mut (dyn Write + Send),
+) -> RunReport {
+    let mut renderer = TerminalRenderer::new(out);
+    drive(url, options, &mut |u, s| renderer.update(u, s)).await
+}
+
+type OnUpdate<'a> = dyn FnMut(&Update, &Session) + Send + 'a;
+
+async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) -> RunReport {
+    let t0 = Instant::now();
+    let spec = options.input.clone().unwrap_or_default();
+    let transport = if options.proto {
+        "proto-requested"
+    } else {
+        "sse"
+    };
+    let mut builder = HttpAgent::builder(url)
+        .encoding(if options.proto {
+            Encoding::Protobuf
+        } else {
+            Encoding::Sse
+        })
+        .total_timeout(options.timeout);
+    for (k, v) in &options.headers {
+        builder = builder.header(k, v);
+    }
+    let thread_id = options
+        .thread_id
+        .clone()
+        .or(spec.thread_id.clone())
+        .unwrap_or_else(agui_core::engine::compat::random_uuid);
+    let agent = match builder.build() {
+        Ok(a) => a,
+        Err(e) => {
+            let run = failed_part(e.to_string(), t0);
+            return RunReport {
+                run,
+                resumed_with: None,
+                first_run: None,
+                mode: "run".into(),
+                transport: transport.into(),
+                thread_id,
+                messages: Value::Array(Vec::new()),
+                state: spec.state.unwrap_or_else(empty_object),
+                pending_interrupts: Vec::new(),
+                warnings: Vec::new(),
+                console_errors: Vec::new(),
+                total_ms: ms(t0),
+                unhandled_rejections: Vec::new(),
+            };
+        }
+    };
+    let messages = spec.messages.clone().unwrap_or_else(|| {
+        vec![Message::user(
+            "user-1",
+            options.text.clone().unwrap_or_else(|| "hello".into()),
+        )]
+    });
+    let mut forwarded = match &spec.forwarded_props {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Default::default(),
+    };
+    if let Some(s) = &options.scenario {
+        forwarded.insert("scenario".into(), Value::String(s.clone()));
+    }
+    let forwarded = Value::Object(forwarded);
+    let mut session = Session::with_thread_id(agent, thread_id)
+        .with_history(messages, spec.state.clone().unwrap_or_else(empty_object));
+    let mut params = RunParams::new().forwarded_props(forwarded.clone());
+    params.run_id = options.run_id.clone().or(spec.run_id.clone());
+    params.tools = spec.tools.clone();
+    params.context = spec.context.clone();
+    params.resume = spec.resume.clone();
+
+    let (first, mut warnings) = run_once(&mut session, params, on_update).await;
+    let mut report_run = first;
+    let mut first_run = None;
+    let mut resumed_with = None;
+    if options.auto_resume && report_run.ok && !session.pending_interrupts().is_empty() {
+        let answers: Vec<ResumeEntry> = session
+            .pending_interrupts()
+            .iter()
+            .map(|i| ResumeEntry::resolved(i.id.clone(), serde_json::json!({"approved": true})))
+            .collect();
+        let resume = crate::interrupts::build_resume(session.pending_interrupts(), answers)
+            .unwrap_or_default();
+        let params = RunParams::new()
+            .forwarded_props(forwarded)
+            .resume(resume.clone());
+        let (second, more) = run_once(&mut session, params, on_update).await;
+        warnings.extend(more);
+        let mut second = second;
+        second.ok = report_run.ok && second.ok;
+        first_run = Some(report_run);
+        report_run = second;
+        resumed_with = Some(resume);
+    }
+    RunReport {
+        run: report_run,
+        resumed_with,
+        first_run,
+        mode: "run".into(),
+        transport: transport.into(),
+        thread_id: session.thread_id().to_owned(),
+        messages: serde_json::to_value(session.messages().collect::<Vec<_>>())
+            .unwrap_or(Value::Null),
+        state: session.state().clone(),
+        pending_interrupts: session.pending_interrupts().to_vec(),
+        warnings,
+        console_errors: Vec::new(),
+        total_ms: ms(t0),
+        unhandled_rejections: Vec::new(),
+    }
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+fn ms(since: Instant) -> f64 {
+    (since.elapsed().as_secs_f64() * 10_000.0).round() / 10.0
+}
+
+fn failed_part(error: String, t0: Instant) -> RunPart {
+    RunPart {
+        ok: false,
+        error: Some(error),
+        http_status: None,
+        content_type: None,
+        terminal: None,
+        status: "failed".into(),
+        outcome: None,
+        interrupts: None,
+        pending_tool_call_ids: None,
+        run_error: None,
+        result: None,
+        events: Vec::new(),
+        duration_ms: ms(t0),
+    }
+}
+
+async fn run_once(
+    session: &mut Session,
+    params: RunParams,
+    on_update: &mut OnUpdate<'_>,
+) -> (RunPart, Vec<String>) {
+    let t0 = Instant::now();
+    let mut run = match session.run_with(params) {
+        Ok(run) => run,
+        Err(e) => return (failed_part(e.to_string(), t0), Vec::new()),
+    };
+    let mut events = Vec::new();
+    let mut outcome = None;
+    let mut interrupts = None;
+    let mut pending_tool_call_ids = None;
+    let mut run_error = None;
+    let mut result = None;
+    while let Some(update) = run.next().await {
+        on_update(&update, run.session());
+        match &update {
+            Update::Event(e) => {
+                events.push(e.type_str().to_owned());
+                if let Event::RunError(e) = e {
+                    run_error = Some(RunErrorReport {
+                        message: e.message.clone(),
+                        code: e.code.clone(),
+                    });
+                }
+            }
+            Update::RunFinished { status } => match status {
+                RunStatus::Finished {
+                    result: r,
+                    pending_tool_call_ids: pending,
+                } => {
+                    outcome = Some("success".to_owned());
+                    result = r.clone();
+                    if !pending.is_empty() {
+                        pending_tool_call_ids = Some(pending.clone());
+                    }
+                }
+                RunStatus::Interrupted { interrupts: list } => {
+                    outcome = Some("interrupt".to_owned());
+                    interrupts = Some(list.clone());
+                }
+                RunStatus::Cancelled => outcome = Some("cancelled".to_owned()),
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    let info = run.response_info();
+    let mut warnings = info.warnings;
+    warnings.extend(run.apply_warnings().iter().cloned());
+    drop(run);
+    let status = session.status().cloned().unwrap_or(RunStatus::Incomplete);
+    let terminal = events
+        .iter()
+        .rev()
+        .find(|t| *t == "RUN_FINISHED" || *t == "RUN_ERROR")
+        .cloned();
+    let error = status.error().map(|e| e.to_string());
+    let part = RunPart {
+        ok: error.is_none(),
+        error,
+        http_status: info.status,
+        content_type: info.content_type.clone(),
+        terminal,
+        status: status.name().to_owned(),
+        outcome,
+        interrupts,
+        pending_tool_call_ids,
+        run_error,
+        result,
+        events,
+        duration_ms: ms(t0),
+    };
+    (part, warnings)
+}
+
+/// Renders a run for a terminal as it streams: assistant text as it arrives, reasoning,
+/// tool calls with their arguments as they stream and their results, state changes (one
+/// line), and how the run ended.
+///
+/// ```
+/// use agui_client::cli::TerminalRenderer;
+/// use agui_client::{HttpAgent, Session, Update};
+/// let session = Session::new(HttpAgent::new("http://127.0.0.1:9/agent").unwrap());
+/// let mut out = Vec::new();
+/// let mut r = TerminalRenderer::new(&mut out);
+/// r.update(&Update::TextMessageStarted { message_id: "m".into() }, &session);
+/// r.update(&Update::TextDelta { message_id: "m".into(), delta: "Hello".into() }, &session);
+/// r.update(&Update::TextMessageEnded { message_id: "m".into() }, &session);
+/// drop(r);
+/// assert_eq!(String::from_utf8(out).unwrap(), "assistant: Hello\n");
+/// ```
+pub struct TerminalRenderer<'w> {
+    out: &'w mut (dyn Write + Send),
+    /// Something was written without its line end yet.
+    open_line: bool,
+    /// The stream whose text is on the open line.
+    open_stream: Option<String>,
+}
+
+impl std::fmt::Debug for TerminalRenderer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TerminalRenderer")
+            .field("open_line", &self.open_line)
+            .finish_non_exhaustive()
+    }
+}
+
+/// State is shown on one line of at most this many characters.
+const STATE_LINE: usize = 160;
+
+impl<'w> TerminalRenderer<'w> {
+    /// A renderer writing to `out`.
+    pub fn new(out: &'w mut (dyn Write + Send)) -> Self {
+        TerminalRenderer {
+            out,
+            open_line: false,
+            open_stream: None,
+        }
+    }
+
+    fn line_end(&mut self) {
+        if self.open_line {
+            let _ = writeln!(self.out);
+            self.open_line = false;
+        }
+        self.open_stream = None;
+    }
+
+    fn continue_stream(&mut self, id: &str, label: &str) {
+        if self.open_stream.as_deref() != Some(id) {
+            self.line_end();
+            let _ = write!(self.out, "{label}: ");
+            self.open_line = true;
+            self.open_stream = Some(id.to_owned());
+        }
+    }
+
+    fn line(&mut self, text: &str) {
+        self.line_end();
+        let _ = writeln!(self.out, "{text}");
+    }
+
+    /// Renders one update.
+    pub fn update(&mut self, update: &Update, session: &Session) {
+        match update {
+            Update::RunStarted { run_id, .. } => self.line(&format!("── run {run_id}")),
+            Update::TextMessageStarted { message_id } => {
+                self.continue_stream(message_id, "assistant")
+            }
+            Update::TextDelta { message_id, delta } => {
+                self.continue_stream(message_id, "assistant");
+                let _ = write!(self.out, "{delta}");
+            }
+            Update::TextMessageEnded { .. } => self.line_end(),
+            Update::ReasoningDelta { message_id, delta } => {
+                self.continue_stream(message_id, "(thinking)");
+                let _ = write!(self.out, "{delta}");
+            }
+            Update::ToolCallStarted {
+                tool_call_id, name, ..
+            } => {
+                self.line_end();
+                let _ = write!(self.out, "tool {name} ");
+                self.open_line = true;
+                self.open_stream = Some(tool_call_id.clone());
+            }
+            Update::ToolCallArgs {
+                tool_call_id,
+                name,
+                delta,
+                ..
+            } => {
+                self.continue_stream(tool_call_id, &format!("tool {name}"));
+                let _ = write!(self.out, "{delta}");
+            }
+            Update::ToolCallEnded { .. } => self.line_end(),
+            Update::ToolCallResult { content, .. } => self.line(&format!(
+                "  -> {}",
+                crate::error::excerpt_chars(content, 200)
+            )),
+            Update::StateChanged => {
+                let state = serde_json::to_string(session.state()).unwrap_or_default();
+                self.line(&format!(
+                    "state: {}",
+                    crate::error::excerpt_chars(&state, STATE_LINE)
+                ));
+            }
+            Update::RunFinished { status } => match status {
+                RunStatus::Interrupted { interrupts } => {
+                    self.line("── interrupted, waiting for an answer:");
+                    for i in interrupts {
+                        let text = i.message.as_deref().unwrap_or("");
+                        self.line(&format!("   {} ({}) {text}", i.id, i.reason));
+                    }
+                }
+                RunStatus::Finished {
+                    result: Some(r), ..
+                } => {
+                    let r = serde_json::to_string(r).unwrap_or_default();
+                    self.line(&format!(
+                        "── finished, result {}",
+                        crate::error::excerpt_chars(&r, STATE_LINE)
+                    ));
+                }
+                other => self.line(&format!("── {other}")),
+            },
+            Update::RunFailed { status } => self.line(&format!("── {status}")),
+            Update::Ended { status } => {
+                self.line_end();
+                if matches!(status, RunStatus::Incomplete) {
+                    self.line("── the stream ended before the run did (incomplete)");
+                }
+            }
+            _ => {}
+        }
+        let _ = self.out.flush();
+    }
+}
+
+impl Drop for TerminalRenderer<'_> {
+    fn drop(&mut self) {
+        self.line_end();
+        let _ = self.out.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_reads_client_mjs_inputs() {
+        let spec = RunSpec::from_json(
+            r#"{"threadId":"t","messages":[{"id":"u","role":"user","content":"x"}],"tools":[{"name":"a","description":"d","parameters":{}}],"forwardedProps":{"k":1}}"#,
+        )
+        .unwrap();
+        assert_eq!(spec.thread_id.as_deref(), Some("t"));
+        assert_eq!(spec.messages.unwrap().len(), 1);
+        assert_eq!(spec.tools.unwrap()[0].name, "a");
+        assert!(RunSpec::from_json("[").is_err());
+    }
+
+    #[test]
+    fn renderer_writes_tool_calls_state_and_endings() {
+        let mut session = Session::new(HttpAgent::new("http://127.0.0.1:9/agent").unwrap());
+        session.set_state(serde_json::json!({"n": 1}));
+        let mut out = Vec::new();
+        {
+            let mut r = TerminalRenderer::new(&mut out);
+            for u in [
+                Update::RunStarted {
+                    thread_id: "t".into(),
+                    run_id: "r".into(),
+                },
+                Update::ToolCallStarted {
+                    tool_call_id: "c".into(),
+                    name: "get".into(),
+                    parent_message_id: None,
+                },
+                Update::ToolCallArgs {
+                    tool_call_id: "c".into(),
+                    name: "get".into(),
+                    delta: "{\"a\":".into(),
+                    partial_args: None,
+                },
+                Update::ToolCallArgs {
+                    tool_call_id: "c".into(),
+                    name: "get".into(),
+                    delta: "1}".into(),
+                    partial_args: None,
+                },
+                Update::ToolCallEnded {
+                    tool_call_id: "c".into(),
+                    name: "get".into(),
+                    args: serde_json::json!({"a": 1}),
+                },
+                Update::ToolCallResult {
+                    tool_call_id: "c".into(),
+                    message_id: "m".into(),
+                    content: "ok".into(),
+                },
+                Update::StateChanged,
+                Update::RunFinished {
+                    status: RunStatus::Cancelled,
+                },
+                Update::Ended {
+                    status: RunStatus::Cancelled,
+                },
+            ] {
+                r.update(&u, &session);
+            }
+        }
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "── run r\ntool get {\"a\":1}\n  -> ok\nstate: {\"n\":1}\n── cancelled\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_agent_gives_a_failed_report() {
+        // Port 9 (discard) on loopback: nothing listens there in tests.
+        let options = RunOptions {
+            timeout: Duration::from_secs(5),
+            ..RunOptions::default()
+        };
+        let report = run_report("http://127.0.0.1:9/agent", &options).await;
+        assert!(!report.run.ok);
+        assert_eq!(report.run.status, "failed");
+        assert!(report.run.error.as_deref().unwrap().contains("127.0.0.1:9"));
+        let v = report.to_value();
+        assert_eq!(v["messages"][0]["content"], "hello");
+        assert_eq!(v["events"], serde_json::json!([]));
+        assert_eq!(report.exit_code(), 1);
+    }
+}
