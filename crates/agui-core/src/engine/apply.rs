@@ -169,6 +169,16 @@ impl<'a> Messages<'a> {
         self.store.iter()
     }
 
+    /// The first message.
+    pub fn first(&self) -> Option<&'a Message> {
+        self.get(0)
+    }
+
+    /// The last message.
+    pub fn last(&self) -> Option<&'a Message> {
+        self.len().checked_sub(1).and_then(|i| self.get(i))
+    }
+
     /// Owned copies of the messages.
     pub fn to_vec(&self) -> Vec<Message> {
         self.iter().cloned().collect()
