@@ -248,12 +248,16 @@ mod tests {
 
     #[test]
     fn roles_map_and_activity_and_reasoning_are_skipped() {
-        let mut reasoning = agui_core::message::ReasoningMessage::default();
-        reasoning.id = "r1".into();
-        reasoning.content = "hmm".into();
-        let mut activity = agui_core::message::ActivityMessage::default();
-        activity.id = "act".into();
-        activity.activity_type = "PLAN".into();
+        let reasoning = agui_core::message::ReasoningMessage {
+            id: "r1".into(),
+            content: "hmm".into(),
+            ..Default::default()
+        };
+        let activity = agui_core::message::ActivityMessage {
+            id: "act".into(),
+            activity_type: "PLAN".into(),
+            ..Default::default()
+        };
         let mut i = input(vec![
             Message::system("s", "Be brief."),
             Message::developer("d", "Use metric units."),

@@ -66,7 +66,7 @@ pub(crate) async fn send(
 
 /// "2 s", "250 ms".
 pub(crate) fn human(d: Duration) -> String {
-    if d.as_millis() % 1000 == 0 {
+    if d.as_millis().is_multiple_of(1000) {
         format!("{} s", d.as_secs())
     } else {
         format!("{} ms", d.as_millis())
@@ -116,7 +116,7 @@ async fn read_body(
 /// What a successful response holds.
 pub(crate) enum Answer {
     /// A `text/event-stream` of chunks (the usual case).
-    Stream(ChunkReader),
+    Stream(Box<ChunkReader>),
     /// A whole `chat.completion` object: the server ignored `stream: true`.
     Completion(Value),
 }
@@ -162,12 +162,12 @@ pub(crate) async fn answer(
         }
         return Ok(Answer::Completion(value));
     }
-    Ok(Answer::Stream(ChunkReader {
+    Ok(Answer::Stream(Box::new(ChunkReader {
         response,
         decoder: SseDecoder::new(),
         idle,
         ended: false,
-    }))
+    })))
 }
 
 /// The useful part of an error body: the API's message when it is JSON

@@ -243,11 +243,8 @@ impl<'a> Turn<'a> {
         }
         slot.arguments.push_str(&piece);
         match &slot.handle {
-            Some(handle) => {
-                if !piece.is_empty() {
-                    handle.args(piece).await?;
-                }
-            }
+            Some(handle) if !piece.is_empty() => handle.args(piece).await?,
+            Some(_) => {}
             None if !slot.name.is_empty() => {
                 let id = match &slot.server_id {
                     Some(id) if !self.taken.contains(id) => id.clone(),
