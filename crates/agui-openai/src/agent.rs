@@ -132,7 +132,7 @@ impl Inner {
                 .call(ctx, &messages, &tools, &mut taken, &mut metadata)
                 .await?;
             if output.calls.is_empty() {
-                return Ok(Finish::success().with_metadata(metadata));
+                return Ok(finish(Finish::success(), metadata));
             }
             let route = |c: &Call| match self.tools.iter().find(|t| t.name == c.name) {
                 Some(t) => Route::Backend(t),
@@ -197,7 +197,7 @@ impl Inner {
                 messages.push(convert::tool_result(&id, text));
             }
             if !pending.is_empty() {
-                return Ok(Finish::pending_tool_calls(pending).with_metadata(metadata));
+                return Ok(finish(Finish::pending_tool_calls(pending), metadata));
             }
         }
     }
@@ -255,6 +255,15 @@ impl Inner {
             body.insert("tools".into(), tools.to_vec().into());
         }
         Value::Object(body).to_string().into_bytes()
+    }
+}
+
+/// The run's end, with the metadata when there is any.
+fn finish(finish: Finish, metadata: Metadata) -> Finish {
+    if metadata.is_empty() {
+        finish
+    } else {
+        finish.with_metadata(metadata)
     }
 }
 

@@ -76,8 +76,15 @@ pub(crate) fn assistant_value(content: Option<&str>, calls: Vec<Value>) -> Value
     Value::Object(o)
 }
 
-/// One entry of an assistant message's `tool_calls`.
+/// One entry of an assistant message's `tool_calls`. Empty arguments (a tool without
+/// parameters) are sent as `{}`: servers that parse them to render a chat template
+/// refuse `""`.
 pub(crate) fn tool_call(id: &str, name: &str, arguments: &str) -> Value {
+    let arguments = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
     json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
 }
 
@@ -390,6 +397,12 @@ mod tests {
                 json!({"role": "user", "content": "and?"}),
             ]
         );
+    }
+
+    #[test]
+    fn empty_arguments_are_sent_as_an_empty_object() {
+        assert_eq!(tool_call("c", "f", " ")["function"]["arguments"], "{}");
+        assert_eq!(tool_call("c", "f", "[1]")["function"]["arguments"], "[1]");
     }
 
     #[test]
