@@ -98,7 +98,8 @@ enum Command {
         #[arg(long, default_value_t = 120_000)]
         timeout_ms: u64,
     },
-    /// Start an AG-UI server: a demo agent at POST /agent and a web console at /.
+    /// Start an AG-UI server: a demo agent (or, with --openai-base-url, a model behind an
+    /// OpenAI-compatible API) at POST /agent and a web console at /.
     #[command(after_help = demo::BEHAVIOURS)]
     Serve {
         /// Address to listen on (`ADDR:PORT`; port 0 picks a free one).
@@ -107,6 +108,19 @@ enum Command {
         /// Pause between the demo agent's streamed pieces, in milliseconds.
         #[arg(long, default_value_t = 40)]
         delay_ms: u64,
+        /// Serve the model behind this OpenAI-compatible Chat Completions API instead of
+        /// the demo agent (e.g. https://api.openai.com/v1, http://127.0.0.1:11434/v1).
+        #[arg(long, value_name = "URL", requires = "model")]
+        openai_base_url: Option<String>,
+        /// The model to ask for (with --openai-base-url).
+        #[arg(long, value_name = "NAME", requires = "openai_base_url")]
+        model: Option<String>,
+        /// The environment variable holding the API key (unset or empty: no key is sent).
+        #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
+        api_key_env: String,
+        /// A system prompt sent before every conversation (with --openai-base-url).
+        #[arg(long, value_name = "TEXT", requires = "openai_base_url")]
+        system_prompt: Option<String>,
     },
 }
 
@@ -167,9 +181,24 @@ fn main() -> ExitCode {
                 ..Default::default()
             },
         ),
-        Command::Serve { listen, delay_ms } => run_async(serve::serve(serve::ServeOptions {
+        Command::Serve {
+            listen,
+            delay_ms,
+            openai_base_url,
+            model,
+            api_key_env,
+            system_prompt,
+        } => run_async(serve::serve(serve::ServeOptions {
             listen,
             delay: std::time::Duration::from_millis(delay_ms),
+            openai: openai_base_url
+                .zip(model)
+                .map(|(base_url, model)| serve::OpenAiOptions {
+                    base_url,
+                    model,
+                    api_key_env,
+                    system_prompt,
+                }),
         }))
         .map(|()| ExitCode::SUCCESS),
     };

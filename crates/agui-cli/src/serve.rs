@@ -1,7 +1,9 @@
-//! `agui serve`: the demo agent at `POST /agent`, the web console at `GET /`, `GET /health`.
+//! `agui serve`: the demo agent (or, with `--openai-base-url`, a model behind an
+//! OpenAI-compatible API) at `POST /agent`, the web console at `GET /`, `GET /health`.
 
 use crate::demo::DemoAgent;
-use agui_server::{AgentServer, CorsLayer, RouterExt, ServerConfig};
+use agui_openai::OpenAiAgent;
+use agui_server::{AgentServer, BoxedAgent, CorsLayer, RouterExt, ServerConfig, boxed};
 use axum::Router;
 use axum::http::header;
 use axum::response::{Html, IntoResponse};
@@ -14,6 +16,43 @@ pub struct ServeOptions {
     pub listen: String,
     /// Pause between the demo agent's streamed pieces.
     pub delay: Duration,
+    /// Serve this model instead of the demo agent.
+    pub openai: Option<OpenAiOptions>,
+}
+
+/// Options of `agui serve --openai-base-url`.
+pub struct OpenAiOptions {
+    /// The API's base URL (`.../v1`).
+    pub base_url: String,
+    /// The model to ask for.
+    pub model: String,
+    /// The environment variable holding the API key.
+    pub api_key_env: String,
+    /// A system prompt sent before every conversation.
+    pub system_prompt: Option<String>,
+}
+
+impl OpenAiOptions {
+    /// The agent, with the API key read from the environment (unset or empty: none), and
+    /// a line saying where the key came from (never the key).
+    pub fn agent(&self) -> Result<(OpenAiAgent, String), String> {
+        let mut builder = OpenAiAgent::builder(&self.base_url, &self.model);
+        let var = &self.api_key_env;
+        let key_note = match std::env::var(var) {
+            Ok(key) if !key.is_empty() => {
+                builder = builder.api_key(key);
+                format!("API key from ${var}")
+            }
+            _ => format!("no API key (${var} is not set)"),
+        };
+        if let Some(prompt) = &self.system_prompt {
+            builder = builder.system_prompt(prompt);
+        }
+        let agent = builder
+            .build()
+            .map_err(|e| format!("--openai-base-url: {e}"))?;
+        Ok((agent, key_note))
+    }
 }
 
 /// The console's files, embedded in the binary.
@@ -24,8 +63,8 @@ mod assets {
 }
 
 /// The router: the agent, the console and the health check.
-pub fn router(delay: Duration) -> (Router, AgentServer) {
-    let agent = AgentServer::new(DemoAgent::new(delay))
+pub fn router(agent: BoxedAgent) -> (Router, AgentServer) {
+    let agent = AgentServer::from_boxed(agent)
         .config(ServerConfig::default())
         .path("/agent")
         .cors(CorsLayer::permissive());
@@ -64,10 +103,22 @@ pub async fn serve(opts: ServeOptions) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", opts.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let (router, agent) = router(opts.delay);
+    let (agent, about) = match &opts.openai {
+        Some(o) => {
+            let (agent, key_note) = o.agent()?;
+            let about = format!(
+                "model {} at {} ({key_note})",
+                agent.model(),
+                agent.endpoint()
+            );
+            (boxed(agent), about)
+        }
+        None => (boxed(DemoAgent::new(opts.delay)), "the demo agent".into()),
+    };
+    let (router, agent) = router(agent);
     println!("agui serve: listening on http://{addr}/");
     println!("  console  http://{addr}/");
-    println!("  agent    POST http://{addr}/agent");
+    println!("  agent    POST http://{addr}/agent: {about}");
     println!("  health   http://{addr}/health");
     println!("Press Ctrl-C to stop.");
     use std::io::Write;
@@ -80,4 +131,125 @@ pub async fn serve(opts: ServeOptions) -> Result<(), String> {
     )
     .await
     .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::routing::post;
+    use std::io::{Read, Write};
+    use std::sync::{Arc, Mutex};
+
+    /// Posts `body` to `path` over a plain socket (blocking, on a blocking thread) and
+    /// returns the whole response.
+    async fn http(addr: std::net::SocketAddr, method: &str, path: &str, body: &str) -> String {
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nAccept: text/event-stream\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        tokio::task::spawn_blocking(move || {
+            let mut s = std::net::TcpStream::connect(addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            s.write_all(request.as_bytes()).unwrap();
+            let mut out = Vec::new();
+            s.read_to_end(&mut out).unwrap();
+            String::from_utf8_lossy(&out).into_owned()
+        })
+        .await
+        .unwrap()
+    }
+
+    /// What the model server saw: the `Authorization` header and the body.
+    type Seen = (Option<String>, serde_json::Value);
+
+    async fn listen(router: Router) -> std::net::SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+        addr
+    }
+
+    #[tokio::test]
+    async fn openai_options_serve_the_model_at_agent() {
+        // A model server on loopback that records the Authorization header and the body.
+        let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+        let record = seen.clone();
+        let model = Router::new().route(
+            "/v1/chat/completions",
+            post(move |headers: axum::http::HeaderMap, body: String| {
+                let record = record.clone();
+                async move {
+                    let auth = headers
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_owned);
+                    record
+                        .lock()
+                        .unwrap()
+                        .push((auth, serde_json::from_str(&body).unwrap()));
+                    (
+                        [(header::CONTENT_TYPE, "text/event-stream")],
+                        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi from the model\"}}]}\n\n\
+                         data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n\
+                         data: [DONE]\n\n",
+                    )
+                }
+            }),
+        );
+        let model_addr = listen(model).await;
+        let options = OpenAiOptions {
+            base_url: format!("http://{model_addr}/v1"),
+            model: "tiny".into(),
+            // Set by cargo for every test run: stands in for a real key variable.
+            api_key_env: "CARGO_PKG_NAME".into(),
+            system_prompt: Some("Be kind.".into()),
+        };
+        let (agent, note) = options.agent().unwrap();
+        assert_eq!(note, "API key from $CARGO_PKG_NAME");
+        let (router, _server) = router(boxed(agent));
+        let addr = listen(router).await;
+
+        let input = r#"{"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":"Hello"}],"tools":[],"context":[]}"#;
+        let response = http(addr, "POST", "/agent", input).await;
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        assert!(
+            response.contains(r#""delta":"Hi from the model""#),
+            "{response}"
+        );
+        assert!(response.contains(r#""type":"RUN_FINISHED""#), "{response}");
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0].0.as_deref(), Some("Bearer agui-cli"));
+        assert_eq!(seen[0].1["model"], "tiny");
+        assert_eq!(
+            seen[0].1["messages"],
+            serde_json::json!([
+                {"role": "system", "content": "Be kind."},
+                {"role": "user", "content": "Hello"}
+            ])
+        );
+
+        // The console and the health check are still there.
+        let health = http(addr, "GET", "/health", "").await;
+        assert!(health.contains(r#""status":"ok""#), "{health}");
+        let page = http(addr, "GET", "/", "").await;
+        assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    }
+
+    #[test]
+    fn a_missing_key_variable_means_no_key() {
+        let options = OpenAiOptions {
+            base_url: "http://127.0.0.1:1/v1".into(),
+            model: "m".into(),
+            api_key_env: "AGUI_TEST_SURELY_UNSET_KEY_VARIABLE".into(),
+            system_prompt: None,
+        };
+        let (_, note) = options.agent().unwrap();
+        assert_eq!(
+            note,
+            "no API key ($AGUI_TEST_SURELY_UNSET_KEY_VARIABLE is not set)"
+        );
+    }
 }
