@@ -266,7 +266,7 @@ pub trait EventStore: Send + Sync + 'static {
         Box::pin(async move {
             let runs = self.runs(thread).await?;
             let events = self.read(thread, 1).await?;
-            Ok(compact_by_run(&runs, events))
+            Ok(compact_stored(&runs, events))
         })
     }
 }
@@ -329,8 +329,10 @@ fn lineage_of(thread: &str, runs: &[RunInfo], run: &str) -> Result<Vec<RunInfo>>
     Ok(path)
 }
 
-/// Compacts each cleanly finished run on its own and keeps the others as stored.
-fn compact_by_run(runs: &[RunInfo], events: Vec<StoredEvent>) -> Vec<Event> {
+/// Compacts each cleanly finished run of `events` on its own (statuses from `runs`) and
+/// keeps the others as stored: what [`EventStore::compacted`] returns, for callers that
+/// already read the events.
+pub fn compact_stored(runs: &[RunInfo], events: Vec<StoredEvent>) -> Vec<Event> {
     use std::collections::HashMap;
     let status: HashMap<&str, RunStatus> =
         runs.iter().map(|r| (r.run_id.as_str(), r.status)).collect();
