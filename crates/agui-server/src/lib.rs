@@ -61,6 +61,8 @@ mod reasoning;
 mod server;
 mod sink;
 mod step;
+#[cfg(feature = "store")]
+mod store;
 mod subagent;
 mod text;
 mod time;
@@ -70,6 +72,8 @@ pub use activity::Activity;
 pub use agent::{
     Agent, AgentResult, BoxedAgent, DynAgent, FnAgent, StreamAgent, agent_fn, boxed, stream_agent,
 };
+#[cfg(feature = "store")]
+pub use agui_store;
 pub use config::ServerConfig;
 pub use context::RunContext;
 pub use error::{AgentError, EmitError};
@@ -79,6 +83,8 @@ pub use negotiate::{Encoding, PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, negotiate};
 pub use reasoning::{Reasoning, ReasoningMessage};
 pub use server::{AgentServer, RouterExt, ShutdownHandle, serve, shutdown_signal};
 pub use step::Step;
+#[cfg(feature = "store")]
+pub use store::StoreOptions;
 pub use subagent::{Subagent, SubagentBuilder};
 pub use text::{TextMessage, TextMessageBuilder};
 pub use tool::{ToolCall, ToolCallBuilder};

@@ -50,6 +50,8 @@ pub struct AgentServer {
     inner: Arc<ServerInner>,
     path: String,
     cors: Option<CorsLayer>,
+    #[cfg(feature = "store")]
+    store: Option<crate::store::StoreOptions>,
 }
 
 struct ServerInner {
@@ -89,6 +91,8 @@ impl AgentServer {
             }),
             path: "/".into(),
             cors: None,
+            #[cfg(feature = "store")]
+            store: None,
         }
     }
 
@@ -97,7 +101,19 @@ impl AgentServer {
         let mut s = Self::build(self.inner.agent.clone(), config);
         s.path = self.path;
         s.cors = self.cors;
+        #[cfg(feature = "store")]
+        {
+            s.store = self.store;
+        }
         s
+    }
+
+    /// Persists every run in a store and serves the thread routes (feature `store`; see
+    /// [`StoreOptions`](crate::StoreOptions)).
+    #[cfg(feature = "store")]
+    pub fn store(mut self, options: crate::store::StoreOptions) -> Self {
+        self.store = Some(options);
+        self
     }
 
     /// The path [`router`](Self::router) mounts the agent at (default `/`).
@@ -120,7 +136,34 @@ impl AgentServer {
 
     /// A router with the agent at [`path`](Self::path) (other methods get `405`).
     pub fn router(&self) -> Router {
-        Router::new().route(&self.path, self.method_router())
+        let router = Router::new().route(&self.path, self.method_router());
+        #[cfg(feature = "store")]
+        if let Some(options) = &self.store {
+            use axum::extract::Path;
+            use axum::routing::get;
+            let base = self.path.trim_end_matches('/');
+            let s = options.store.clone();
+            let threads = get(move || crate::store::threads(s.clone()));
+            let s = options.store.clone();
+            let thread = get(move |Path(id): Path<String>| crate::store::thread(s.clone(), id));
+            let s = options.store.clone();
+            let connect = get(
+                move |Path(id): Path<String>,
+                      uri: axum::http::Uri,
+                      headers: axum::http::HeaderMap| {
+                    crate::store::connect(s.clone(), id, headers, uri)
+                },
+            );
+            let layer = |m: MethodRouter| match &self.cors {
+                Some(cors) => m.layer(cors.clone()),
+                None => m,
+            };
+            return router
+                .route(&format!("{base}/threads"), layer(threads))
+                .route(&format!("{base}/threads/{{id}}"), layer(thread))
+                .route(&format!("{base}/threads/{{id}}/connect"), layer(connect));
+        }
+        router
     }
 
     /// The `POST` handler as a method router, to mount in a router of any state.
@@ -451,6 +494,12 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         encoding = encoding.content_type(),
     );
     let sink = Sink::new(config, FrameEncoder::new(encoding));
+    #[cfg(feature = "store")]
+    let taps = server.store.as_ref().map(|_| {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        sink.set_tap(tx);
+        rx
+    });
     let run = Arc::new(RunShared::new(
         sink,
         input.thread_id.clone(),
@@ -476,7 +525,13 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         span.clone(),
     );
     let keep_alive = config.keep_alive;
+    #[cfg(feature = "store")]
+    let run_for_store = run.clone();
     let body = RunBody::new(run, drive, keep_alive, span);
+    #[cfg(feature = "store")]
+    if let (Some(options), Some(taps)) = (&server.store, taps) {
+        return crate::store::start(options, run_for_store, taps, body).await;
+    }
     let mut res = Response::new(Body::from_stream(body));
     let h = res.headers_mut();
     h.insert(

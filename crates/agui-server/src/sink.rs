@@ -69,6 +69,8 @@ struct Inner {
     pub(crate) interrupts: Vec<Interrupt>,
     /// Why the run ended, when the runtime ended it (for logs and tests).
     pub(crate) end_reason: Option<String>,
+    /// Receives a copy of every event sent (the store hook persists them).
+    tap: Option<tokio::sync::mpsc::UnboundedSender<Event>>,
 }
 
 impl Sink {
@@ -93,10 +95,17 @@ impl Sink {
                 usage: Vec::new(),
                 interrupts: Vec::new(),
                 end_reason: None,
+                tap: None,
             }),
             space: Notify::new(),
             closed: Notify::new(),
         }
+    }
+
+    /// Sends a copy of every event that is sent from now on to `tap`.
+    #[cfg_attr(not(feature = "store"), allow(dead_code))]
+    pub(crate) fn set_tap(&self, tap: tokio::sync::mpsc::UnboundedSender<Event>) {
+        self.lock().tap = Some(tap);
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -322,6 +331,9 @@ impl Sink {
             return Err(err);
         }
         g.events += 1;
+        if let Some(tap) = &g.tap {
+            let _ = tap.send(event);
+        }
         if let Some(w) = g.waker.take() {
             w.wake();
         }
@@ -338,6 +350,9 @@ impl Sink {
         let Inner { encoder, buf, .. } = g;
         if encoder.encode(&event, buf).is_ok() {
             g.events += 1;
+            if let Some(tap) = &g.tap {
+                let _ = tap.send(event);
+            }
         }
         g.status = Status::Ended;
         if let Some(w) = g.waker.take() {

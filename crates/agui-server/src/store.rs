@@ -1,0 +1,308 @@
+//! Persistent runs (feature `store`): every event sent is appended to an
+//! [`agui_store::EventStore`]; responses stream from the store with the event's sequence in
+//! the SSE `id:` field, so a client resumes with `Last-Event-ID`; runs go on when their
+//! client goes away unless [`StoreOptions::cancel_on_disconnect`] is set.
+//!
+//! Routes (under the agent's path `P`): `POST P` runs the agent; `GET P/threads` lists
+//! threads; `GET P/threads/{id}` returns a thread and its runs; `GET P/threads/{id}/connect`
+//! streams the thread's history (`?compacted=true` for the compacted form) from
+//! `Last-Event-ID` (or `?after=N`) on, then the live events while a run is in progress.
+
+use crate::context::RunShared;
+use agui_core::Event;
+use agui_core::event::RunError;
+use agui_store::{EventStore, RunStatus, StoreError, StoredEvent};
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use serde_json::json;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+
+/// How an [`AgentServer`](crate::AgentServer) persists its runs.
+#[derive(Clone)]
+pub struct StoreOptions {
+    /// Where events go.
+    pub store: Arc<dyn EventStore>,
+    /// Cancel a run when the client that started it disconnects (default: the run goes on
+    /// and stays resumable).
+    pub cancel_on_disconnect: bool,
+}
+
+impl std::fmt::Debug for StoreOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreOptions")
+            .field("cancel_on_disconnect", &self.cancel_on_disconnect)
+            .finish()
+    }
+}
+
+/// A store error as the JSON error response (404 unknown thread/run, 400 bad sequence...).
+pub(crate) fn store_error(e: &StoreError) -> Response {
+    let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    json_error(status, e.code(), e.to_string())
+}
+
+fn json_error(status: StatusCode, code: &str, message: String) -> Response {
+    let mut res = (
+        status,
+        json!({"error": code, "message": message}).to_string(),
+    )
+        .into_response();
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    res
+}
+
+fn json_ok(body: serde_json::Value) -> Response {
+    let mut res = (StatusCode::OK, body.to_string()).into_response();
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    res
+}
+
+fn frame(seq: Option<u64>, event: &Event) -> bytes::Bytes {
+    let mut out = Vec::with_capacity(64);
+    if let Some(seq) = seq {
+        out.extend_from_slice(format!("id: {seq}\n").as_bytes());
+    }
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(&event.to_json_vec());
+    out.extend_from_slice(b"\n\n");
+    out.into()
+}
+
+fn is_terminal(e: &Event) -> bool {
+    matches!(e, Event::RunFinished(_) | Event::RunError(_))
+}
+
+/// An SSE response fed by a channel of frames.
+fn sse(rx: mpsc::Receiver<bytes::Bytes>, guard: Option<CancelGuard>) -> Response {
+    let stream = futures_util::stream::unfold((rx, guard), |(mut rx, guard)| async move {
+        let f = rx.recv().await?;
+        Some((Ok::<_, std::convert::Infallible>(f), (rx, guard)))
+    });
+    let mut res = Response::new(Body::from_stream(stream));
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    res
+}
+
+/// Ends the run with `RUN_ERROR` (code `disconnected`) when the response is dropped early.
+struct CancelGuard(Arc<RunShared>);
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if self
+            .0
+            .sink
+            .fail(RunError::new("the client disconnected").with_code("disconnected"))
+        {
+            tracing::info!("client went away; run cancelled (cancel-on-disconnect)");
+        }
+    }
+}
+
+/// Runs `drive` (the run's response body, which drives the agent) in the background,
+/// persisting every event, and answers with the run's events from the store.
+pub(crate) async fn start(
+    options: &StoreOptions,
+    run: Arc<RunShared>,
+    taps: mpsc::UnboundedReceiver<Event>,
+    drive: crate::body::RunBody,
+) -> Response {
+    let store = options.store.clone();
+    let (thread, run_id) = (run.thread_id.clone(), run.run_id.clone());
+    let (first_tx, first_rx) = oneshot::channel();
+    tokio::spawn(persist(store.clone(), run.clone(), taps, first_tx));
+    tokio::spawn(async move {
+        let mut drive = drive;
+        while drive.next().await.is_some() {}
+    });
+    let first = match first_rx.await {
+        Ok(Ok(first)) => first,
+        Ok(Err(e)) => return store_error(&e),
+        Err(_) => {
+            return json_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "store_backend",
+                "the run ended before its first event was stored".into(),
+            );
+        }
+    };
+    let guard = options.cancel_on_disconnect.then(|| CancelGuard(run));
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        let mut tail = store.tail(&thread, first);
+        while let Some(item) = tail.next().await {
+            let Ok(StoredEvent {
+                seq,
+                run_id: r,
+                event,
+            }) = item
+            else {
+                break;
+            };
+            if r != run_id {
+                continue;
+            }
+            if tx.send(frame(Some(seq), &event)).await.is_err() || is_terminal(&event) {
+                break;
+            }
+        }
+    });
+    sse(rx, guard)
+}
+
+/// Appends the run's events as they come, in batches of what is waiting.
+async fn persist(
+    store: Arc<dyn EventStore>,
+    run: Arc<RunShared>,
+    mut taps: mpsc::UnboundedReceiver<Event>,
+    first: oneshot::Sender<Result<u64, StoreError>>,
+) {
+    let mut first = Some(first);
+    while let Some(e) = taps.recv().await {
+        let mut batch = vec![e];
+        while batch.len() < 1024 {
+            match taps.try_recv() {
+                Ok(e) => batch.push(e),
+                Err(_) => break,
+            }
+        }
+        match store.append(&run.thread_id, &run.run_id, &batch).await {
+            Ok(range) => {
+                if let Some(tx) = first.take() {
+                    let _ = tx.send(Ok(range.start));
+                }
+            }
+            Err(e) => {
+                tracing::error!(thread_id = %run.thread_id, run_id = %run.run_id, "cannot store events: {e}");
+                run.sink.disconnect();
+                if let Some(tx) = first.take() {
+                    let _ = tx.send(Err(e));
+                }
+                return;
+            }
+        }
+    }
+}
+
+/// `GET P/threads`.
+pub(crate) async fn threads(store: Arc<dyn EventStore>) -> Response {
+    match store.threads().await {
+        Ok(list) => json_ok(json!({ "threads": list })),
+        Err(e) => store_error(&e),
+    }
+}
+
+/// `GET P/threads/{id}`.
+pub(crate) async fn thread(store: Arc<dyn EventStore>, thread: String) -> Response {
+    let info = match store.thread(&thread).await {
+        Ok(i) => i,
+        Err(e) => return store_error(&e),
+    };
+    match store.runs(&thread).await {
+        Ok(runs) => json_ok(json!({ "thread": info, "runs": runs })),
+        Err(e) => store_error(&e),
+    }
+}
+
+/// `GET P/threads/{id}/connect`.
+pub(crate) async fn connect(
+    store: Arc<dyn EventStore>,
+    thread: String,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+) -> Response {
+    let query: std::collections::HashMap<String, String> = uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    let after_text = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| query.get("after").cloned());
+    let after = match after_text.as_deref().map(str::trim) {
+        None | Some("") => 0,
+        Some(t) => match t.parse::<u64>() {
+            Ok(n) => n,
+            Err(_) => {
+                return json_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_sequence",
+                    format!("Last-Event-ID / after must be a sequence number, got {t:?}"),
+                );
+            }
+        },
+    };
+    let compacted = query
+        .get("compacted")
+        .is_some_and(|v| v == "true" || v == "1");
+    let mut history = Vec::new();
+    let mut next = after + 1;
+    if compacted && after == 0 {
+        let (events, runs) = match (store.read(&thread, 1).await, store.runs(&thread).await) {
+            (Ok(e), Ok(r)) => (e, r),
+            (Err(e), _) | (_, Err(e)) => return store_error(&e),
+        };
+        let last = events.last().map_or(0, |e| e.seq);
+        let compact = agui_store::compact_stored(&runs, events);
+        let n = compact.len();
+        for (i, e) in compact.iter().enumerate() {
+            history.push(frame((i + 1 == n).then_some(last), e));
+        }
+        next = last + 1;
+    } else if let Err(e) = store.read_raw(&thread, next, 0).await {
+        return store_error(&e);
+    }
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        for f in history {
+            if tx.send(f).await.is_err() {
+                return;
+            }
+        }
+        let running =
+            |runs: &[agui_store::RunInfo]| runs.iter().any(|r| r.status == RunStatus::Running);
+        let mut tail = store.tail(&thread, next);
+        loop {
+            // Stored events first; once caught up, stop when no run is in progress.
+            let item = match tokio::time::timeout(std::time::Duration::from_millis(50), tail.next())
+                .await
+            {
+                Ok(Some(Ok(item))) => item,
+                Ok(_) => return,
+                Err(_) => {
+                    if !store
+                        .runs(&thread)
+                        .await
+                        .map(|r| running(&r))
+                        .unwrap_or(false)
+                    {
+                        return;
+                    }
+                    continue;
+                }
+            };
+            if tx.send(frame(Some(item.seq), &item.event)).await.is_err() {
+                return;
+            }
+        }
+    });
+    sse(rx, None)
+}

@@ -1,0 +1,137 @@
+//! Append throughput (batched) and replay of a 1M-event thread.
+//!
+//! `cargo bench -p agui-store --features postgres` (PostgreSQL figures need
+//! `AGUI_TEST_POSTGRES_URL`; without it they are skipped, and say so).
+
+#![allow(missing_docs)]
+
+use agui_core::Event;
+use agui_store::{EventStore, MemoryStore, SqliteStore};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const BATCH: usize = 1000;
+const REPLAY: u64 = 1_000_000;
+
+fn content(i: usize) -> Event {
+    Event::from_json_slice(
+        &serde_json::to_vec(&json!({
+            "type": "TEXT_MESSAGE_CONTENT", "messageId": "msg-0001", "delta": format!("token {i} of the reply ")
+        }))
+        .unwrap(),
+    )
+    .unwrap()
+}
+
+fn batch() -> Vec<Event> {
+    (0..BATCH).map(content).collect()
+}
+
+fn dir() -> PathBuf {
+    let d = std::env::temp_dir().join("agui-store-bench");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Appends `BATCH`-event batches to one run; reports events per second.
+fn bench_append(
+    c: &mut Criterion,
+    name: &str,
+    store: Arc<dyn EventStore>,
+    rt: &tokio::runtime::Runtime,
+) {
+    let mut g = c.benchmark_group("append");
+    g.throughput(Throughput::Elements(BATCH as u64));
+    g.measurement_time(Duration::from_secs(5));
+    let events = batch();
+    let thread = format!("bench-{}", std::process::id());
+    g.bench_function(BenchmarkId::new(name, format!("batch{BATCH}")), |b| {
+        b.to_async(rt).iter(|| {
+            let (s, t, e) = (store.clone(), thread.clone(), &events);
+            async move { s.append(&t, "run", e).await.unwrap() }
+        })
+    });
+    g.finish();
+}
+
+fn appends(c: &mut Criterion) {
+    let rt = rt();
+    bench_append(c, "memory", Arc::new(MemoryStore::new()), &rt);
+    let path = dir().join(format!("append-{}.db", std::process::id()));
+    let sqlite = rt.block_on(SqliteStore::open(&path)).unwrap();
+    bench_append(c, "sqlite", Arc::new(sqlite), &rt);
+    for ext in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
+    }
+    #[cfg(feature = "postgres")]
+    match std::env::var("AGUI_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => {
+            let schema = format!("agui_bench_{}", std::process::id());
+            let pg = rt
+                .block_on(agui_store::PostgresStore::connect(&url, &schema))
+                .unwrap();
+            bench_append(c, "postgres", Arc::new(pg.clone()), &rt);
+            rt.block_on(pg.drop_schema()).unwrap();
+        }
+        _ => println!("append/postgres: skipped (AGUI_TEST_POSTGRES_URL is not set)"),
+    }
+    #[cfg(not(feature = "postgres"))]
+    println!("append/postgres: skipped (built without the `postgres` feature)");
+}
+
+/// Reads a 1M-event SQLite thread back, as stored JSON and decoded.
+fn replay(c: &mut Criterion) {
+    let rt = rt();
+    let path = dir().join("replay-1m.db");
+    let store = rt.block_on(SqliteStore::open(&path)).unwrap();
+    let have = rt
+        .block_on(store.thread("replay"))
+        .map_or(0, |t| t.last_seq);
+    if have != REPLAY {
+        drop(store);
+        for ext in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
+        }
+        let store = rt.block_on(SqliteStore::open(&path)).unwrap();
+        let t = Instant::now();
+        let events = batch();
+        rt.block_on(async {
+            for _ in 0..REPLAY / BATCH as u64 {
+                store.append("replay", "run", &events).await.unwrap();
+            }
+        });
+        println!("built the 1M-event thread in {:?}", t.elapsed());
+    }
+    let store = rt.block_on(SqliteStore::open(&path)).unwrap();
+    let mut g = c.benchmark_group("replay_1m");
+    g.throughput(Throughput::Elements(REPLAY));
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(20));
+    g.bench_function("sqlite/raw_json", |b| {
+        b.to_async(&rt).iter(|| async {
+            let v = store.read_raw("replay", 1, usize::MAX).await.unwrap();
+            assert_eq!(v.len() as u64, REPLAY);
+        })
+    });
+    g.bench_function("sqlite/decoded", |b| {
+        b.to_async(&rt).iter(|| async {
+            let v = store.read("replay", 1).await.unwrap();
+            assert_eq!(v.len() as u64, REPLAY);
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, appends, replay);
+criterion_main!(benches);

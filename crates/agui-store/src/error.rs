@@ -1,0 +1,79 @@
+//! What can go wrong.
+
+/// An error of the store: bad input (unknown thread, run or sequence; invalid events) or a
+/// failing backend.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// No thread has this id.
+    #[error("unknown thread {0:?}")]
+    UnknownThread(String),
+    /// The thread has no run with this id.
+    #[error("unknown run {run:?} in thread {thread:?}")]
+    UnknownRun {
+        /// The thread.
+        thread: String,
+        /// The run asked for.
+        run: String,
+    },
+    /// A sequence past the end of the thread.
+    #[error("sequence {seq} is past the end of thread {thread:?} (last sequence {last})")]
+    SequenceOutOfRange {
+        /// The thread.
+        thread: String,
+        /// The sequence asked for.
+        seq: u64,
+        /// The thread's last sequence.
+        last: u64,
+    },
+    /// The run already ended (`RUN_FINISHED` or `RUN_ERROR` stored).
+    #[error("run {run:?} of thread {thread:?} has already ended")]
+    RunClosed {
+        /// The thread.
+        thread: String,
+        /// The run.
+        run: String,
+    },
+    /// The input does not make sense (empty id, mismatching ids, ...).
+    #[error("invalid input: {0}")]
+    Invalid(String),
+    /// A stored event could not be decoded.
+    #[error("stored event {seq} of thread {thread:?} cannot be decoded: {message}")]
+    Corrupt {
+        /// The thread.
+        thread: String,
+        /// The event's sequence.
+        seq: u64,
+        /// The decoder's message.
+        message: String,
+    },
+    /// The backend failed (I/O, database error, lost connection).
+    #[error("store backend: {0}")]
+    Backend(String),
+}
+
+impl StoreError {
+    /// The HTTP status that reports this error: 404 for an unknown thread or run, 400 for a
+    /// sequence out of range or invalid input, 409 for a closed run, 500 otherwise.
+    pub fn http_status(&self) -> u16 {
+        match self {
+            StoreError::UnknownThread(_) | StoreError::UnknownRun { .. } => 404,
+            StoreError::SequenceOutOfRange { .. } | StoreError::Invalid(_) => 400,
+            StoreError::RunClosed { .. } => 409,
+            StoreError::Corrupt { .. } | StoreError::Backend(_) => 500,
+        }
+    }
+
+    /// A short machine-readable code (`unknown_thread`, `unknown_run`, ...).
+    pub fn code(&self) -> &'static str {
+        match self {
+            StoreError::UnknownThread(_) => "unknown_thread",
+            StoreError::UnknownRun { .. } => "unknown_run",
+            StoreError::SequenceOutOfRange { .. } => "sequence_out_of_range",
+            StoreError::RunClosed { .. } => "run_closed",
+            StoreError::Invalid(_) => "invalid_input",
+            StoreError::Corrupt { .. } => "corrupt_event",
+            StoreError::Backend(_) => "store_backend",
+        }
+    }
+}

@@ -1,0 +1,450 @@
+//! The SQLite backend: one file, WAL journal, no setup.
+//!
+//! Durability: every append is one `BEGIN IMMEDIATE … COMMIT` transaction, and `append`
+//! returns only after the commit. With [`Synchronous::Full`] (the default) SQLite syncs the
+//! WAL to disk at each commit, so an acknowledged event survives a killed process *and* an
+//! operating-system crash or power loss. [`Synchronous::Normal`] skips that sync: still safe
+//! against `kill -9` (the WAL is in the OS page cache) and never corrupt, but the last
+//! acknowledged transactions may roll back after a power loss — which breaks "an
+//! acknowledged event is never lost", hence not the default. Batching appends amortises the
+//! sync.
+//!
+//! Blocking calls run on `tokio::task::spawn_blocking`. One connection writes (SQLite allows
+//! one writer at a time); reads use a small pool of further connections, which WAL lets run
+//! while a write is in progress. Sequence numbers are assigned inside the write transaction
+//! from the stored last sequence, so several processes may share one file; live tails see
+//! other processes' appends by polling (once a second), their own at once.
+
+use crate::notify::Notifier;
+use crate::prepare::prepare;
+use crate::{
+    EventStore, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent, ThreadInfo,
+};
+use agui_core::Event;
+use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// SQLite's `synchronous` setting for the store (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Synchronous {
+    /// Sync the WAL at every commit: acknowledged events survive power loss.
+    #[default]
+    Full,
+    /// Sync only at checkpoints: survives a killed process, not a power loss.
+    Normal,
+}
+
+/// Options of [`SqliteStore::open_with`].
+#[derive(Debug, Clone)]
+pub struct SqliteOptions {
+    /// The `synchronous` setting.
+    pub synchronous: Synchronous,
+    /// How long a statement waits for a lock held by another connection or process.
+    pub busy_timeout: Duration,
+    /// How often a live tail re-reads the file for other processes' appends.
+    pub poll_interval: Duration,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        SqliteOptions {
+            synchronous: Synchronous::Full,
+            busy_timeout: Duration::from_secs(10),
+            poll_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS threads (
+    tid INTEGER PRIMARY KEY,
+    thread_id TEXT NOT NULL UNIQUE,
+    last_seq INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    tid INTEGER NOT NULL,
+    run_id TEXT NOT NULL,
+    parent_run_id TEXT,
+    status TEXT NOT NULL,
+    first_seq INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL,
+    PRIMARY KEY (tid, run_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS events (
+    tid INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    run_id TEXT NOT NULL,
+    body BLOB NOT NULL,
+    PRIMARY KEY (tid, seq)
+) WITHOUT ROWID;
+";
+
+struct Inner {
+    path: PathBuf,
+    options: SqliteOptions,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+    notifier: Notifier,
+}
+
+/// An [`EventStore`] in one SQLite file. Cheap to clone (shared).
+#[derive(Clone)]
+pub struct SqliteStore {
+    inner: Arc<Inner>,
+}
+
+fn backend(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+fn connect(path: &Path, options: &SqliteOptions, write: bool) -> Result<Connection> {
+    let flags = if write {
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+    } | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(path, flags).map_err(backend)?;
+    conn.busy_timeout(options.busy_timeout).map_err(backend)?;
+    let sync = match options.synchronous {
+        Synchronous::Full => "FULL",
+        Synchronous::Normal => "NORMAL",
+    };
+    if write {
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(backend)?;
+    }
+    conn.pragma_update(None, "synchronous", sync)
+        .map_err(backend)?;
+    Ok(conn)
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| StoreError::Backend(format!("store task failed: {e}")))?
+}
+
+impl SqliteStore {
+    /// Opens (creating when absent, with its parent directories) the store at `path` with
+    /// the default options.
+    pub async fn open(path: impl AsRef<Path>) -> Result<SqliteStore> {
+        Self::open_with(path, SqliteOptions::default()).await
+    }
+
+    /// Opens the store at `path`.
+    pub async fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<SqliteStore> {
+        let path = path.as_ref().to_path_buf();
+        blocking(move || {
+            if let Some(dir) = path.parent()
+                && !dir.as_os_str().is_empty()
+            {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    StoreError::Backend(format!("cannot create {}: {e}", dir.display()))
+                })?;
+            }
+            let writer = connect(&path, &options, true)?;
+            writer.execute_batch(SCHEMA).map_err(backend)?;
+            Ok(SqliteStore {
+                inner: Arc::new(Inner {
+                    path,
+                    options,
+                    writer: Mutex::new(writer),
+                    readers: Mutex::new(Vec::new()),
+                    notifier: Notifier::default(),
+                }),
+            })
+        })
+        .await
+    }
+
+    /// Runs `f` on a pooled read connection, on the blocking pool.
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let inner = self.inner.clone();
+        blocking(move || {
+            let pooled = inner
+                .readers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .pop();
+            let mut conn = match pooled {
+                Some(c) => c,
+                None => connect(&inner.path, &inner.options, false)?,
+            };
+            let out = f(&mut conn);
+            let mut pool = inner.readers.lock().unwrap_or_else(|p| p.into_inner());
+            if pool.len() < 8 {
+                pool.push(conn);
+            }
+            out
+        })
+        .await
+    }
+
+    /// Runs `PRAGMA integrity_check` and returns its report (`["ok"]` when sound).
+    pub async fn integrity_check(&self) -> Result<Vec<String>> {
+        self.read(|c| {
+            let mut stmt = c.prepare("PRAGMA integrity_check").map_err(backend)?;
+            let rows = stmt
+                .query_map([], |r| r.get::<_, String>(0))
+                .map_err(backend)?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+        })
+        .await
+    }
+}
+
+fn thread_row(c: &Connection, thread: &str) -> Result<Option<(i64, u64)>> {
+    c.prepare_cached("SELECT tid, last_seq FROM threads WHERE thread_id = ?1")
+        .map_err(backend)?
+        .query_row([thread], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)? as u64))
+        })
+        .optional()
+        .map_err(backend)
+}
+
+fn runs_of(c: &Connection, tid: i64) -> Result<Vec<RunInfo>> {
+    let mut stmt = c
+        .prepare_cached(
+            "SELECT run_id, parent_run_id, status, first_seq, last_seq FROM runs
+             WHERE tid = ?1 ORDER BY first_seq",
+        )
+        .map_err(backend)?;
+    let rows = stmt
+        .query_map([tid], |r| {
+            Ok(RunInfo {
+                run_id: r.get(0)?,
+                parent_run_id: r.get(1)?,
+                status: RunStatus::parse(&r.get::<_, String>(2)?).unwrap_or(RunStatus::Running),
+                first_seq: r.get::<_, i64>(3)? as u64,
+                last_seq: r.get::<_, i64>(4)? as u64,
+            })
+        })
+        .map_err(backend)?;
+    rows.collect::<Result<_, _>>().map_err(backend)
+}
+
+impl EventStore for SqliteStore {
+    fn append<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        Box::pin(async move {
+            let prepared = prepare(thread, run, events)?;
+            let inner = self.inner.clone();
+            let (thread_id, run_id) = (thread.to_owned(), run.to_owned());
+            let range = blocking(move || {
+                let mut conn = inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+                let tx = conn
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(backend)?;
+                let existing = thread_row(&tx, &thread_id)?;
+                let last = existing.map_or(0, |(_, l)| l);
+                if prepared.bodies.is_empty() {
+                    return Ok(last + 1..last + 1);
+                }
+                let current: Option<String> = match existing {
+                    Some((tid, _)) => tx
+                        .prepare_cached("SELECT status FROM runs WHERE tid = ?1 AND run_id = ?2")
+                        .map_err(backend)?
+                        .query_row(params![tid, run_id], |r| r.get(0))
+                        .optional()
+                        .map_err(backend)?,
+                    None => None,
+                };
+                if current.as_deref().is_some_and(|s| s != "running") {
+                    return Err(StoreError::RunClosed {
+                        thread: thread_id,
+                        run: run_id,
+                    });
+                }
+                if let Some(p) = &prepared.parent {
+                    let found = match existing {
+                        Some((tid, _)) => tx
+                            .prepare_cached("SELECT 1 FROM runs WHERE tid = ?1 AND run_id = ?2")
+                            .map_err(backend)?
+                            .query_row(params![tid, p], |_| Ok(()))
+                            .optional()
+                            .map_err(backend)?
+                            .is_some(),
+                        None => false,
+                    };
+                    if !found {
+                        return Err(StoreError::UnknownRun {
+                            thread: thread_id,
+                            run: p.clone(),
+                        });
+                    }
+                }
+                let tid = match existing {
+                    Some((tid, _)) => tid,
+                    None => {
+                        tx.prepare_cached(
+                            "INSERT INTO threads (thread_id, last_seq) VALUES (?1, 0)",
+                        )
+                        .map_err(backend)?
+                        .execute([&thread_id])
+                        .map_err(backend)?;
+                        tx.last_insert_rowid()
+                    }
+                };
+                let first = last + 1;
+                let end = first + prepared.bodies.len() as u64;
+                {
+                    let mut insert = tx
+                        .prepare_cached(
+                            "INSERT INTO events (tid, seq, run_id, body) VALUES (?1, ?2, ?3, ?4)",
+                        )
+                        .map_err(backend)?;
+                    for (seq, body) in (first..).zip(&prepared.bodies) {
+                        insert
+                            .execute(params![tid, seq as i64, run_id, body])
+                            .map_err(backend)?;
+                    }
+                }
+                let status = prepared.closes.unwrap_or(RunStatus::Running).as_str();
+                tx.prepare_cached(
+                    "INSERT INTO runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT (tid, run_id) DO UPDATE SET
+                        parent_run_id = coalesce(runs.parent_run_id, excluded.parent_run_id),
+                        status = excluded.status,
+                        last_seq = excluded.last_seq",
+                )
+                .map_err(backend)?
+                .execute(params![
+                    tid,
+                    run_id,
+                    prepared.parent,
+                    status,
+                    first as i64,
+                    (end - 1) as i64
+                ])
+                .map_err(backend)?;
+                tx.prepare_cached("UPDATE threads SET last_seq = ?1 WHERE tid = ?2")
+                    .map_err(backend)?
+                    .execute(params![(end - 1) as i64, tid])
+                    .map_err(backend)?;
+                tx.commit().map_err(backend)?;
+                Ok(first..end)
+            })
+            .await?;
+            if !range.is_empty() {
+                self.inner.notifier.notify(thread, range.end - 1);
+            }
+            Ok(range)
+        })
+    }
+
+    fn read_raw<'a>(
+        &'a self,
+        thread: &'a str,
+        from_seq: u64,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<RawEvent>>> {
+        let thread = thread.to_owned();
+        Box::pin(self.read(move |c| {
+            let tx = c.transaction().map_err(backend)?;
+            let (tid, last) = thread_row(&tx, &thread)?
+                .ok_or_else(|| StoreError::UnknownThread(thread.clone()))?;
+            if from_seq > last + 1 {
+                return Err(StoreError::SequenceOutOfRange {
+                    thread,
+                    seq: from_seq,
+                    last,
+                });
+            }
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let mut stmt = tx
+                .prepare_cached(
+                    "SELECT seq, run_id, body FROM events WHERE tid = ?1 AND seq >= ?2
+                     ORDER BY seq LIMIT ?3",
+                )
+                .map_err(backend)?;
+            let rows = stmt
+                .query_map(params![tid, from_seq as i64, limit], |r| {
+                    Ok(RawEvent {
+                        seq: r.get::<_, i64>(0)? as u64,
+                        run_id: r.get(1)?,
+                        json: r.get(2)?,
+                    })
+                })
+                .map_err(backend)?;
+            rows.collect::<Result<_, _>>().map_err(backend)
+        }))
+    }
+
+    fn threads(&self) -> BoxFuture<'_, Result<Vec<ThreadInfo>>> {
+        Box::pin(self.read(|c| {
+            let mut stmt = c
+                .prepare_cached(
+                    "SELECT t.thread_id, t.last_seq, (SELECT count(*) FROM runs r WHERE r.tid = t.tid)
+                     FROM threads t ORDER BY t.tid",
+                )
+                .map_err(backend)?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok(ThreadInfo {
+                        thread_id: r.get(0)?,
+                        last_seq: r.get::<_, i64>(1)? as u64,
+                        run_count: r.get::<_, i64>(2)? as u64,
+                    })
+                })
+                .map_err(backend)?;
+            rows.collect::<Result<_, _>>().map_err(backend)
+        }))
+    }
+
+    fn thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<ThreadInfo>> {
+        let thread = thread.to_owned();
+        Box::pin(self.read(move |c| {
+            c.prepare_cached(
+                "SELECT t.thread_id, t.last_seq, (SELECT count(*) FROM runs r WHERE r.tid = t.tid)
+                 FROM threads t WHERE t.thread_id = ?1",
+            )
+            .map_err(backend)?
+            .query_row([&thread], |r| {
+                Ok(ThreadInfo {
+                    thread_id: r.get(0)?,
+                    last_seq: r.get::<_, i64>(1)? as u64,
+                    run_count: r.get::<_, i64>(2)? as u64,
+                })
+            })
+            .optional()
+            .map_err(backend)?
+            .ok_or(StoreError::UnknownThread(thread))
+        }))
+    }
+
+    fn runs<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<Vec<RunInfo>>> {
+        let thread = thread.to_owned();
+        Box::pin(self.read(move |c| {
+            let tx = c.transaction().map_err(backend)?;
+            let (tid, _) = thread_row(&tx, &thread)?.ok_or(StoreError::UnknownThread(thread))?;
+            runs_of(&tx, tid)
+        }))
+    }
+
+    fn subscribe(&self, thread: &str) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.notifier.subscribe(thread)
+    }
+
+    fn poll_interval(&self) -> Option<Duration> {
+        Some(self.inner.options.poll_interval)
+    }
+
+    fn tail(&self, thread: &str, from_seq: u64) -> BoxStream<'static, Result<StoredEvent>> {
+        crate::tail_stream(self.clone(), thread, from_seq)
+    }
+}
