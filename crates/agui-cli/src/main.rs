@@ -4,12 +4,16 @@
 //! prints JSON on standard output and exits 0 on success, 1 when the stream is invalid, and
 //! 2 on a usage or I/O error.
 
+mod check;
 mod commands;
 mod demo;
 mod input;
 mod inspect;
+mod load;
+mod record;
 mod serve;
 mod term;
+mod wire;
 
 use agui_core::Event;
 use agui_core::codec::proto;

@@ -84,7 +84,6 @@ impl Paint {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
     /// Things (runs, events).
-    #[allow(dead_code)] // the load generator's runs come next
     Count,
     /// Bytes (shown in KiB/MiB/GiB).
     Bytes,
