@@ -6,7 +6,7 @@
 //! the event's index and type, and the rule — plus the HTTP-level problems: status, content
 //! type, a stream that breaks off or ends without a terminal event.
 
-use crate::inspect::{error_message, excerpt};
+use crate::inspect::{error_message, excerpt, failing_type};
 use crate::term::{Paint, sgr};
 use crate::wire::{self, Failure, Request, Response};
 use agui_core::engine::apply::{Applier, RunEnd};
@@ -46,8 +46,8 @@ pub struct Violation {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub event_type: Option<String>,
     /// The engine's rule label (`V13`, `CH6`, `schema`, ...) or an HTTP-level check
-    /// (`http-status`, `content-type`, `no-terminal`, `empty-stream`, `transport`, `framing`,
-    /// `timeout`, `request`).
+    /// (`http-status`, `content-type`, `no-terminal`, `empty-stream`, `not-an-object`,
+    /// `transport`, `framing`, `timeout`, `request`).
     pub rule: String,
     /// What is wrong.
     pub message: String,
@@ -295,20 +295,35 @@ async fn check_one(
         case.input.messages.clone(),
         case.input.state.clone().unwrap_or_else(|| json!({})),
     );
-    let (pipeline, error) = wire::verify_events(&response.raw_events(), history);
+    let raw = response.raw_events();
+    let (pipeline, error) = wire::verify_events(&raw, history);
     let n = response.events.len();
     if let Some(e) = &error {
-        let at_end = e.index >= n;
-        problem(
-            Some(e.index),
-            Some(if at_end {
-                "end of stream".to_owned()
-            } else {
-                e.event_type.clone()
-            }),
-            e.rule(),
-            error_message(e),
-        );
+        let ty = if e.index >= n {
+            "end of stream".to_owned()
+        } else {
+            failing_type(e, &raw)
+        };
+        problem(Some(e.index), Some(ty), e.rule(), error_message(e));
+    }
+    // The engine drops them as the reference pipeline does, but the official client's
+    // transport rejects them, and no event may be anything but an object.
+    for (i, r) in response.events.iter().enumerate() {
+        if let Ok(v) = &r.event
+            && !v.is_object()
+            && !v.is_null()
+            && error.as_ref().is_none_or(|e| e.index != i)
+        {
+            problem(
+                Some(i),
+                None,
+                "not-an-object",
+                format!(
+                    "the event is not a JSON object: {}",
+                    excerpt(&v.to_string(), 80)
+                ),
+            );
+        }
     }
     if response.failure.is_none() && n > 0 && response.terminal().is_none() {
         problem(
@@ -466,13 +481,13 @@ fn http_problems(
     let n = response.events.len();
     match &response.failure {
         Some(Failure::Transport(m)) => problem(
-            Some(n),
+            None,
             None,
             "transport",
             format!("the connection broke after {n} events: {m}"),
         ),
         Some(Failure::Framing(m)) => problem(
-            Some(n),
+            None,
             None,
             "framing",
             format!(
@@ -481,7 +496,7 @@ fn http_problems(
             ),
         ),
         Some(Failure::Timeout(d)) => problem(
-            Some(n),
+            None,
             None,
             "timeout",
             format!("no end of stream after {} ms ({n} events)", d.as_millis()),
@@ -558,7 +573,7 @@ fn print_report(report: &CheckReport, paint: Paint) {
         for v in &run.violations {
             let place = match (v.index, &v.event_type) {
                 (Some(i), Some(t)) => format!("event {i} {t}: "),
-                (Some(i), None) => format!("after event {}: ", i.saturating_sub(1)),
+                (Some(i), None) => format!("event {i}: "),
                 _ => String::new(),
             };
             println!(

@@ -337,10 +337,7 @@ pub fn render(
                     e.index.saturating_sub(1)
                 )
             } else {
-                let ty = match e.event_type.as_str() {
-                    "" => type_label(&events[e.index]),
-                    t => t.to_owned(),
-                };
+                let ty = failing_type(e, events);
                 if ty.starts_with('(') {
                     format!("at event {} {ty}", e.index)
                 } else {
@@ -357,6 +354,16 @@ pub fn render(
             )?;
             Ok(false)
         }
+    }
+}
+
+/// The type of the event a pipeline error names: as the error says, else what the event is
+/// (`(not JSON)`, `(null)`, ...), else `end of stream`.
+pub fn failing_type(e: &PipelineError, events: &[RawEvent]) -> String {
+    match (e.event_type.as_str(), events.get(e.index)) {
+        ("", Some(raw)) => type_label(raw),
+        ("", None) => "end of stream".to_owned(),
+        (t, _) => t.to_owned(),
     }
 }
 

@@ -2,7 +2,7 @@
 //! event exactly as it arrived (before chunk expansion), then says in one line what was
 //! recorded and whether it verifies.
 
-use crate::inspect::error_message;
+use crate::inspect::{error_message, failing_type};
 use crate::term::human_bytes;
 use crate::wire::{self, Received, Request};
 use agui_core::engine::apply::Applier;
@@ -72,7 +72,8 @@ pub async fn run(opts: RecordOptions) -> Result<ExitCode, String> {
             .map_err(|e| format!("writing {}: {e}", opts.output))?;
     }
 
-    let (_, error) = wire::verify_events(&response.raw_events(), Applier::new());
+    let raw = response.raw_events();
+    let (_, error) = wire::verify_events(&raw, Applier::new());
     let n = response.events.len();
     let verdict = match (&error, response.terminal()) {
         (Some(e), _) if e.index >= n => {
@@ -83,9 +84,9 @@ pub async fn run(opts: RecordOptions) -> Result<ExitCode, String> {
             )
         }
         (Some(e), _) => format!(
-            "breaks at event {} ({}): {}: {}",
+            "breaks at event {} {}: {}: {}",
             e.index,
-            e.event_type,
+            parenthesised(&failing_type(e, &raw)),
             e.rule(),
             error_message(e)
         ),
@@ -122,6 +123,15 @@ pub async fn run(opts: RecordOptions) -> Result<ExitCode, String> {
     } else {
         0
     }))
+}
+
+/// `(TYPE)`, or the label as it is when it already has parentheses.
+fn parenthesised(ty: &str) -> String {
+    if ty.starts_with('(') {
+        ty.to_owned()
+    } else {
+        format!("({ty})")
+    }
 }
 
 /// One JSON Lines line for an event: its SSE data verbatim when that is one line, else the
