@@ -296,7 +296,7 @@ async fn check_one(
         case.input.state.clone().unwrap_or_else(|| json!({})),
     );
     let raw = response.raw_events();
-    let (pipeline, error) = wire::verify_events(&raw, history);
+    let (pipeline, error) = wire::verify_events(&raw, history, true);
     let n = response.events.len();
     if let Some(e) = &error {
         let ty = if e.index >= n {
@@ -345,6 +345,9 @@ async fn check_one(
     if case.proto && response.encoding() == Some(false) {
         run.notes
             .push("answered the protobuf request with SSE (allowed: SSE was admitted)".into());
+    }
+    for (i, w) in pipeline.warnings() {
+        run.notes.push(format!("event {i}: {w}"));
     }
     for w in pipeline.applier().warnings() {
         run.notes.push(format!("reducer: {w}"));

@@ -73,7 +73,7 @@ pub async fn run(opts: RecordOptions) -> Result<ExitCode, String> {
     }
 
     let raw = response.raw_events();
-    let (_, error) = wire::verify_events(&raw, Applier::new());
+    let (_, error) = wire::verify_events(&raw, Applier::new(), false);
     let n = response.events.len();
     let verdict = match (&error, response.terminal()) {
         (Some(e), _) if e.index >= n => {

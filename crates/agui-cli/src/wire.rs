@@ -350,12 +350,14 @@ fn proto_event(event: &agui_core::Event) -> (RawEvent, Option<String>) {
 }
 
 /// Runs the client pipeline (expansion, verification, application) over `events`, folding
-/// into `applier`; stops at the first error, which is returned with the pipeline.
+/// into `applier`, recording the stages' warnings when `warnings`; stops at the first error,
+/// which is returned with the pipeline.
 pub fn verify_events(
     events: &[RawEvent],
     applier: agui_core::engine::apply::Applier,
+    warnings: bool,
 ) -> (Pipeline, Option<PipelineError>) {
-    let mut p = Pipeline::with_applier(applier);
+    let mut p = Pipeline::with_applier(applier).with_warnings(warnings);
     for raw in events {
         let result = match raw {
             Ok(v) => p.push_value(v.clone()).map(|_| ()),

@@ -401,27 +401,83 @@ fn check_reports_every_faulty_py_scenario() {
     }
 }
 
+/// The Python server's well-formed scenarios (all but `slow`, which takes 2 s a run).
+const WELL_FORMED: [&str; 24] = [
+    "chat",
+    "steps",
+    "tools",
+    "frontend_tool",
+    "state",
+    "echo",
+    "messages_snapshot",
+    "rich_snapshot",
+    "activity",
+    "reasoning",
+    "custom_raw",
+    "subagents",
+    "chunks",
+    "interrupt",
+    "cancelled",
+    "run_error",
+    "two_runs",
+    "unicode",
+    "fragmented",
+    "sse_variants",
+    "large",
+    "unknown_event",
+    "all",
+    "connect",
+];
+
 #[test]
-fn check_passes_well_formed_py_scenarios_and_resumes_interrupts() {
+fn check_passes_well_formed_py_scenarios_and_follows_up() {
     let Some(dir) = require_interop() else { return };
     let server = PyServer::start(dir);
-    for scenario in ["chat", "tools", "state", "subagents", "chunks", "all"] {
-        let (code, report) = check(&format!("{}?scenario={scenario}", server.url));
-        assert_eq!(code, 0, "{scenario}: {report:#}");
-        // The Python SDK validates every request body: all six inputs were accepted.
+    let reports: Vec<(&str, i32, Value)> = std::thread::scope(|s| {
+        let handles: Vec<_> = WELL_FORMED
+            .iter()
+            .map(|scenario| {
+                let url = format!("{}?scenario={scenario}", server.url);
+                s.spawn(move || {
+                    let (code, report) = check(&url);
+                    (*scenario, code, report)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (scenario, code, report) in &reports {
+        assert_eq!(*code, 0, "{scenario}: {report:#}");
+        // The Python SDK validates every request body: every input was accepted.
         for run in report["runs"].as_array().unwrap() {
             assert_eq!(run["httpStatus"], 200, "{scenario}: {run:#}");
         }
     }
+    let report = |name: &str| &reports.iter().find(|r| r.0 == name).unwrap().2;
     // The interrupt scenario pauses every input; each is answered with a resume run that
     // the Python SDK server finishes successfully.
-    let (code, report) = check(&format!("{}?scenario=interrupt", server.url));
-    assert_eq!(code, 0, "{report:#}");
-    let runs = report["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 12, "{report:#}");
+    let runs = report("interrupt")["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 12);
     for pair in runs.chunks(2) {
         assert_eq!(pair[0]["outcome"], "interrupt", "{pair:?}");
         assert!(pair[1]["name"].as_str().unwrap().ends_with(" → resume"));
         assert_eq!(pair[1]["outcome"], "success", "{pair:?}");
     }
+    // The front-end tool call left pending is answered with a tool message.
+    let runs = report("frontend_tool")["runs"].as_array().unwrap();
+    let answer = runs
+        .iter()
+        .find(|r| r["name"] == "frontend-tools → tool results")
+        .unwrap_or_else(|| panic!("{runs:#?}"));
+    assert_eq!(answer["violations"], json!([]));
+    // An event type from the future is no violation, but it is noted.
+    let notes = &report("unknown_event")["runs"][0]["notes"];
+    assert!(
+        notes
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("unknown event type")),
+        "{notes:#}"
+    );
 }
