@@ -23,6 +23,9 @@ pub struct InspectOptions {
 /// Summaries are cut to this many characters unless `--full`.
 const SUMMARY_CHARS: usize = 96;
 
+/// Message summaries (text, tool calls) get a little more.
+const MESSAGE_CHARS: usize = 160;
+
 /// Runs `agui inspect`: 0 when the stream verifies, 1 when it breaks.
 pub fn run(file: &str, opts: InspectOptions) -> Result<ExitCode, String> {
     let bytes = crate::term::read_source(file)?;
@@ -124,7 +127,8 @@ pub fn render(
         .iter()
         .rev()
         .find_map(|e| e.as_ref().ok().and_then(timestamp));
-    let cut = |s: String| if full { s } else { excerpt(&s, SUMMARY_CHARS) };
+    let cut_to = |s: String, max: usize| if full { s } else { excerpt(&s, max) };
+    let cut = |s: String| cut_to(s, SUMMARY_CHARS);
 
     let format_name = match format {
         Format::JsonArray => "JSON array",
@@ -283,7 +287,7 @@ pub fn render(
             out,
             "  {} {id:<id_width$}  {tag}{}",
             paint.paint(role_style(role), &format!("{role:<9}")),
-            cut(message_summary(m))
+            cut_to(message_summary(m), MESSAGE_CHARS)
         )?;
     }
     let state = applier.state();
@@ -726,11 +730,13 @@ fn message_summary(m: &Value) -> String {
             } else {
                 ""
             };
-            parts.push(format!(
-                "{n} char{} {}",
-                plural(n),
+            // A tool's result is usually JSON: shown as it is, not re-quoted.
+            let shown = if m.get("role").and_then(Value::as_str) == Some("tool") {
+                excerpt(&visible(text), 60)
+            } else {
                 quoted(&format!("{}{more}", excerpt(&first, 60)))
-            ));
+            };
+            parts.push(format!("{n} char{} {shown}", plural(n)));
         }
         Some(Value::Array(items)) => {
             let kinds: Vec<&str> = items
