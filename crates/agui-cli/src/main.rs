@@ -4,9 +4,16 @@
 //! prints JSON on standard output and exits 0 on success, 1 when the stream is invalid, and
 //! 2 on a usage or I/O error.
 
+mod check;
+mod commands;
 mod demo;
 mod input;
+mod inspect;
+mod load;
+mod record;
 mod serve;
+mod term;
+mod wire;
 
 use agui_core::Event;
 use agui_core::codec::proto;
@@ -64,6 +71,8 @@ enum Command {
         /// Input file or `-`.
         file: String,
     },
+    #[command(flatten)]
+    StreamTools(commands::StreamTools),
     /// Run an agent at URL: live in the terminal, or one JSON report with --json.
     Run {
         /// The agent's endpoint (e.g. http://127.0.0.1:8000/agent).
@@ -141,6 +150,7 @@ fn main() -> ExitCode {
         Command::Compact { file } => with_events(&file, compact_cmd),
         Command::Encode { format, file } => with_events(&file, |ev| encode(format, ev)),
         Command::Decode { format, file } => read_source(&file).and_then(|b| decode(format, &b)),
+        Command::StreamTools(tools) => tools.run(),
         Command::Run {
             url,
             text,
@@ -215,7 +225,7 @@ fn with_events(
     file: &str,
     f: impl FnOnce(Vec<RawEvent>) -> Result<ExitCode, String>,
 ) -> Result<ExitCode, String> {
-    let bytes = read_source(file)?;
+    let bytes = term::read_source(file)?;
     let (_, events) = parse_events(&bytes)?;
     f(events)
 }

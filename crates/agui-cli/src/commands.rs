@@ -1,0 +1,184 @@
+//! The stream-inspection and server-testing commands (`inspect`, `record`, `check`, `load`),
+//! flattened into the `agui` command line.
+
+use crate::term::ColorChoice;
+use clap::Subcommand;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// `inspect`, `record`, `check` and `load`.
+#[derive(Subcommand)]
+pub enum StreamTools {
+    /// Show a recorded stream as a timeline: events, messages, and where verification breaks.
+    Inspect {
+        /// A JSON array, JSON Lines, an SSE stream or a case file; `-` for standard input.
+        file: String,
+        /// Colours: auto (on a terminal, unless NO_COLOR is set), always or never.
+        #[arg(long, value_enum, default_value = "auto")]
+        color: ColorChoice,
+        /// Do not cut summaries to one short line.
+        #[arg(long)]
+        full: bool,
+    },
+    /// Run an agent once and save its raw stream (events as received) as JSON Lines.
+    Record {
+        /// The agent's endpoint.
+        url: String,
+        /// Where to write (`-` for standard output).
+        #[arg(short, long)]
+        output: String,
+        /// The user message to send (default "hello").
+        #[arg(long)]
+        text: Option<String>,
+        /// A JSON file with any of threadId, runId, messages, state, tools, context,
+        /// forwardedProps, resume.
+        #[arg(long)]
+        input: Option<String>,
+        /// Ask for protobuf instead of SSE.
+        #[arg(long)]
+        proto: bool,
+        /// Add the arrival time as `timestamp` to events that carry none.
+        #[arg(long)]
+        stamp: bool,
+        /// Extra request header, `Name: value` (repeatable).
+        #[arg(long = "header")]
+        headers: Vec<String>,
+        /// Give up after this many milliseconds.
+        #[arg(long, default_value_t = 120_000)]
+        timeout_ms: u64,
+    },
+    /// Check any AG-UI server's conformance: several inputs, every stream verified.
+    Check {
+        /// The agent's endpoint.
+        url: String,
+        /// Print one JSON report.
+        #[arg(long)]
+        json: bool,
+        /// Extra request header, `Name: value` (repeatable).
+        #[arg(long = "header")]
+        headers: Vec<String>,
+        /// Limit of each run, in milliseconds.
+        #[arg(long, default_value_t = 30_000)]
+        timeout_ms: u64,
+        /// Colours: auto, always or never.
+        #[arg(long, value_enum, default_value = "auto")]
+        color: ColorChoice,
+    },
+    /// Load an agent: N runs, C at a time; runs/s, events/s, latency percentiles, failures.
+    Load {
+        /// The agent's endpoint.
+        url: String,
+        /// Runs in all.
+        #[arg(long, default_value_t = 100)]
+        runs: usize,
+        /// Runs in flight at once.
+        #[arg(long, default_value_t = 8)]
+        concurrency: usize,
+        /// The user message of every run (default "hello").
+        #[arg(long)]
+        text: Option<String>,
+        /// Ask for protobuf instead of SSE.
+        #[arg(long)]
+        proto: bool,
+        /// Print one JSON report.
+        #[arg(long)]
+        json: bool,
+        /// Extra request header, `Name: value` (repeatable).
+        #[arg(long = "header")]
+        headers: Vec<String>,
+        /// Limit of each run, in milliseconds.
+        #[arg(long, default_value_t = 30_000)]
+        timeout_ms: u64,
+        /// Colours: auto, always or never.
+        #[arg(long, value_enum, default_value = "auto")]
+        color: ColorChoice,
+    },
+}
+
+/// `Name: value` pairs.
+fn parse_headers(headers: &[String]) -> Result<Vec<(String, String)>, String> {
+    headers
+        .iter()
+        .map(|h| {
+            h.split_once(':')
+                .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+                .ok_or_else(|| format!("--header {h:?}: expected `Name: value`"))
+        })
+        .collect()
+}
+
+impl StreamTools {
+    /// Runs the command.
+    pub fn run(self) -> Result<ExitCode, String> {
+        match self {
+            StreamTools::Inspect { file, color, full } => {
+                crate::inspect::run(&file, crate::inspect::InspectOptions { color, full })
+            }
+            StreamTools::Record {
+                url,
+                output,
+                text,
+                input,
+                proto,
+                stamp,
+                headers,
+                timeout_ms,
+            } => {
+                let input = input
+                    .map(|p| agui_client::cli::RunSpec::from_file(std::path::Path::new(&p)))
+                    .transpose()?;
+                let opts = crate::record::RecordOptions {
+                    url,
+                    text,
+                    input,
+                    proto,
+                    output,
+                    headers: parse_headers(&headers)?,
+                    timeout: Duration::from_millis(timeout_ms),
+                    stamp,
+                };
+                crate::run_async(crate::record::run(opts))
+            }
+            StreamTools::Check {
+                url,
+                json,
+                headers,
+                timeout_ms,
+                color,
+            } => {
+                let opts = crate::check::CheckOptions {
+                    url,
+                    json,
+                    headers: parse_headers(&headers)?,
+                    timeout: Duration::from_millis(timeout_ms),
+                    color,
+                };
+                crate::run_async(crate::check::run(opts))
+            }
+            StreamTools::Load {
+                url,
+                runs,
+                concurrency,
+                text,
+                proto,
+                json,
+                headers,
+                timeout_ms,
+                color,
+            } => {
+                let opts = crate::load::LoadOptions {
+                    url,
+                    runs,
+                    concurrency,
+                    text,
+                    proto,
+                    json,
+                    headers: parse_headers(&headers)?,
+                    timeout: Duration::from_millis(timeout_ms),
+                    color,
+                };
+                crate::run_async(crate::load::run(opts))
+            }
+        }
+    }
+}

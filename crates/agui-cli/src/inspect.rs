@@ -1,0 +1,933 @@
+//! `agui inspect FILE`: a readable timeline of a recorded stream — one line per event with
+//! its index, the time since the first timestamp, the type coloured by family, the subagent
+//! it belongs to and a short summary — then the messages the stream built, the final state,
+//! and the exact event and rule where verification breaks.
+
+use crate::input::{Format, RawEvent, parse_events};
+use crate::term::{ColorChoice, Paint, sgr};
+use agui_core::engine::pipeline::{Pipeline, PipelineError, PipelineErrorKind};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Options of `agui inspect`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InspectOptions {
+    /// When to colour.
+    pub color: ColorChoice,
+    /// Print summaries whole instead of cutting them to one short line.
+    pub full: bool,
+}
+
+/// Summaries are cut to this many characters unless `--full`.
+const SUMMARY_CHARS: usize = 96;
+
+/// Message summaries (text, tool calls) get a little more.
+const MESSAGE_CHARS: usize = 160;
+
+/// Runs `agui inspect`: 0 when the stream verifies, 1 when it breaks.
+pub fn run(file: &str, opts: InspectOptions) -> Result<ExitCode, String> {
+    let bytes = crate::term::read_source(file)?;
+    let (format, events) = parse_events(&bytes)?;
+    let paint = Paint::for_stdout(opts.color);
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = render(&events, format, paint, opts.full, &mut out).and_then(|v| {
+        out.flush()?;
+        Ok(v)
+    });
+    match result {
+        Ok(true) => Ok(ExitCode::SUCCESS),
+        Ok(false) => Ok(ExitCode::from(1)),
+        // `agui inspect big.jsonl | head` is not an error.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// What the engine said about the stream.
+struct Verdict {
+    pipeline: Pipeline,
+    error: Option<PipelineError>,
+    warnings: HashMap<usize, Vec<String>>,
+}
+
+fn verify(events: &[RawEvent]) -> Verdict {
+    let mut p = Pipeline::new().with_warnings(true);
+    let mut error = None;
+    let mut warnings: HashMap<usize, Vec<String>> = HashMap::new();
+    let mut applied_warnings = 0;
+    for (i, raw) in events.iter().enumerate() {
+        let result = match raw {
+            Ok(v) => p.push_value(v.clone()).map(|_| ()),
+            Err(e) => p
+                .push_decoded(
+                    Err(agui_core::event::DecodeError::Syntax {
+                        message: e.clone(),
+                        excerpt: String::new(),
+                    }),
+                    String::new(),
+                )
+                .map(|_| ()),
+        };
+        // The reducer's warnings carry no index: they belong to the event just pushed.
+        let all = p.applier().warnings();
+        for w in &all[applied_warnings..] {
+            warnings.entry(i).or_default().push(w.to_string());
+        }
+        applied_warnings = all.len();
+        if let Err(e) = result {
+            error = Some(e);
+            break;
+        }
+    }
+    if error.is_none()
+        && let Err(e) = p.finish()
+    {
+        error = Some(e);
+    }
+    for (i, w) in p.warnings() {
+        warnings.entry(*i).or_default().push(w.clone());
+    }
+    Verdict {
+        pipeline: p,
+        error,
+        warnings,
+    }
+}
+
+/// The message of a pipeline error, without the index and type (shown apart).
+pub fn error_message(e: &PipelineError) -> String {
+    match &e.kind {
+        PipelineErrorKind::Rule(v) => v.message.clone(),
+        // Frames that are not JSON carry the parser's message; there is no excerpt to show.
+        PipelineErrorKind::Decode(agui_core::event::DecodeError::Syntax { message, .. }) => {
+            message.clone()
+        }
+        PipelineErrorKind::Decode(d) => d.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// Writes the whole inspection; returns whether the stream verifies.
+pub fn render(
+    events: &[RawEvent],
+    format: Format,
+    paint: Paint,
+    full: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<bool> {
+    let verdict = verify(events);
+    let names = subagent_names(events);
+    let t0 = events
+        .iter()
+        .find_map(|e| e.as_ref().ok().and_then(timestamp));
+    let t_last = events
+        .iter()
+        .rev()
+        .find_map(|e| e.as_ref().ok().and_then(timestamp));
+    let cut_to = |s: String, max: usize| if full { s } else { excerpt(&s, max) };
+    let cut = |s: String| cut_to(s, SUMMARY_CHARS);
+
+    let format_name = match format {
+        Format::JsonArray => "JSON array",
+        Format::JsonLines => "JSON Lines",
+        Format::Sse => "SSE",
+        Format::Case => "case file",
+    };
+    let span = match (t0, t_last) {
+        (Some(a), Some(b)) if b > a => format!(", {:.3} s", (b - a) as f64 / 1000.0),
+        _ => String::new(),
+    };
+    writeln!(
+        out,
+        "{}",
+        paint.paint(
+            sgr::BOLD,
+            &format!(
+                "{} event{} ({format_name}){span}",
+                events.len(),
+                plural(events.len())
+            )
+        )
+    )?;
+    let idx_width = events.len().saturating_sub(1).to_string().len().max(2);
+    let error_at = verdict.error.as_ref().map(|e| e.index);
+    for (i, raw) in events.iter().enumerate() {
+        let ty = type_label(raw);
+        let (tag, summary) = match raw {
+            Ok(v) => {
+                let tag = v
+                    .get("subagentRunId")
+                    .and_then(Value::as_str)
+                    .map(|id| names.get(id).cloned().unwrap_or_else(|| short_id(id)));
+                (tag, summary(v))
+            }
+            Err(e) => (None, e.clone()),
+        };
+        let time = raw
+            .as_ref()
+            .ok()
+            .and_then(timestamp)
+            .zip(t0)
+            .map(|(t, t0)| format!("+{:.3}s", (t - t0) as f64 / 1000.0))
+            .unwrap_or_default();
+        let broken = error_at == Some(i);
+        let after = error_at.is_some_and(|at| i > at);
+        let mark = if broken { "✗" } else { " " };
+        let ty_cell = format!("{ty:<26}");
+        let ty_cell = if broken {
+            paint.paint(sgr::BOLD_RED, &ty_cell)
+        } else if after {
+            paint.paint(sgr::GREY, &ty_cell)
+        } else {
+            paint.paint(family_style(&ty), &ty_cell)
+        };
+        let tag = tag
+            .map(|t| format!("{} ", paint.paint(sgr::BLUE, &format!("[{t}]"))))
+            .unwrap_or_default();
+        let summary = cut(summary);
+        let summary = if after {
+            paint.paint(sgr::GREY, &summary)
+        } else {
+            summary
+        };
+        writeln!(
+            out,
+            "{}{i:>idx_width$}  {}  {ty_cell} {tag}{summary}",
+            paint.paint(sgr::BOLD_RED, mark),
+            paint.paint(sgr::DIM, &format!("{time:>9}")),
+        )
+        .map(|_| ())?;
+        if let Some(ws) = verdict.warnings.get(&i) {
+            for w in ws {
+                writeln!(
+                    out,
+                    "{:pad$}{}",
+                    "",
+                    paint.paint(sgr::YELLOW, &format!("! {}", cut(w.clone()))),
+                    pad = idx_width + 14
+                )?;
+            }
+        }
+        if broken && let Some(e) = &verdict.error {
+            writeln!(
+                out,
+                "{:pad$}{}",
+                "",
+                paint.paint(
+                    sgr::BOLD_RED,
+                    &format!("^ {}: {}", e.rule(), error_message(e))
+                ),
+                pad = idx_width + 14
+            )?;
+        }
+    }
+    if let Some(e) = verdict.error.as_ref().filter(|e| e.index >= events.len()) {
+        writeln!(
+            out,
+            "{}{:>idx_width$}  {:>9}  {}",
+            paint.paint(sgr::BOLD_RED, "✗"),
+            e.index,
+            "",
+            paint.paint(
+                sgr::BOLD_RED,
+                &format!("end of stream: {}: {}", e.rule(), error_message(e))
+            ),
+        )?;
+    }
+
+    let applier = verdict.pipeline.applier();
+    let messages = serde_json::to_value(applier.messages().to_vec()).unwrap_or(Value::Null);
+    let messages = messages.as_array().cloned().unwrap_or_default();
+    writeln!(out)?;
+    let upto = if verdict.error.is_some() {
+        ", up to the break"
+    } else {
+        ""
+    };
+    writeln!(
+        out,
+        "{}",
+        paint.paint(
+            sgr::BOLD,
+            &format!("{} message{}{upto}", messages.len(), plural(messages.len()))
+        )
+    )?;
+    let id_width = messages
+        .iter()
+        .map(|m| {
+            m.get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .chars()
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
+        .min(40);
+    for m in &messages {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
+        let id = m.get("id").and_then(Value::as_str).unwrap_or("");
+        let tag = m
+            .get("subagentRunId")
+            .and_then(Value::as_str)
+            .map(|s| {
+                format!(
+                    "{} ",
+                    paint.paint(
+                        sgr::BLUE,
+                        &format!("[{}]", names.get(s).cloned().unwrap_or_else(|| short_id(s)))
+                    )
+                )
+            })
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "  {} {id:<id_width$}  {tag}{}",
+            paint.paint(role_style(role), &format!("{role:<9}")),
+            cut_to(message_summary(m), MESSAGE_CHARS)
+        )?;
+    }
+    let state = applier.state();
+    if state.as_object().is_none_or(|o| !o.is_empty()) {
+        writeln!(
+            out,
+            "{} {}",
+            paint.paint(sgr::BOLD, "state"),
+            cut(state.to_string())
+        )?;
+    }
+    let pending = applier.pending_interrupts();
+    if !pending.is_empty() {
+        let list: Vec<String> = pending
+            .iter()
+            .map(|i| format!("{} ({})", i.id, i.reason))
+            .collect();
+        writeln!(
+            out,
+            "{} {}",
+            paint.paint(sgr::BOLD, "pending interrupts"),
+            list.join(", ")
+        )?;
+    }
+    writeln!(out)?;
+    match &verdict.error {
+        None => {
+            let terminal = events
+                .iter()
+                .rev()
+                .filter_map(|e| e.as_ref().ok().and_then(event_type))
+                .find(|t| matches!(*t, "RUN_FINISHED" | "RUN_ERROR" | "RUN_STARTED"));
+            let ending = match terminal {
+                Some("RUN_STARTED") => {
+                    " (but the last run has no RUN_FINISHED or RUN_ERROR)".to_owned()
+                }
+                Some(t) => format!(", ends with {t}"),
+                None => String::new(),
+            };
+            writeln!(
+                out,
+                "{}",
+                paint.paint(sgr::GREEN, &format!("✓ valid{ending}"))
+            )?;
+            Ok(true)
+        }
+        Some(e) => {
+            let place = if e.index >= events.len() {
+                format!(
+                    "at the end of the stream (after event {})",
+                    e.index.saturating_sub(1)
+                )
+            } else {
+                let ty = failing_type(e, events);
+                if ty.starts_with('(') {
+                    format!("at event {} {ty}", e.index)
+                } else {
+                    format!("at event {} ({ty})", e.index)
+                }
+            };
+            writeln!(
+                out,
+                "{}",
+                paint.paint(
+                    sgr::BOLD_RED,
+                    &format!("✗ breaks {place}: rule {}: {}", e.rule(), error_message(e))
+                )
+            )?;
+            Ok(false)
+        }
+    }
+}
+
+/// The type of the event a pipeline error names: as the error says, else what the event is
+/// (`(not JSON)`, `(null)`, ...), else `end of stream`.
+pub fn failing_type(e: &PipelineError, events: &[RawEvent]) -> String {
+    match (e.event_type.as_str(), events.get(e.index)) {
+        ("", Some(raw)) => type_label(raw),
+        ("", None) => "end of stream".to_owned(),
+        (t, _) => t.to_owned(),
+    }
+}
+
+/// The type column of an event: its `type`, or what it is instead.
+fn type_label(raw: &RawEvent) -> String {
+    match raw {
+        Ok(v @ Value::Object(_)) => event_type(v).unwrap_or("(no type)").to_owned(),
+        Ok(Value::Null) => "(null)".to_owned(),
+        Ok(_) => "(not an object)".to_owned(),
+        Err(_) => "(not JSON)".to_owned(),
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn event_type(v: &Value) -> Option<&str> {
+    v.get("type").and_then(Value::as_str)
+}
+
+fn timestamp(v: &Value) -> Option<i64> {
+    v.get("timestamp").and_then(Value::as_i64)
+}
+
+fn short_id(id: &str) -> String {
+    excerpt(id, 10)
+}
+
+/// `subagentRunId` → name, from every `SUBAGENT_STARTED`.
+fn subagent_names(events: &[RawEvent]) -> HashMap<String, String> {
+    events
+        .iter()
+        .filter_map(|e| e.as_ref().ok())
+        .filter(|v| event_type(v) == Some("SUBAGENT_STARTED"))
+        .filter_map(|v| {
+            Some((
+                v.get("subagentRunId")?.as_str()?.to_owned(),
+                v.get("name")?.as_str()?.to_owned(),
+            ))
+        })
+        .collect()
+}
+
+/// The style of an event type's family.
+fn family_style(ty: &str) -> &'static str {
+    match ty {
+        "RUN_ERROR" | "SUBAGENT_ERROR" => sgr::RED,
+        t if t.starts_with("RUN_") || t.starts_with("STEP_") => sgr::BOLD,
+        t if t.starts_with("TEXT_MESSAGE_") => sgr::GREEN,
+        t if t.starts_with("TOOL_CALL_") => sgr::YELLOW,
+        t if t.starts_with("STATE_") || t == "MESSAGES_SNAPSHOT" => sgr::MAGENTA,
+        t if t.starts_with("ACTIVITY_") => sgr::CYAN,
+        t if t.starts_with("REASONING_") || t.starts_with("THINKING_") => sgr::GREY,
+        t if t.starts_with("SUBAGENT_") => sgr::BLUE,
+        "RAW" | "CUSTOM" => "",
+        _ => sgr::DIM,
+    }
+}
+
+fn role_style(role: &str) -> &'static str {
+    match role {
+        "user" => sgr::CYAN,
+        "assistant" => sgr::GREEN,
+        "tool" => sgr::YELLOW,
+        "reasoning" => sgr::GREY,
+        "activity" => sgr::CYAN,
+        _ => sgr::BOLD,
+    }
+}
+
+/// `text` cut to `max` characters, with `…` when cut.
+pub fn excerpt(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_owned(),
+    }
+}
+
+/// A string as a quoted JSON string (escapes visible).
+fn quoted(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// Control characters made visible; the rest as is (for argument fragments).
+fn visible(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| match c {
+            '\n' => vec!['\\', 'n'],
+            '\r' => vec!['\\', 'r'],
+            '\t' => vec!['\\', 't'],
+            c if c.is_control() => vec!['�'],
+            c => vec![c],
+        })
+        .collect()
+}
+
+/// The one-line summary of an event.
+pub fn summary(v: &Value) -> String {
+    let s = |k: &str| v.get(k).and_then(Value::as_str);
+    let json = |k: &str| v.get(k).map(Value::to_string).unwrap_or_default();
+    let Some(ty) = event_type(v) else {
+        return match v {
+            Value::Null => "null: an event must be an object".into(),
+            Value::Object(_) => "no type: dropped by clients".into(),
+            other => format!("{other}: not an object, dropped by clients"),
+        };
+    };
+    let or = |o: Option<&str>, d: &str| o.unwrap_or(d).to_owned();
+    match ty {
+        "RUN_STARTED" => {
+            let mut out = format!(
+                "thread {} · run {}",
+                or(s("threadId"), "?"),
+                or(s("runId"), "?")
+            );
+            if let Some(p) = s("parentRunId") {
+                out += &format!(" · parent {p}");
+            }
+            if let Some(input) = v.get("input") {
+                let n = input
+                    .get("messages")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                out += &format!(" · input with {n} message{}", plural(n));
+            }
+            out
+        }
+        "RUN_FINISHED" => {
+            let outcome = v.get("outcome");
+            let mut out = match outcome.and_then(|o| o.get("type")).and_then(Value::as_str) {
+                Some("interrupt") => {
+                    let list: Vec<String> = outcome
+                        .and_then(|o| o.get("interrupts"))
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .map(|i| {
+                                    format!(
+                                        "{} ({})",
+                                        i.get("id").and_then(Value::as_str).unwrap_or("?"),
+                                        i.get("reason").and_then(Value::as_str).unwrap_or("?")
+                                    )
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    format!("interrupt: {}", list.join(", "))
+                }
+                Some("cancelled") => "cancelled".into(),
+                _ => {
+                    let pending = outcome
+                        .and_then(|o| o.get("pendingToolCallIds"))
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(Value::as_str)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        })
+                        .filter(|s| !s.is_empty());
+                    match pending {
+                        Some(p) => format!("success, tool calls pending: {p}"),
+                        None => "success".into(),
+                    }
+                }
+            };
+            if let Some(r) = v.get("result") {
+                out += &format!(" · result {r}");
+            }
+            out
+        }
+        "RUN_ERROR" | "SUBAGENT_ERROR" => match s("code") {
+            Some(c) => format!("{} ({c})", quoted(&or(s("message"), ""))),
+            None => quoted(&or(s("message"), "")),
+        },
+        "STEP_STARTED" | "STEP_FINISHED" => or(s("stepName"), "?"),
+        "TEXT_MESSAGE_START" | "REASONING_MESSAGE_START" => {
+            let mut out = format!(
+                "{} ({})",
+                or(s("messageId"), "?"),
+                or(
+                    s("role"),
+                    if ty == "TEXT_MESSAGE_START" {
+                        "assistant"
+                    } else {
+                        "reasoning"
+                    }
+                )
+            );
+            if let Some(n) = s("name") {
+                out += &format!(" name {n}");
+            }
+            out
+        }
+        "TEXT_MESSAGE_CONTENT" | "REASONING_MESSAGE_CONTENT" => match v.get("delta") {
+            Some(Value::String(d)) => quoted(d),
+            Some(other) => format!("delta {other}"),
+            None => "no delta".into(),
+        },
+        "TEXT_MESSAGE_CHUNK" | "REASONING_MESSAGE_CHUNK" => {
+            let mut parts = Vec::new();
+            if let Some(id) = s("messageId") {
+                parts.push(id.to_owned());
+            }
+            if let Some(r) = s("role") {
+                parts.push(format!("({r})"));
+            }
+            if let Some(d) = s("delta") {
+                parts.push(quoted(d));
+            }
+            parts.join(" ")
+        }
+        "TEXT_MESSAGE_END" | "REASONING_MESSAGE_END" | "REASONING_START" | "REASONING_END" => {
+            or(s("messageId"), "?")
+        }
+        "TOOL_CALL_START" => {
+            let mut out = format!(
+                "{} ({})",
+                or(s("toolCallName"), "?"),
+                or(s("toolCallId"), "?")
+            );
+            if let Some(p) = s("parentMessageId") {
+                out += &format!(" in {p}");
+            }
+            out
+        }
+        "TOOL_CALL_ARGS" => format!(
+            "{} {}",
+            or(s("toolCallId"), "?"),
+            visible(&or(s("delta"), ""))
+        ),
+        "TOOL_CALL_END" => or(s("toolCallId"), "?"),
+        "TOOL_CALL_CHUNK" => {
+            let mut parts = Vec::new();
+            if let Some(n) = s("toolCallName") {
+                parts.push(n.to_owned());
+            }
+            if let Some(id) = s("toolCallId") {
+                parts.push(format!("({id})"));
+            }
+            if let Some(d) = s("delta") {
+                parts.push(visible(d));
+            }
+            parts.join(" ")
+        }
+        "TOOL_CALL_RESULT" => {
+            let content = match v.get("content") {
+                Some(Value::String(c)) => visible(c),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
+            format!("{} → {content}", or(s("toolCallId"), "?"))
+        }
+        "STATE_SNAPSHOT" => json("snapshot"),
+        "STATE_DELTA" => patch_summary(v.get("delta")),
+        "MESSAGES_SNAPSHOT" => {
+            let msgs = v.get("messages").and_then(Value::as_array);
+            let n = msgs.map_or(0, Vec::len);
+            let roles: Vec<&str> = msgs
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m.get("role").and_then(Value::as_str))
+                .collect();
+            format!("{n} message{}: {}", plural(n), roles.join(", "))
+        }
+        "ACTIVITY_SNAPSHOT" => {
+            let mut out = format!(
+                "{} {}: {}",
+                or(s("activityType"), "?"),
+                or(s("messageId"), "?"),
+                json("content")
+            );
+            if v.get("replace") == Some(&Value::Bool(false)) {
+                out += " (merge)";
+            }
+            out
+        }
+        "ACTIVITY_DELTA" => format!(
+            "{} {}: {}",
+            or(s("activityType"), "?"),
+            or(s("messageId"), "?"),
+            patch_summary(v.get("patch"))
+        ),
+        "RAW" => match s("source") {
+            Some(src) => format!("from {src}: {}", json("event")),
+            None => json("event"),
+        },
+        "CUSTOM" => format!("{} = {}", or(s("name"), "?"), json("value")),
+        "REASONING_ENCRYPTED_VALUE" => format!(
+            "{} {} ({} chars)",
+            or(s("subtype"), "?"),
+            or(s("entityId"), "?"),
+            s("encryptedValue").map_or(0, |e| e.chars().count())
+        ),
+        "SUBAGENT_STARTED" => {
+            let mut out = format!("{} ({})", or(s("name"), "?"), or(s("subagentRunId"), "?"));
+            if let Some(d) = s("description") {
+                out += &format!(" · {d}");
+            }
+            if let Some(p) = s("parentSubagentRunId") {
+                out += &format!(" · inside {p}");
+            }
+            out
+        }
+        "SUBAGENT_FINISHED" => {
+            let mut out = v
+                .get("outcome")
+                .and_then(|o| o.get("type"))
+                .and_then(Value::as_str)
+                .unwrap_or("success")
+                .to_owned();
+            if let Some(r) = v.get("result") {
+                out += &format!(" · result {r}");
+            }
+            out
+        }
+        t if t.starts_with("THINKING_") => "legacy event, translated to REASONING_*".into(),
+        _ => "unknown type: dropped by clients".into(),
+    }
+}
+
+/// `replace /count = 3; remove /x` for a JSON Patch.
+fn patch_summary(patch: Option<&Value>) -> String {
+    let Some(ops) = patch.and_then(Value::as_array) else {
+        return patch.map(Value::to_string).unwrap_or_default();
+    };
+    if ops.is_empty() {
+        return "(empty patch)".into();
+    }
+    ops.iter()
+        .map(|op| {
+            let name = op.get("op").and_then(Value::as_str).unwrap_or("?");
+            let path = op.get("path").and_then(Value::as_str).unwrap_or("?");
+            match (op.get("value"), op.get("from").and_then(Value::as_str)) {
+                (_, Some(from)) if matches!(name, "move" | "copy") => {
+                    format!("{name} {from} → {path}")
+                }
+                (Some(value), _) => format!("{name} {path} = {value}"),
+                _ => format!("{name} {path}"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// One line about a message: length and first words, tool calls, what it answers.
+fn message_summary(m: &Value) -> String {
+    let mut parts = Vec::new();
+    match m.get("content") {
+        Some(Value::String(text)) => {
+            let n = text.chars().count();
+            let first: String = text
+                .split_whitespace()
+                .take(10)
+                .collect::<Vec<_>>()
+                .join(" ");
+            let more = if first.chars().count() < text.trim().chars().count() {
+                "…"
+            } else {
+                ""
+            };
+            // A tool's result is usually JSON: shown as it is, not re-quoted.
+            let shown = if m.get("role").and_then(Value::as_str) == Some("tool") {
+                excerpt(&visible(text), 60)
+            } else {
+                quoted(&format!("{}{more}", excerpt(&first, 60)))
+            };
+            parts.push(format!("{n} char{} {shown}", plural(n)));
+        }
+        Some(Value::Array(items)) => {
+            let kinds: Vec<&str> = items
+                .iter()
+                .filter_map(|p| p.get("type").and_then(Value::as_str))
+                .collect();
+            parts.push(format!(
+                "{} part{}: {}",
+                items.len(),
+                plural(items.len()),
+                kinds.join(", ")
+            ));
+        }
+        Some(Value::Object(_)) => {
+            if let Some(t) = m.get("activityType").and_then(Value::as_str) {
+                parts.push(t.to_owned());
+            }
+            parts.push(excerpt(&m["content"].to_string(), 60));
+        }
+        _ => {}
+    }
+    if let Some(calls) = m.get("toolCalls").and_then(Value::as_array) {
+        let list: Vec<String> = calls
+            .iter()
+            .map(|c| {
+                let f = c.get("function");
+                format!(
+                    "{}({}) {}",
+                    f.and_then(|f| f.get("name"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("?"),
+                    c.get("id").and_then(Value::as_str).unwrap_or("?"),
+                    excerpt(
+                        f.and_then(|f| f.get("arguments"))
+                            .and_then(Value::as_str)
+                            .unwrap_or(""),
+                        40
+                    )
+                )
+            })
+            .collect();
+        parts.push(format!(
+            "tool call{}: {}",
+            plural(list.len()),
+            list.join(", ")
+        ));
+    }
+    if let Some(id) = m.get("toolCallId").and_then(Value::as_str) {
+        parts.push(format!("answers {id}"));
+    }
+    if m.get("encryptedValue").is_some() {
+        parts.push("(encrypted value)".into());
+    }
+    parts.join(" · ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn text(events: Vec<Value>) -> (String, bool) {
+        let events: Vec<RawEvent> = events.into_iter().map(Ok).collect();
+        let mut out = Vec::new();
+        let ok = render(
+            &events,
+            Format::JsonLines,
+            Paint::new(false),
+            false,
+            &mut out,
+        )
+        .unwrap();
+        (String::from_utf8(out).unwrap(), ok)
+    }
+
+    #[test]
+    fn summaries_say_what_matters() {
+        assert_eq!(
+            summary(&json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "Hi\n"})),
+            r#""Hi\n""#
+        );
+        assert_eq!(
+            summary(
+                &json!({"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "get_weather", "parentMessageId": "m1"})
+            ),
+            "get_weather (c1) in m1"
+        );
+        assert_eq!(
+            summary(&json!({"type": "STATE_DELTA", "delta": [
+                {"op": "replace", "path": "/count", "value": 3},
+                {"op": "move", "from": "/a", "path": "/b"},
+                {"op": "remove", "path": "/x"}
+            ]})),
+            "replace /count = 3; move /a → /b; remove /x"
+        );
+        assert_eq!(
+            summary(
+                &json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r",
+                "outcome": {"type": "interrupt", "interrupts": [{"id": "i1", "reason": "approval"}]}})
+            ),
+            "interrupt: i1 (approval)"
+        );
+        assert_eq!(
+            summary(&json!({"type": "RUN_ERROR", "message": "boom", "code": "x"})),
+            r#""boom" (x)"#
+        );
+        assert_eq!(
+            summary(&json!({"type": "FROM_THE_FUTURE"})),
+            "unknown type: dropped by clients"
+        );
+        assert_eq!(
+            summary(&json!([1])),
+            "[1]: not an object, dropped by clients"
+        );
+    }
+
+    #[test]
+    fn timeline_times_tags_and_messages() {
+        let (out, ok) = text(vec![
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r", "timestamp": 1000}),
+            json!({"type": "SUBAGENT_STARTED", "subagentRunId": "s1", "name": "historian", "timestamp": 1100}),
+            json!({"type": "TEXT_MESSAGE_CHUNK", "messageId": "m1", "delta": "Hello there", "subagentRunId": "s1", "timestamp": 1250}),
+            json!({"type": "SUBAGENT_FINISHED", "subagentRunId": "s1"}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "timestamp": 2000}),
+        ]);
+        assert!(ok, "{out}");
+        assert!(out.starts_with("5 events (JSON Lines), 1.000 s\n"), "{out}");
+        assert!(out.contains("   +0.250s  TEXT_MESSAGE_CHUNK"), "{out}");
+        assert!(out.contains("[historian] m1 \"Hello there\""), "{out}");
+        assert!(out.contains("1 message\n"), "{out}");
+        assert!(
+            out.contains("assistant m1  [historian] 11 chars \"Hello there\""),
+            "{out}"
+        );
+        assert!(
+            out.trim_end().ends_with("✓ valid, ends with RUN_FINISHED"),
+            "{out}"
+        );
+        assert!(!out.contains('\x1b'));
+    }
+
+    #[test]
+    fn the_break_is_marked_with_index_and_rule() {
+        let (out, ok) = text(vec![
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+            json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "ghost", "delta": "boo"}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+        ]);
+        assert!(!ok);
+        let broken = out
+            .lines()
+            .find(|l| l.starts_with('✗'))
+            .expect("a marked line");
+        assert!(
+            broken.contains(" 1 ") && broken.contains("TEXT_MESSAGE_CONTENT"),
+            "{out}"
+        );
+        let last = out.trim_end().lines().last().unwrap();
+        assert!(
+            last.starts_with("✗ breaks at event 1 (TEXT_MESSAGE_CONTENT): rule V"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn an_unfinished_stream_breaks_at_its_end() {
+        let (out, ok) = text(vec![
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+            json!({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+        ]);
+        assert!(!ok, "{out}");
+        assert!(out.contains("breaks at event 2 (RUN_FINISHED)"), "{out}");
+    }
+
+    #[test]
+    fn colours_follow_the_family() {
+        let events: Vec<RawEvent> = vec![
+            Ok(json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})),
+            Ok(json!({"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"})),
+        ];
+        let mut out = Vec::new();
+        render(
+            &events,
+            Format::JsonLines,
+            Paint::new(true),
+            false,
+            &mut out,
+        )
+        .unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains("\x1b[33mTOOL_CALL_START"), "{out:?}");
+    }
+}

@@ -1,0 +1,449 @@
+//! One run over raw HTTP, for `record`, `check` and `load`: the request is sent as the
+//! reference client sends it, and the response is read byte for byte into the events as they
+//! arrived, before any expansion or verification, together with what happened at the HTTP
+//! level (status, content type, a broken or timed-out body).
+//!
+//! The `agui_client` crate would hide exactly what these commands need to see: it refuses a
+//! wrong content type before reading the body, and stops at the first malformed event.
+
+use crate::input::RawEvent;
+use agui_core::codec::proto::ProtoFrameDecoder;
+use agui_core::codec::sse::SseDecoder;
+use agui_core::engine::pipeline::{Pipeline, PipelineError};
+use agui_core::{Message, RunAgentInput};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// The SSE media type.
+pub const SSE: &str = "text/event-stream";
+/// The AG-UI protobuf media type.
+pub const PROTO: &str = "application/vnd.ag-ui.event+proto";
+
+/// How much of a non-stream body is kept for messages.
+const EXCERPT_BYTES: usize = 2048;
+
+/// Builds the HTTP client (installing the TLS crypto provider when none is).
+pub fn client() -> Result<reqwest::Client, String> {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Losing a race against another installer is fine: either provider works.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .map_err(|e| format!("HTTP client: {e}"))
+}
+
+/// What to send.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The agent's endpoint.
+    pub url: String,
+    /// The run input (the JSON body).
+    pub input: RunAgentInput,
+    /// Ask for protobuf (`Accept` prefers it, SSE still admitted).
+    pub proto: bool,
+    /// Extra headers.
+    pub headers: Vec<(String, String)>,
+    /// Limit of the whole exchange.
+    pub timeout: Duration,
+}
+
+/// One event as it arrived.
+#[derive(Debug, Clone)]
+pub struct Received {
+    /// The event's JSON, or why the frame is not JSON.
+    pub event: RawEvent,
+    /// The SSE `data` exactly as received (`None` for protobuf, which has no text form).
+    pub text: Option<String>,
+    /// When it arrived, from the start of the request.
+    pub at: Duration,
+}
+
+/// Why a response could not be read to its end. Everything received before stays.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// No response at all (connect, DNS, reset before the headers).
+    Request(String),
+    /// The body broke off (connection lost mid-stream).
+    Transport(String),
+    /// The bytes could not be split into events (SSE or protobuf framing).
+    Framing(String),
+    /// The time limit ran out.
+    Timeout(Duration),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Request(m) => write!(f, "request failed: {m}"),
+            Failure::Transport(m) => write!(f, "the connection broke mid-stream: {m}"),
+            Failure::Framing(m) => write!(f, "malformed event stream: {m}"),
+            Failure::Timeout(d) => write!(f, "timed out after {} ms", d.as_millis()),
+        }
+    }
+}
+
+/// What came back.
+#[derive(Debug, Clone, Default)]
+pub struct Response {
+    /// HTTP status.
+    pub status: Option<u16>,
+    /// `Content-Type`, as sent.
+    pub content_type: Option<String>,
+    /// The events, in order of arrival.
+    pub events: Vec<Received>,
+    /// Why reading stopped early, if it did.
+    pub failure: Option<Failure>,
+    /// The start of the body when it was not an event stream (error statuses).
+    pub body_excerpt: String,
+    /// Body bytes read.
+    pub bytes: u64,
+    /// From sending the request to the end of the body.
+    pub elapsed: Duration,
+}
+
+impl Response {
+    /// Whether the status is 2xx.
+    pub fn status_ok(&self) -> bool {
+        self.status.is_some_and(|s| (200..300).contains(&s))
+    }
+
+    /// The stream's encoding from the content type: `Some(true)` protobuf, `Some(false)`
+    /// SSE, `None` neither.
+    pub fn encoding(&self) -> Option<bool> {
+        let ct = self.content_type.as_deref()?;
+        let essence = ct.split(';').next().unwrap_or("").trim();
+        if essence.eq_ignore_ascii_case(SSE) {
+            Some(false)
+        } else if essence.eq_ignore_ascii_case(PROTO) {
+            Some(true)
+        } else {
+            None
+        }
+    }
+
+    /// The JSON values of the events (what the engine is fed).
+    pub fn raw_events(&self) -> Vec<RawEvent> {
+        self.events.iter().map(|r| r.event.clone()).collect()
+    }
+
+    /// The `type` of the last event that is a terminal one, if any event after the last
+    /// `RUN_STARTED` is (`None`: the stream ended with a run still open, or had no run).
+    pub fn terminal(&self) -> Option<&str> {
+        let mut terminal = None;
+        for r in &self.events {
+            match r.event.as_ref().ok().and_then(event_type) {
+                Some("RUN_STARTED") => terminal = None,
+                Some(t @ ("RUN_FINISHED" | "RUN_ERROR")) => terminal = Some(t),
+                _ => {}
+            }
+        }
+        terminal
+    }
+}
+
+/// The `type` of an event's JSON.
+pub fn event_type(v: &Value) -> Option<&str> {
+    v.get("type").and_then(Value::as_str)
+}
+
+/// A run input: the spec's parts, else one user message with `text` (default `hello`),
+/// state `{}`, a fresh thread and run id.
+pub fn input_from(spec: Option<&agui_client::cli::RunSpec>, text: Option<&str>) -> RunAgentInput {
+    let spec = spec.cloned().unwrap_or_default();
+    let mut input = RunAgentInput::new(
+        spec.thread_id.unwrap_or_else(fresh_id),
+        spec.run_id.unwrap_or_else(fresh_id),
+    );
+    input.messages = spec
+        .messages
+        .unwrap_or_else(|| vec![Message::user("user-1", text.unwrap_or("hello"))]);
+    input.state = Some(
+        spec.state
+            .unwrap_or_else(|| Value::Object(Default::default())),
+    );
+    input.tools = Some(spec.tools.unwrap_or_default());
+    input.context = Some(spec.context.unwrap_or_default());
+    input.forwarded_props = spec.forwarded_props;
+    input.resume = spec.resume;
+    input
+}
+
+/// A fresh UUID.
+pub fn fresh_id() -> String {
+    agui_core::engine::compat::random_uuid()
+}
+
+/// Sends one run and reads the whole response. Never fails: every problem is in the
+/// [`Response`]. `on_event` sees each event as it arrives (for live progress).
+pub async fn fetch(
+    client: &reqwest::Client,
+    req: &Request,
+    mut on_event: impl FnMut(&Received),
+) -> Response {
+    let t0 = Instant::now();
+    let deadline = tokio::time::Instant::now() + req.timeout;
+    let mut out = Response::default();
+    let body = match serde_json::to_vec(&req.input) {
+        Ok(b) => b,
+        Err(e) => {
+            out.failure = Some(Failure::Request(format!("encoding the input: {e}")));
+            return out;
+        }
+    };
+    let mut builder = client
+        .post(&req.url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .header(
+            reqwest::header::ACCEPT,
+            if req.proto {
+                "application/vnd.ag-ui.event+proto, text/event-stream;q=0.5"
+            } else {
+                SSE
+            },
+        )
+        .body(body);
+    for (k, v) in &req.headers {
+        builder = builder.header(k.as_str(), v.as_str());
+    }
+    let response = match tokio::time::timeout_at(deadline, builder.send()).await {
+        Err(_) => {
+            out.failure = Some(Failure::Timeout(req.timeout));
+            out.elapsed = t0.elapsed();
+            return out;
+        }
+        Ok(Err(e)) => {
+            out.failure = Some(Failure::Request(with_causes(&e)));
+            out.elapsed = t0.elapsed();
+            return out;
+        }
+        Ok(Ok(r)) => r,
+    };
+    out.status = Some(response.status().as_u16());
+    out.content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let mut decoder = if !out.status_ok() {
+        // An error body is not a stream: keep its start for the message.
+        Decoder::Excerpt
+    } else if out.encoding() == Some(true) {
+        Decoder::Proto(ProtoFrameDecoder::new())
+    } else {
+        // SSE, or an unknown content type read as SSE so that the events' own problems are
+        // found too.
+        Decoder::Sse(SseDecoder::new())
+    };
+    let mut response = response;
+    loop {
+        let chunk = match tokio::time::timeout_at(deadline, response.chunk()).await {
+            Err(_) => {
+                out.failure = Some(Failure::Timeout(req.timeout));
+                break;
+            }
+            Ok(Err(e)) => {
+                out.failure = Some(Failure::Transport(with_causes(&e)));
+                break;
+            }
+            Ok(Ok(None)) => {
+                if let Err(e) = decoder.finish(&mut out, t0, &mut on_event) {
+                    out.failure = Some(Failure::Framing(e));
+                }
+                break;
+            }
+            Ok(Ok(Some(c))) => c,
+        };
+        out.bytes += chunk.len() as u64;
+        if let Err(e) = decoder.push(&chunk, &mut out, t0, &mut on_event) {
+            out.failure = Some(Failure::Framing(e));
+            break;
+        }
+    }
+    out.elapsed = t0.elapsed();
+    out
+}
+
+enum Decoder {
+    Sse(SseDecoder),
+    Proto(ProtoFrameDecoder),
+    Excerpt,
+}
+
+impl Decoder {
+    fn push(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Response,
+        t0: Instant,
+        on_event: &mut impl FnMut(&Received),
+    ) -> Result<(), String> {
+        match self {
+            Decoder::Excerpt => {
+                let room = EXCERPT_BYTES.saturating_sub(out.body_excerpt.len());
+                let take = &chunk[..chunk.len().min(room)];
+                out.body_excerpt.push_str(&String::from_utf8_lossy(take));
+                Ok(())
+            }
+            Decoder::Sse(d) => {
+                d.push(chunk);
+                while let Some(frame) = d.next_frame().map_err(|e| e.to_string())? {
+                    emit(out, sse_event(frame.data), t0, on_event);
+                }
+                Ok(())
+            }
+            Decoder::Proto(d) => {
+                d.push(chunk);
+                while let Some(event) = d.next_event().map_err(|e| e.to_string())? {
+                    emit(out, proto_event(&event), t0, on_event);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn finish(
+        &mut self,
+        out: &mut Response,
+        t0: Instant,
+        on_event: &mut impl FnMut(&Received),
+    ) -> Result<(), String> {
+        match self {
+            Decoder::Excerpt => Ok(()),
+            Decoder::Sse(d) => {
+                while let Some(frame) = d.finish().map_err(|e| e.to_string())? {
+                    emit(out, sse_event(frame.data), t0, on_event);
+                }
+                Ok(())
+            }
+            Decoder::Proto(d) => d.finish().map_err(|e| e.to_string()),
+        }
+    }
+}
+
+fn emit(
+    out: &mut Response,
+    (event, text): (RawEvent, Option<String>),
+    t0: Instant,
+    on_event: &mut impl FnMut(&Received),
+) {
+    let r = Received {
+        event,
+        text,
+        at: t0.elapsed(),
+    };
+    on_event(&r);
+    out.events.push(r);
+}
+
+fn sse_event(data: String) -> (RawEvent, Option<String>) {
+    let event = serde_json::from_str::<Value>(&data).map_err(|e| format!("not JSON: {e}"));
+    (event, Some(data))
+}
+
+fn proto_event(event: &agui_core::Event) -> (RawEvent, Option<String>) {
+    (
+        serde_json::to_value(event).map_err(|e| format!("not JSON: {e}")),
+        None,
+    )
+}
+
+/// Runs the client pipeline (expansion, verification, application) over `events`, folding
+/// into `applier`, recording the stages' warnings when `warnings`; stops at the first error,
+/// which is returned with the pipeline.
+pub fn verify_events(
+    events: &[RawEvent],
+    applier: agui_core::engine::apply::Applier,
+    warnings: bool,
+) -> (Pipeline, Option<PipelineError>) {
+    let mut p = Pipeline::with_applier(applier).with_warnings(warnings);
+    for raw in events {
+        let result = match raw {
+            Ok(v) => p.push_value(v.clone()).map(|_| ()),
+            Err(e) => p
+                .push_decoded(
+                    Err(agui_core::event::DecodeError::Syntax {
+                        message: e.clone(),
+                        excerpt: String::new(),
+                    }),
+                    String::new(),
+                )
+                .map(|_| ()),
+        };
+        if let Err(e) = result {
+            return (p, Some(e));
+        }
+    }
+    let error = p.finish().err();
+    (p, error)
+}
+
+/// An error with its chain of causes, `a: b: c`.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn received(v: Value) -> Received {
+        Received {
+            event: Ok(v),
+            text: None,
+            at: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn terminal_is_that_of_the_last_run() {
+        let mut r = Response::default();
+        assert_eq!(r.terminal(), None);
+        r.events.push(received(json!({"type": "RUN_STARTED"})));
+        r.events.push(received(json!({"type": "RUN_FINISHED"})));
+        assert_eq!(r.terminal(), Some("RUN_FINISHED"));
+        r.events.push(received(json!({"type": "RUN_STARTED"})));
+        assert_eq!(r.terminal(), None);
+        r.events.push(received(json!({"type": "RUN_ERROR"})));
+        assert_eq!(r.terminal(), Some("RUN_ERROR"));
+    }
+
+    #[test]
+    fn encoding_follows_the_media_type_only() {
+        let with = |ct: &str| Response {
+            content_type: Some(ct.into()),
+            ..Response::default()
+        };
+        assert_eq!(
+            with("text/event-stream; charset=utf-8").encoding(),
+            Some(false)
+        );
+        assert_eq!(
+            with("Application/Vnd.Ag-Ui.Event+Proto").encoding(),
+            Some(true)
+        );
+        assert_eq!(with("text/plain").encoding(), None);
+        assert_eq!(Response::default().encoding(), None);
+    }
+
+    #[test]
+    fn default_input_has_one_user_message_and_empty_state() {
+        let input = input_from(None, Some("hi there"));
+        assert_eq!(input.messages.len(), 1);
+        assert_eq!(input.messages[0].text(), Some("hi there"));
+        assert_eq!(input.state, Some(json!({})));
+        assert_ne!(input.thread_id, input.run_id);
+    }
+}

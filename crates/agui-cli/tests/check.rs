@@ -1,0 +1,197 @@
+//! `agui check` finds nothing wrong with `agui serve`, and names every problem of a server
+//! that misbehaves on purpose.
+
+mod common;
+
+use common::{Serve, agui, scripted};
+use serde_json::Value;
+
+/// `agui check URL --json`: the exit code and the report.
+fn check(url: &str) -> (i32, Value) {
+    let out = agui(&["check", url, "--json", "--timeout-ms", "3000"]);
+    (out.code, out.json())
+}
+
+fn rules(report: &Value) -> Vec<String> {
+    report["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["rule"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn run_names(report: &Value) -> Vec<String> {
+    report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn agui_serve_has_no_violation() {
+    let server = Serve::start();
+    let (code, report) = check(&server.url);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["violations"], serde_json::json!([]));
+    // Every input was sent, and the demo's interrupt was answered with a resume run.
+    assert_eq!(
+        run_names(&report),
+        [
+            "plain",
+            "frontend-tools",
+            "interrupt",
+            "interrupt → resume",
+            "history",
+            "state",
+            "protobuf"
+        ]
+    );
+    let runs = report["runs"].as_array().unwrap();
+    for run in runs {
+        assert_eq!(run["httpStatus"], 200, "{run:#}");
+        assert_eq!(run["terminal"], "RUN_FINISHED", "{run:#}");
+        assert!(run["events"].as_u64().unwrap() >= 3, "{run:#}");
+    }
+    assert_eq!(runs[2]["outcome"], "interrupt");
+    assert_eq!(runs[3]["outcome"], "success");
+    assert_eq!(runs[6]["contentType"], "application/vnd.ag-ui.event+proto");
+    assert_eq!(runs[0]["contentType"], "text/event-stream");
+
+    // The readable report says the same.
+    let out = agui(&["check", &server.url]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.trim_end().ends_with("7 runs, no violation"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains('\x1b'), "piped output is plain");
+}
+
+#[test]
+fn a_well_behaved_scripted_server_passes() {
+    // Guards the tests below: the scripted server's own framing is not what they detect.
+    let (code, report) = check(&format!("{}/ok", scripted()));
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(rules(&report), Vec::<String>::new());
+    // Its RUN_STARTED ids are fixed, not the request's: a note, not a violation.
+    let notes = report["runs"][0]["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("RUN_STARTED.threadId is \"t\"")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn content_before_start_missing_finish_and_wrong_type_are_each_reported() {
+    let (code, report) = check(&format!("{}/everything", scripted()));
+    assert_eq!(code, 1, "{report:#}");
+    // Each of the six inputs got the same three problems.
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 6, "no follow-up after a broken run");
+    for run in runs {
+        let found: Vec<(Option<u64>, Option<&str>, &str)> = run["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                (
+                    v["index"].as_u64(),
+                    v["eventType"].as_str(),
+                    v["rule"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (None, None, "content-type"),
+                (Some(0), Some("TEXT_MESSAGE_CONTENT"), "V3"),
+                (Some(5), Some("end of stream"), "no-terminal"),
+            ],
+            "{run:#}"
+        );
+    }
+    let v = &report["violations"][0];
+    assert_eq!(v["input"], "plain");
+    assert!(
+        v["message"].as_str().unwrap().contains("\"text/plain\""),
+        "{v}"
+    );
+    // The readable report names input, index, type and rule.
+    let out = agui(&["check", &format!("{}/everything", scripted())]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stdout
+            .contains("event 0 TEXT_MESSAGE_CONTENT: V3: First event must be 'RUN_STARTED'"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .trim_end()
+            .ends_with("6 runs, 18 violations in 6 runs"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn each_fault_alone_is_named() {
+    for (path, rule, index) in [
+        ("content-before-start", "V3", Some(0)),
+        ("no-finish", "no-terminal", Some(4)),
+        ("wrong-type", "content-type", None),
+        ("malformed", "schema", Some(1)),
+        ("not-object", "not-an-object", Some(1)),
+        ("http-500", "http-status", None),
+        ("drop", "transport", None),
+    ] {
+        let (code, report) = check(&format!("{}/{path}", scripted()));
+        assert_eq!(code, 1, "{path}: {report:#}");
+        let first = &report["runs"][0]["violations"];
+        assert_eq!(first.as_array().unwrap().len(), 1, "{path}: {first:#}");
+        assert_eq!(first[0]["rule"], rule, "{path}: {first:#}");
+        assert_eq!(first[0]["index"].as_u64(), index, "{path}: {first:#}");
+        assert_eq!(rules(&report).len(), 6, "{path}: one per input");
+    }
+    let (_, report) = check(&format!("{}/http-500", scripted()));
+    assert_eq!(
+        report["violations"][0]["message"],
+        r#"HTTP 500 instead of 2xx: {"error":"scripted failure"}"#
+    );
+}
+
+#[test]
+fn a_stalled_stream_times_out_and_nothing_listening_exits_2() {
+    let out = agui(&[
+        "check",
+        &format!("{}/slow", scripted()),
+        "--json",
+        "--timeout-ms",
+        "300",
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(rules(&out.json())[0], "timeout");
+
+    // A port nobody listens on: bind one, then free it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = agui(&["check", &format!("http://127.0.0.1:{port}/agent")]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stdout.contains("request: no response"),
+        "{}",
+        out.stdout
+    );
+}
