@@ -116,13 +116,17 @@ pub async fn serve(opts: ServeOptions) -> Result<(), String> {
         None => (boxed(DemoAgent::new(opts.delay)), "the demo agent".into()),
     };
     let (router, agent) = router(agent);
-    println!("agui serve: listening on http://{addr}/");
-    println!("  console  http://{addr}/");
-    println!("  agent    POST http://{addr}/agent: {about}");
-    println!("  health   http://{addr}/health");
-    println!("Press Ctrl-C to stop.");
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
+    // The banner goes out once; a closed stdout (`agui serve | head -1`) must not take the
+    // server down, so write errors are ignored rather than panicking as `println!` would.
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "agui serve: listening on http://{addr}/\n  console  http://{addr}/\n  agent    POST http://{addr}/agent: {about}\n  health   http://{addr}/health\nPress Ctrl-C to stop."
+        );
+        let _ = out.flush();
+    }
     agui_server::serve(
         listener,
         router,
