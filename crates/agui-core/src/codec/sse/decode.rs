@@ -60,6 +60,11 @@ impl SseError {
 /// push call [`next_frame`](Self::next_frame) until it returns `Ok(None)`. At the end of the
 /// body call [`finish`](Self::finish) (until it returns `Ok(None)`).
 ///
+/// [`next_frame_ref`](Self::next_frame_ref) and [`finish_ref`](Self::finish_ref) do the same
+/// but lend the frame ([`SseFrameRef`]) instead of allocating it: the usual single-line
+/// `data` is a slice of the decoder's buffer, so decoding costs no allocation and no copy
+/// per frame. Both kinds of call can be mixed freely.
+///
 /// Parsing follows the WHATWG EventSource rules:
 ///
 /// - Lines end in LF, CRLF or CR. A leading UTF-8 BOM is skipped.
@@ -120,9 +125,11 @@ pub struct SseDecoder {
     after_cr: bool,
     /// `finish` was called: no more input will come.
     eof: bool,
+    /// `frame` holds a dispatched frame (possibly lent out): clear it before reading on.
+    dispatched: bool,
     /// The error returned, returned again on every later call.
     failed: Option<SseError>,
-    /// The frame being assembled.
+    /// The frame being assembled (or just dispatched).
     frame: PendingFrame,
     last_event_id: String,
     retry: Option<u64>,
@@ -140,18 +147,121 @@ pub(super) struct Stats {
     pub(super) moved: u64,
 }
 
+/// Where the pending frame's data is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Data {
+    /// No `data` line yet.
+    #[default]
+    None,
+    /// One `data` line whose value is still in the buffer, at `buf[start..end]`: the common
+    /// case, which costs no copy.
+    ///
+    /// Checking that the value is UTF-8 is put off until the frame is read, so that it is
+    /// done once; `checked` says whether it has been done already. It is done earlier
+    /// whenever anything else could happen first (another line is processed, an `id` takes
+    /// effect, the decoder waits for more input or fails), so errors and their effects come
+    /// exactly in stream order.
+    Buf {
+        start: usize,
+        end: usize,
+        checked: bool,
+    },
+    /// In `PendingFrame::joined`: several lines, or one that compaction had to move out.
+    Joined,
+}
+
+/// The frame being assembled. Its strings keep their capacity from frame to frame, so the
+/// borrowing API allocates nothing in the steady state.
 #[derive(Debug, Clone, Default)]
 struct PendingFrame {
-    data: String,
-    has_data: bool,
-    event: Option<String>,
-    id: Option<String>,
+    data: Data,
+    joined: String,
+    /// The last `event` value; `has_event` is false when absent or empty.
+    event: String,
+    has_event: bool,
+    /// The last valid `id` value.
+    id: String,
+    has_id: bool,
     retry: Option<u64>,
+}
+
+impl PendingFrame {
+    fn clear(&mut self) {
+        self.data = Data::None;
+        self.joined.clear();
+        self.has_event = false;
+        self.has_id = false;
+        self.retry = None;
+    }
+}
+
+/// A frame lent by [`SseDecoder::next_frame_ref`]: the same content as [`SseFrame`], but
+/// borrowed from the decoder, valid until its next call.
+///
+/// ```
+/// use agui_core::codec::sse::SseDecoder;
+///
+/// let mut decoder = SseDecoder::new();
+/// decoder.push(b"id: 7\ndata: {\"a\":1}\n\ndata: x\ndata: y\n\n");
+/// let mut data = Vec::new();
+/// while let Some(frame) = decoder.next_frame_ref()? {
+///     data.push(frame.data.to_owned()); // or parse it in place
+/// }
+/// assert_eq!(data, [r#"{"a":1}"#, "x\ny"]);
+/// # Ok::<(), agui_core::codec::sse::SseError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SseFrameRef<'a> {
+    /// As [`SseFrame::data`].
+    pub data: &'a str,
+    /// As [`SseFrame::event`].
+    pub event: Option<&'a str>,
+    /// As [`SseFrame::id`].
+    pub id: Option<&'a str>,
+    /// As [`SseFrame::retry`].
+    pub retry: Option<u64>,
+}
+
+impl SseFrameRef<'_> {
+    /// Copies the frame into an owned [`SseFrame`].
+    pub fn to_frame(&self) -> SseFrame {
+        SseFrame {
+            data: self.data.to_owned(),
+            event: self.event.map(str::to_owned),
+            id: self.id.map(str::to_owned),
+            retry: self.retry,
+        }
+    }
+}
+
+impl From<SseFrameRef<'_>> for SseFrame {
+    fn from(frame: SseFrameRef<'_>) -> SseFrame {
+        frame.to_frame()
+    }
 }
 
 impl Default for SseDecoder {
     fn default() -> Self {
         SseDecoder::new()
+    }
+}
+
+/// `buf[start..end]`, known to be UTF-8 because it was checked.
+fn checked_str(buf: &[u8], start: usize, end: usize) -> &str {
+    match std::str::from_utf8(&buf[start..end]) {
+        Ok(s) => s,
+        Err(_) => {
+            debug_assert!(false, "a data value already checked is not UTF-8");
+            ""
+        }
+    }
+}
+
+/// The error for bytes at `buf[start..]` (with `buf[0]` at stream offset `base`) that are
+/// not UTF-8.
+fn utf8_error(base: u64, start: usize, err: std::str::Utf8Error) -> SseError {
+    SseError::InvalidUtf8 {
+        offset: base + start as u64 + err.valid_up_to() as u64,
     }
 }
 
@@ -180,6 +290,7 @@ impl SseDecoder {
             bom_checked: false,
             after_cr: false,
             eof: false,
+            dispatched: false,
             failed: None,
             frame: PendingFrame::default(),
             last_event_id: String::new(),
@@ -237,20 +348,88 @@ impl SseDecoder {
     /// for a line or frame over the limit. Errors are final: every later call returns the
     /// same error.
     pub fn next_frame(&mut self) -> Result<Option<SseFrame>, SseError> {
-        if let Some(err) = &self.failed {
-            return Err(err.clone());
+        if !self.advance()? {
+            return Ok(None);
         }
-        match self.step() {
-            Ok(frame) => Ok(frame),
-            Err(err) => {
-                self.failed = Some(err.clone());
-                self.buf = Vec::new();
-                self.pos = 0;
-                self.scan = 0;
-                self.frame = PendingFrame::default();
-                Err(err)
-            }
+        let data = match self.frame.data {
+            Data::Buf { start, end, .. } => match std::str::from_utf8(&self.buf[start..end]) {
+                Ok(data) => data.to_owned(),
+                Err(err) => {
+                    let err = utf8_error(self.base, start, err);
+                    return Err(self.fail(err));
+                }
+            },
+            // A dispatched frame has data; `None` cannot happen.
+            Data::Joined | Data::None => mem::take(&mut self.frame.joined),
+        };
+        let frame = &mut self.frame;
+        Ok(Some(SseFrame {
+            data,
+            event: frame.has_event.then(|| mem::take(&mut frame.event)),
+            id: frame.has_id.then(|| mem::take(&mut frame.id)),
+            retry: frame.retry,
+        }))
+    }
+
+    /// As [`next_frame`](Self::next_frame), but lends the frame instead of allocating it.
+    /// The frame borrows the decoder, so it must be dropped before the next call.
+    ///
+    /// ```
+    /// use agui_core::codec::sse::SseDecoder;
+    ///
+    /// let mut decoder = SseDecoder::new();
+    /// let mut lengths = Vec::new();
+    /// for chunk in [&b"data: {\"a\""[..], b":1}\n\ndata: 2"] {
+    ///     decoder.push(chunk);
+    ///     while let Some(frame) = decoder.next_frame_ref()? {
+    ///         lengths.push(frame.data.len());
+    ///     }
+    /// }
+    /// while let Some(frame) = decoder.finish_ref()? {
+    ///     lengths.push(frame.data.len());
+    /// }
+    /// assert_eq!(lengths, [7, 1]);
+    /// # Ok::<(), agui_core::codec::sse::SseError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`next_frame`](Self::next_frame).
+    pub fn next_frame_ref(&mut self) -> Result<Option<SseFrameRef<'_>>, SseError> {
+        if !self.advance()? {
+            return Ok(None);
         }
+        // Borrow the fields apart: the data borrows `buf`, the error path touches the rest.
+        let SseDecoder {
+            buf,
+            base,
+            frame,
+            failed,
+            pos,
+            scan,
+            ..
+        } = self;
+        let data = match frame.data {
+            Data::Buf { start, end, .. } => match std::str::from_utf8(&buf[start..end]) {
+                Ok(data) => data,
+                Err(err) => {
+                    // As `fail`, except that `buf` is released by the next call.
+                    let err = utf8_error(*base, start, err);
+                    *failed = Some(err.clone());
+                    *pos = 0;
+                    *scan = 0;
+                    *frame = PendingFrame::default();
+                    return Err(err);
+                }
+            },
+            Data::Joined | Data::None => frame.joined.as_str(),
+        };
+        Ok(Some(SseFrameRef {
+            data,
+            event: frame.has_event.then_some(frame.event.as_str()),
+            id: frame.has_id.then_some(frame.id.as_str()),
+            retry: frame.retry,
+        }))
     }
 
     /// Signals the end of the body and returns the next remaining frame; call it (or
@@ -271,6 +450,17 @@ impl SseDecoder {
         self.next_frame()
     }
 
+    /// As [`finish`](Self::finish), but lends the frame like
+    /// [`next_frame_ref`](Self::next_frame_ref).
+    ///
+    /// # Errors
+    ///
+    /// As [`finish`](Self::finish).
+    pub fn finish_ref(&mut self) -> Result<Option<SseFrameRef<'_>>, SseError> {
+        self.eof = true;
+        self.next_frame_ref()
+    }
+
     /// WHATWG's "last event ID": the value of the last `id` field (without NUL) of a frame
     /// that has ended, whether or not that frame had data. `None` if there was none or the
     /// last one was empty (an empty `id` resets it). This is what a reconnecting client
@@ -289,7 +479,52 @@ impl SseDecoder {
         &self.stats
     }
 
-    fn step(&mut self) -> Result<Option<SseFrame>, SseError> {
+    /// Reads up to the end of the next frame with data; `Ok(true)` when `self.frame` holds
+    /// it. Makes errors final.
+    fn advance(&mut self) -> Result<bool, SseError> {
+        if let Some(err) = &self.failed {
+            let err = err.clone();
+            self.buf = Vec::new();
+            return Err(err);
+        }
+        if self.dispatched {
+            self.dispatched = false;
+            self.frame.clear();
+        }
+        self.step().map_err(|err| self.fail(err))
+    }
+
+    /// Makes `err` final and releases the buffers.
+    fn fail(&mut self, err: SseError) -> SseError {
+        self.failed = Some(err.clone());
+        self.buf = Vec::new();
+        self.pos = 0;
+        self.scan = 0;
+        self.frame = PendingFrame::default();
+        err
+    }
+
+    /// Checks the pending data value for UTF-8 if that was put off (see [`Data::Buf`]).
+    fn check_pending(&mut self) -> Result<(), SseError> {
+        if let Data::Buf {
+            start,
+            end,
+            checked: false,
+        } = self.frame.data
+        {
+            if let Err(err) = std::str::from_utf8(&self.buf[start..end]) {
+                return Err(utf8_error(self.base, start, err));
+            }
+            self.frame.data = Data::Buf {
+                start,
+                end,
+                checked: true,
+            };
+        }
+        Ok(())
+    }
+
+    fn step(&mut self) -> Result<bool, SseError> {
         if !self.bom_checked {
             let head = &self.buf[self.pos..];
             let n = head.len().min(BOM.len());
@@ -303,7 +538,7 @@ impl SseDecoder {
                 // One or two bytes of a BOM and then the end: not UTF-8, reported below.
                 self.bom_checked = true;
             } else {
-                return Ok(None);
+                return Ok(false);
             }
         }
         loop {
@@ -318,8 +553,9 @@ impl SseDecoder {
                     }
                     None if self.eof => self.after_cr = false,
                     None => {
+                        self.check_pending()?;
                         self.compact();
-                        return Ok(None);
+                        return Ok(false);
                     }
                 }
             }
@@ -327,7 +563,13 @@ impl SseDecoder {
             let from = self.scan;
             #[cfg(test)]
             let scanned_before = self.buf.len() - from;
-            match memchr::memchr2(b'\n', b'\r', &self.buf[from..]) {
+            // The blank line that ends a frame needs no search.
+            let found = if let Some(b'\n' | b'\r') = self.buf.get(from) {
+                Some(0)
+            } else {
+                memchr::memchr2(b'\n', b'\r', &self.buf[from..])
+            };
+            match found {
                 Some(i) => {
                     #[cfg(test)]
                     {
@@ -337,8 +579,8 @@ impl SseDecoder {
                     self.after_cr = self.buf[end] == b'\r';
                     self.pos = end + 1;
                     self.scan = self.pos;
-                    if let Some(frame) = self.line(start, end)? {
-                        return Ok(Some(frame));
+                    if self.line(start, end)? {
+                        return Ok(true);
                     }
                 }
                 None => {
@@ -349,29 +591,42 @@ impl SseDecoder {
                     let end = self.buf.len();
                     self.scan = end;
                     if end - start > self.max_frame_size {
+                        self.check_pending()?;
                         return Err(self.too_large(start));
                     }
                     if !self.eof {
+                        self.check_pending()?;
                         self.compact();
-                        return Ok(None);
+                        return Ok(false);
                     }
                     if end > start {
                         self.pos = end;
                         // A non-empty line never ends a frame; the end of input does.
                         self.line(start, end)?;
                     }
-                    return Ok(self.dispatch());
+                    return self.dispatch();
                 }
             }
         }
     }
 
-    /// Processes the complete line `buf[start..end]` (terminator excluded); returns the
-    /// frame if the line is empty and ends one.
-    fn line(&mut self, start: usize, end: usize) -> Result<Option<SseFrame>, SseError> {
+    /// Processes the complete line `buf[start..end]` (terminator excluded); returns whether
+    /// the line is empty and ends a frame with data.
+    fn line(&mut self, start: usize, end: usize) -> Result<bool, SseError> {
         if start == end {
-            return Ok(self.dispatch());
+            return self.dispatch();
         }
+        let bytes = &self.buf[start..end];
+        if bytes.starts_with(b"data") && matches!(bytes.get(4), None | Some(b':')) {
+            let value_start = match bytes.get(5) {
+                Some(b' ') => start + 6,
+                Some(_) => start + 5,
+                None => end,
+            };
+            return self.data_line(start, value_start, end);
+        }
+        // Anything before this line is dealt with first.
+        self.check_pending()?;
         if end - start > self.max_frame_size {
             return Err(self.too_large(start));
         }
@@ -381,7 +636,7 @@ impl SseDecoder {
                 offset: offset + err.valid_up_to() as u64,
             })?;
         let (name, value) = match line.find(':') {
-            Some(0) => return Ok(None), // a comment
+            Some(0) => return Ok(false), // a comment
             Some(colon) => {
                 let value = &line[colon + 1..];
                 (&line[..colon], value.strip_prefix(' ').unwrap_or(value))
@@ -390,25 +645,17 @@ impl SseDecoder {
         };
         let frame = &mut self.frame;
         match name {
-            "data" => {
-                let len = frame.data.len() + usize::from(frame.has_data) + value.len();
-                if len > self.max_frame_size {
-                    return Err(SseError::FrameTooLarge {
-                        limit: self.max_frame_size,
-                        offset,
-                    });
-                }
-                if frame.has_data {
-                    frame.data.push('\n');
-                } else {
-                    frame.has_data = true;
-                }
-                // For the usual single-line frame this allocates the final String once,
-                // exactly sized; `dispatch` then moves it out without copying.
-                frame.data.push_str(value);
+            // `data` lines are handled above.
+            "event" => {
+                frame.event.clear();
+                frame.event.push_str(value);
+                frame.has_event = !value.is_empty();
             }
-            "event" => frame.event = (!value.is_empty()).then(|| value.to_owned()),
-            "id" if !value.contains('\0') => frame.id = Some(value.to_owned()),
+            "id" if !value.contains('\0') => {
+                frame.id.clear();
+                frame.id.push_str(value);
+                frame.has_id = true;
+            }
             "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
                 // Digits only, so parsing fails only on overflow: ignored like other junk.
                 if let Ok(ms) = value.parse::<u64>() {
@@ -418,21 +665,68 @@ impl SseDecoder {
             }
             _ => {}
         }
-        Ok(None)
+        Ok(false)
     }
 
-    /// Ends the pending frame: commits its id and returns it if it has data.
-    fn dispatch(&mut self) -> Option<SseFrame> {
-        let frame = mem::take(&mut self.frame);
-        if let Some(id) = &frame.id {
-            self.last_event_id.clone_from(id);
+    /// Processes the `data` line `buf[start..end]`, whose value starts at `value_start`.
+    fn data_line(
+        &mut self,
+        start: usize,
+        value_start: usize,
+        end: usize,
+    ) -> Result<bool, SseError> {
+        if end - start > self.max_frame_size {
+            self.check_pending()?;
+            return Err(self.too_large(start));
         }
-        frame.has_data.then_some(SseFrame {
-            data: frame.data,
-            event: frame.event,
-            id: frame.id,
-            retry: frame.retry,
-        })
+        if self.frame.data == Data::None {
+            // The usual single-line frame stays where it is. (It fits: the line does.)
+            self.frame.data = Data::Buf {
+                start: value_start,
+                end,
+                checked: false,
+            };
+            return Ok(false);
+        }
+        self.check_pending()?;
+        let value = std::str::from_utf8(&self.buf[value_start..end])
+            .map_err(|err| utf8_error(self.base, value_start, err))?;
+        let frame = &mut self.frame;
+        let held = match frame.data {
+            Data::None => 0,
+            Data::Buf { start, end, .. } => end - start + 1,
+            Data::Joined => frame.joined.len() + 1,
+        };
+        if held + value.len() > self.max_frame_size {
+            return Err(SseError::FrameTooLarge {
+                limit: self.max_frame_size,
+                offset: self.base + start as u64,
+            });
+        }
+        if let Data::Buf { start, end, .. } = frame.data {
+            frame.joined.push_str(checked_str(&self.buf, start, end));
+            frame.data = Data::Joined;
+        }
+        frame.joined.push('\n');
+        frame.joined.push_str(value);
+        Ok(false)
+    }
+
+    /// Ends the pending frame: commits its id; returns whether it has data (and is then
+    /// held in `self.frame` until the next call).
+    fn dispatch(&mut self) -> Result<bool, SseError> {
+        if self.frame.has_id {
+            // The id takes effect only if the frame is sound.
+            self.check_pending()?;
+            self.last_event_id.clone_from(&self.frame.id);
+        }
+        if self.frame.data == Data::None {
+            self.frame.clear();
+            Ok(false)
+        } else {
+            self.dispatched = true;
+            Ok(true)
+        }
     }
 
     fn too_large(&self, start: usize) -> SseError {
@@ -448,6 +742,14 @@ impl SseDecoder {
         let consumed = self.pos;
         if consumed == 0 || consumed < self.buf.len() - consumed {
             return;
+        }
+        // Pending data still in the buffer is about to go: copy it out, once per frame. (It
+        // has been checked: `check_pending` runs before every compaction.)
+        if let Data::Buf { start, end, .. } = self.frame.data {
+            self.frame
+                .joined
+                .push_str(checked_str(&self.buf, start, end));
+            self.frame.data = Data::Joined;
         }
         #[cfg(test)]
         {

@@ -15,10 +15,31 @@ fn decode_chunks(decoder: &mut SseDecoder, chunks: &[&[u8]]) -> Result<Vec<SseFr
     Ok(frames)
 }
 
-/// Decodes `input` in chunks of `size` bytes.
+/// As `decode_chunks`, through the borrowing API.
+fn decode_chunks_ref(
+    decoder: &mut SseDecoder,
+    chunks: &[&[u8]],
+) -> Result<Vec<SseFrame>, SseError> {
+    let mut frames = Vec::new();
+    for chunk in chunks {
+        decoder.push(chunk);
+        while let Some(frame) = decoder.next_frame_ref()? {
+            frames.push(frame.to_frame());
+        }
+    }
+    while let Some(frame) = decoder.finish_ref()? {
+        frames.push(frame.into());
+    }
+    Ok(frames)
+}
+
+/// Decodes `input` in chunks of `size` bytes, with both APIs, and checks they agree.
 fn decode_sized(input: &[u8], size: usize) -> Result<Vec<SseFrame>, SseError> {
     let chunks: Vec<&[u8]> = input.chunks(size.max(1)).collect();
-    decode_chunks(&mut SseDecoder::new(), &chunks)
+    let owned = decode_chunks(&mut SseDecoder::new(), &chunks);
+    let lent = decode_chunks_ref(&mut SseDecoder::new(), &chunks);
+    assert_eq!(owned, lent, "next_frame and next_frame_ref disagree");
+    owned
 }
 
 /// Decodes `input` whole, in 1-byte chunks and in 3-byte chunks, checks all agree, and
@@ -162,6 +183,53 @@ fn invalid_utf8_is_an_error_with_the_offset() {
     );
     // In a comment too: the whole stream must be UTF-8.
     assert_eq!(err(b": \x80\n\n"), SseError::InvalidUtf8 { offset: 2 });
+}
+
+#[test]
+fn invalid_data_is_reported_before_anything_after_it() {
+    // The data value's UTF-8 check is put off to save a pass; nothing that follows the
+    // line may take effect or be reported first.
+    let bad = b"data: \xFF\n";
+    let after: [&[u8]; 6] = [
+        b"retry: 5\n\n",
+        b"id: 1\n\n",
+        b"data: x\n\n",
+        b"event: e\n\n",
+        b"\xFE\n\n",
+        b"",
+    ];
+    for after in after {
+        let input = [&bad[..], after].concat();
+        assert_eq!(err(&input), SseError::InvalidUtf8 { offset: 6 }, "{input:?}");
+        for lend in [false, true] {
+            let mut decoder = SseDecoder::new();
+            decoder.push(&input);
+            let result = if lend {
+                decoder.next_frame_ref().map(|f| f.map(SseFrame::from))
+            } else {
+                decoder.next_frame()
+            };
+            assert_eq!(result, Err(SseError::InvalidUtf8 { offset: 6 }));
+            assert_eq!(decoder.retry(), None);
+            assert_eq!(decoder.last_event_id(), None);
+            assert_eq!(decoder.next_frame_ref(), Err(SseError::InvalidUtf8 { offset: 6 }));
+            assert!(decoder.buf.is_empty());
+        }
+    }
+    // A line over the limit after it.
+    let mut input = bad.to_vec();
+    input.extend(std::iter::repeat_n(b'x', 200));
+    let mut decoder = SseDecoder::with_max_frame_size(100);
+    decoder.push(&input);
+    assert_eq!(decoder.next_frame(), Err(SseError::InvalidUtf8 { offset: 6 }));
+    input.extend_from_slice(b"\n\n");
+    let mut decoder = SseDecoder::with_max_frame_size(100);
+    decoder.push(&input);
+    assert_eq!(decoder.next_frame(), Err(SseError::InvalidUtf8 { offset: 6 }));
+    // The error comes as soon as the line is complete, before the frame ends.
+    let mut decoder = SseDecoder::new();
+    decoder.push(bad);
+    assert_eq!(decoder.next_frame_ref(), Err(SseError::InvalidUtf8 { offset: 6 }));
 }
 
 #[test]
@@ -580,4 +648,103 @@ fn big_chunks_cost_linear_work() {
     assert!(decoder.stats().moved <= n);
     // The buffer does not keep what was consumed.
     assert!(decoder.buf.len() < 2 * (4096 + 7));
+}
+
+#[test]
+fn borrowed_frames_carry_every_field() {
+    let mut decoder = SseDecoder::new();
+    decoder.push(b"event: e\nid: 9\nretry: 5\ndata: a\n\ndata: b\ndata: c\n\n");
+    assert_eq!(
+        decoder.next_frame_ref().unwrap(),
+        Some(SseFrameRef {
+            data: "a",
+            event: Some("e"),
+            id: Some("9"),
+            retry: Some(5),
+        })
+    );
+    // The next frame does not inherit the previous one's fields.
+    assert_eq!(
+        decoder.next_frame_ref().unwrap(),
+        Some(SseFrameRef {
+            data: "b\nc",
+            ..SseFrameRef::default()
+        })
+    );
+    assert_eq!(decoder.finish_ref().unwrap(), None);
+    assert_eq!(decoder.last_event_id(), Some("9"));
+}
+
+#[test]
+fn borrowed_and_owned_calls_mix() {
+    let input = b"data: 1\n\nid: x\ndata: 2\ndata: 3\n\nevent: e\ndata: 4\n\ndata: 5\n\ndata: 6";
+    for split in 0..=input.len() {
+        let mut decoder = SseDecoder::new();
+        let mut out = Vec::new();
+        for (n, chunk) in [&input[..split], &input[split..]].into_iter().enumerate() {
+            decoder.push(chunk);
+            loop {
+                let frame = if (out.len() + n) % 2 == 0 {
+                    decoder.next_frame().unwrap()
+                } else {
+                    decoder.next_frame_ref().unwrap().map(SseFrame::from)
+                };
+                match frame {
+                    Some(f) => out.push(f),
+                    None => break,
+                }
+            }
+        }
+        while let Some(f) = decoder.finish_ref().unwrap() {
+            out.push(f.to_frame());
+        }
+        assert_eq!(
+            out,
+            SseDecoder::decode_all(input).unwrap(),
+            "split at {split}"
+        );
+    }
+}
+
+#[test]
+fn a_data_line_compacted_away_before_its_blank_line_is_kept() {
+    // The data line is complete long before the blank line arrives, and the buffer is
+    // compacted in between.
+    let mut decoder = SseDecoder::new();
+    decoder.push(b"data: first\n");
+    assert_eq!(decoder.next_frame_ref().unwrap(), None);
+    for _ in 0..100 {
+        decoder.push(b":");
+        assert_eq!(decoder.next_frame_ref().unwrap(), None);
+        decoder.push(b"\n");
+        assert_eq!(decoder.next_frame_ref().unwrap(), None);
+    }
+    decoder.push(b"data: second\n\n");
+    assert_eq!(
+        decoder.next_frame_ref().unwrap().map(|f| f.data),
+        Some("first\nsecond")
+    );
+}
+
+proptest::proptest! {
+    #[test]
+    fn borrowed_api_matches_owned_api(
+        lines in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "data: {\"a\":1}", "data:x", "data", "", "", ": c", "id: 3", "id", "event: e",
+                "event:", "retry: 10", "retry: x", "dat", "data: \u{e9}\u{1F600}",
+            ]),
+            0..24,
+        ),
+        seps in proptest::collection::vec(proptest::sample::select(vec!["\n", "\r", "\r\n"]), 24),
+        chunk in 1usize..9,
+    ) {
+        let mut input = String::new();
+        for (line, sep) in lines.iter().zip(&seps) {
+            input.push_str(line);
+            input.push_str(sep);
+        }
+        let owned = decode_sized(input.as_bytes(), chunk).unwrap();
+        proptest::prop_assert_eq!(owned, SseDecoder::decode_all(input.as_bytes()).unwrap());
+    }
 }
