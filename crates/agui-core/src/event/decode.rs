@@ -223,7 +223,7 @@ impl Event {
     pub fn from_json_slice(bytes: &[u8]) -> Result<Event, DecodeError> {
         match std::str::from_utf8(bytes) {
             Ok(text) => Event::from_json_str(text),
-            Err(_) => decode_serde(bytes),
+            Err(_) => decode_serde(bytes, None),
         }
     }
 
@@ -235,10 +235,7 @@ impl Event {
     pub fn from_json_str(text: &str) -> Result<Event, DecodeError> {
         // The flat events (all strings, the bulk of a stream) are read directly; anything
         // the fast path does not take goes to serde, which gives the same result.
-        match super::fast::decode(text) {
-            Some(event) => Ok(event),
-            None => decode_serde(text.as_bytes()),
-        }
+        super::fast::decode_or_else(text, || decode_serde(text.as_bytes(), Some(text)))
     }
 
     /// Decodes one event from a parsed JSON value. See [`Event::from_json_slice`].
@@ -275,29 +272,88 @@ impl Event {
 }
 
 /// The general path: scan for `type`, then let serde deserialize the matching struct.
-pub(super) fn decode_serde(bytes: &[u8]) -> Result<Event, DecodeError> {
+///
+/// `text` is `bytes` again when it is known to be UTF-8: serde_json then skips its own UTF-8
+/// checks, with the same results.
+pub(super) fn decode_serde(bytes: &[u8], text: Option<&str>) -> Result<Event, DecodeError> {
     match scan_type(bytes) {
         TypeScan::Str(t) => match EventType::from_wire(t) {
-            Some(et) => decode_slice(et, bytes).map_err(|e| invalid_from_slice(et, bytes, &e)),
-            None => decode_unknown(bytes),
+            Some(et) => match text {
+                Some(text) => decode_text(et, text),
+                None => decode_slice(et, bytes),
+            }
+            .map_err(|e| invalid_from_slice(et, bytes, &e)),
+            None => decode_unknown(bytes, text),
         },
-        TypeScan::Missing => decode_unknown(bytes),
-        TypeScan::NotObject => match serde_json::from_slice::<Value>(bytes) {
+        TypeScan::Missing => decode_unknown(bytes, text),
+        TypeScan::NotObject => match parse_value(bytes, text) {
             Ok(_) => Err(DecodeError::NotAnObject {
                 excerpt: excerpt(bytes),
             }),
             Err(e) => Err(syntax(&e, bytes)),
         },
         TypeScan::Complex => {
-            let v: Value = serde_json::from_slice(bytes).map_err(|e| syntax(&e, bytes))?;
+            let v = parse_value(bytes, text).map_err(|e| syntax(&e, bytes))?;
             Event::from_value(v)
         }
     }
 }
 
-fn decode_unknown(bytes: &[u8]) -> Result<Event, DecodeError> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| syntax(&e, bytes))?;
+fn parse_value(bytes: &[u8], text: Option<&str>) -> Result<Value, serde_json::Error> {
+    match text {
+        Some(text) => serde_json::from_str(text),
+        None => serde_json::from_slice(bytes),
+    }
+}
+
+fn decode_unknown(bytes: &[u8], text: Option<&str>) -> Result<Event, DecodeError> {
+    let v = parse_value(bytes, text).map_err(|e| syntax(&e, bytes))?;
     Event::from_value(v)
+}
+
+/// As `decode_slice`, from text.
+fn decode_text(t: EventType, text: &str) -> Result<Event, serde_json::Error> {
+    // The match has no catch-all: a type missing here does not compile.
+    macro_rules! by_type {
+        ($($ty:ident),* $(,)?) => {
+            match t {
+                $(EventType::$ty => serde_json::from_str::<super::$ty>(text).map(Event::$ty),)*
+            }
+        };
+    }
+    by_type!(
+        RunStarted,
+        RunFinished,
+        RunError,
+        StepStarted,
+        StepFinished,
+        TextMessageStart,
+        TextMessageContent,
+        TextMessageEnd,
+        TextMessageChunk,
+        ToolCallStart,
+        ToolCallArgs,
+        ToolCallEnd,
+        ToolCallChunk,
+        ToolCallResult,
+        StateSnapshot,
+        StateDelta,
+        MessagesSnapshot,
+        ActivitySnapshot,
+        ActivityDelta,
+        Raw,
+        Custom,
+        ReasoningStart,
+        ReasoningMessageStart,
+        ReasoningMessageContent,
+        ReasoningMessageEnd,
+        ReasoningMessageChunk,
+        ReasoningEnd,
+        ReasoningEncryptedValue,
+        SubagentStarted,
+        SubagentFinished,
+        SubagentError,
+    )
 }
 
 fn invalid_from_slice(et: EventType, bytes: &[u8], first: &serde_json::Error) -> DecodeError {

@@ -1,54 +1,92 @@
-//! A fast path for the flat events: those whose members are all strings (and `timestamp`).
+//! A fast path for the events that make up the bulk of a stream.
 //!
-//! These are nearly every event of a chat stream (`TEXT_MESSAGE_CONTENT` above all), and
-//! the generic path spends most of its time in serde's machinery rather than in the bytes.
-//! Here the object is read directly: members are matched by name and strings are sliced out
-//! of the input (decoding escapes when there are any).
+//! The flat events (all members strings, plus `timestamp`: `TEXT_MESSAGE_CONTENT` above
+//! all), the patch events (`STATE_DELTA`, `ACTIVITY_DELTA`) and the events that carry one
+//! JSON value (`STATE_SNAPSHOT`, `RAW`, `CUSTOM`) are read directly from the text: members are matched by name, strings are sliced out (escapes decoded when there
+//! are any) and patch operations are built as typed [`PatchOp`]s. The generic path spends
+//! most of its time in serde's machinery instead.
 //!
 //! The fast path accepts only what it can decode *exactly* as the serde path would, and
 //! answers `None` for anything else, so that the caller falls back to the serde path, which
 //! then decides (and words any error). Accepted: a JSON object, with JSON whitespace
-//! anywhere, whose members are the event's own string fields, `timestamp` as an integer
-//! within ±(2^53-1), and `type` as a string without escapes; strings may hold any escape
-//! JSON allows. Refused (fallback): an unknown or repeated member (`type` excepted, which
-//! serde ignores like any unknown member), a key with an escape, `null`, numbers that are
-//! not plain integers, objects and arrays as values, control characters in strings, a
-//! missing required field, a role or subtype the enum does not know, anything after the
-//! object but whitespace, and every syntax error. Fallback costs one wasted scan of the
+//! anywhere, whose members are the event's own fields, each at most once: strings (any
+//! escape JSON allows), `timestamp` as an integer within ±(2^53-1), `type` as a string
+//! without escapes (serde ignores it like any member the struct lacks), and for the patch
+//! events an array of operations whose members are exactly those the `op` defines. Refused
+//! (fallback): unknown or repeated members, `rawEvent` and `metadata`, keys with escapes,
+//! `null`, values of the wrong type, control characters in strings, missing required
+//! fields, a role or subtype the enum does not know, an unknown `op` or an invalid pointer,
+//! anything after the object but whitespace, and every syntax error. Fallback costs the
 //! bytes read so far and nothing else.
+//!
+//! JSON values (a patch operation's `value`, `STATE_SNAPSHOT.snapshot`, `RAW.event`,
+//! `CUSTOM.value`) are built as serde_json builds them; numbers other than integers of up to
+//! 18 digits are handed to serde_json itself, and values nested more than 120 levels deep go
+//! to the fallback (serde_json's recursion limit decides those).
 
 use std::borrow::Cow;
+
+use serde_json::{Map, Value};
 
 use super::types::*;
 use super::{EncryptedValueSubtype, Event, EventType, ReasoningRole, TextMessageRole, ToolRole};
 use crate::content::Content;
+use crate::patch::{JsonPatch, JsonPointer, PatchOp};
 use crate::serde_util::MAX_SAFE_INTEGER;
 
-/// Decodes `text` if it is a flat event in the simple shape; `None` means "use the serde
-/// path" (which is always correct, so `None` is never wrong).
+/// Decodes `text` if it is one of the events the fast path reads, in the accepted shape,
+/// and otherwise answers `fallback()` (the serde path, which is always correct).
+///
+/// The event is built straight into the result: `Event` is large, and going through an
+/// `Option<Event>` would copy it twice more.
 #[inline]
-pub(crate) fn decode(text: &str) -> Option<Event> {
-    let start = Cursor::open(text)?;
-    let mut c = start.clone();
-    // The first `type` member decides the event type, as in `scan_type`.
-    let mut first = true;
-    let et = loop {
-        let (key, tok) = c.member()??;
-        if key == "type" {
-            match tok {
-                Tok::Str(t, false) => break EventType::from_wire(t)?,
-                _ => return None,
-            }
-        }
-        first = false;
+pub(crate) fn decode_or_else<E>(
+    text: &str,
+    fallback: impl FnOnce() -> Result<Event, E>,
+) -> Result<Event, E> {
+    let Some(et) = event_type(text) else {
+        return fallback();
     };
-    // Members are read again from the start, unless `type` was the first: every builder
-    // ignores `type` members, so it can skip that one.
-    let c = if first { c } else { start };
-    build(et, c)
+    let mut r = Reader::new(text);
+    r.ws();
+    build(et, &mut r, fallback)
 }
 
-/// A member value the fast path understands.
+/// [`decode_or_else`] without a fallback: `None` where it would fall back.
+#[cfg(test)]
+pub(crate) fn decode(text: &str) -> Option<Event> {
+    decode_or_else(text, || Err(())).ok()
+}
+
+/// The type named by the first `type` member, as `scan_type` finds it (the builders then
+/// check the whole object).
+#[inline]
+fn event_type(text: &str) -> Option<EventType> {
+    // The usual layout. A name with an escape or a control character is no wire name.
+    if let Some(rest) = text.strip_prefix(r#"{"type":""#) {
+        let end = memchr::memchr(b'"', rest.as_bytes())?;
+        return EventType::from_wire(rest.get(..end)?);
+    }
+    let mut r = Reader::new(text);
+    r.ws();
+    r.eat(b'{')?;
+    r.ws();
+    loop {
+        let key = r.key()?;
+        let tok = r.tok()?;
+        if key == "type" {
+            return match tok {
+                Tok::Str(name, false) => EventType::from_wire(name),
+                _ => None,
+            };
+        }
+        r.ws();
+        r.eat(b',')?;
+        r.ws();
+    }
+}
+
+/// A member value the flat events use.
 #[derive(Debug, Clone, Copy)]
 enum Tok<'a> {
     /// A string: its raw text between the quotes, and whether that holds an escape.
@@ -57,100 +95,293 @@ enum Tok<'a> {
     Int(i64),
 }
 
-/// Reads the members of one JSON object, strictly.
-#[derive(Debug, Clone)]
-struct Cursor<'a> {
+/// The deepest nesting level (the event object is level 1) the fast path builds; deeper
+/// values go to serde, whose recursion limit (127 levels) then decides.
+const MAX_LEVEL: usize = 120;
+
+/// Reads JSON text strictly, answering `None` for anything it does not accept.
+struct Reader<'a> {
     text: &'a str,
-    /// Next byte to read: the start of a member, or the `}` of an empty object.
-    at: usize,
-    /// No member has been read yet.
-    first: bool,
-    /// The closing brace and the end of the input have been checked.
-    done: bool,
+    b: &'a [u8],
+    /// The next byte to read.
+    i: usize,
 }
 
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while let Some(b' ' | b'\t' | b'\n' | b'\r') = b.get(i) {
-        i += 1;
-    }
-    i
-}
-
-impl<'a> Cursor<'a> {
-    fn open(text: &'a str) -> Option<Self> {
-        let b = text.as_bytes();
-        let i = skip_ws(b, 0);
-        if b.get(i) != Some(&b'{') {
-            return None;
-        }
-        Some(Cursor {
+impl<'a> Reader<'a> {
+    fn new(text: &'a str) -> Self {
+        Reader {
             text,
-            at: skip_ws(b, i + 1),
-            first: true,
-            done: false,
-        })
+            b: text.as_bytes(),
+            i: 0,
+        }
     }
 
-    /// The next member; `Some(None)` at the end of the object (and of the input), `None`
-    /// for anything the fast path does not accept.
     #[inline]
-    fn member(&mut self) -> Option<Option<(&'a str, Tok<'a>)>> {
-        if self.done {
-            return Some(None);
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
+            self.i += 1;
         }
-        let b = self.text.as_bytes();
-        let mut i = self.at;
-        if b.get(i) != Some(&b'"') {
-            // `{}`; a `}` after a comma is a syntax error.
-            if self.first && b.get(i) == Some(&b'}') {
-                return self.close(i);
-            }
+    }
+
+    /// Whether only whitespace is left.
+    #[inline]
+    fn at_end(&mut self) -> bool {
+        self.ws();
+        self.i == self.b.len()
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    #[inline]
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        if self.peek()? != byte {
             return None;
         }
-        let (end, escaped) = string_end(b, i + 1)?;
+        self.i += 1;
+        Some(())
+    }
+
+    /// A string at the current byte: its raw text and whether it holds an escape.
+    #[inline]
+    fn string(&mut self) -> Option<(&'a str, bool)> {
+        self.eat(b'"')?;
+        let (end, escaped) = string_end(self.b, self.i)?;
+        let raw = self.text.get(self.i..end)?;
+        self.i = end + 1;
+        Some((raw, escaped))
+    }
+
+    /// A member name without escapes, and the `:` after it.
+    #[inline]
+    fn key(&mut self) -> Option<&'a str> {
+        let (key, escaped) = self.string()?;
         if escaped {
             return None;
         }
-        let key = self.text.get(i + 1..end)?;
-        i = skip_ws(b, end + 1);
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        i = skip_ws(b, i + 1);
-        let tok = match *b.get(i)? {
-            b'"' => {
-                let (end, escaped) = string_end(b, i + 1)?;
-                let raw = self.text.get(i + 1..end)?;
-                i = end + 1;
-                Tok::Str(raw, escaped)
-            }
-            b'-' | b'0'..=b'9' => {
-                let (n, next) = integer(b, i)?;
-                i = next;
-                Tok::Int(n)
-            }
-            _ => return None,
-        };
-        i = skip_ws(b, i);
-        match *b.get(i)? {
-            b',' => self.at = skip_ws(b, i + 1),
-            b'}' => {
-                self.close(i)?;
-            }
-            _ => return None,
-        }
-        self.first = false;
-        Some(Some((key, tok)))
+        self.ws();
+        self.eat(b':')?;
+        self.ws();
+        Some(key)
     }
 
-    /// Checks that the `}` at `i` is followed only by whitespace.
-    fn close(&mut self, i: usize) -> Option<Option<(&'a str, Tok<'a>)>> {
-        if skip_ws(self.text.as_bytes(), i + 1) != self.text.len() {
+    /// A string or an integer.
+    #[inline]
+    fn tok(&mut self) -> Option<Tok<'a>> {
+        match self.peek()? {
+            b'"' => {
+                let (raw, escaped) = self.string()?;
+                Some(Tok::Str(raw, escaped))
+            }
+            b'-' | b'0'..=b'9' => {
+                let (n, next) = integer(self.b, self.i)?;
+                self.i = next;
+                Some(Tok::Int(n))
+            }
+            _ => None,
+        }
+    }
+
+    /// Reads an object, calling `member` with each name; `member` reads the value.
+    #[inline]
+    fn members(&mut self, mut member: impl FnMut(&'a str, &mut Self) -> Option<()>) -> Option<()> {
+        self.eat(b'{')?;
+        self.ws();
+        if self.peek()? == b'}' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            let key = self.key()?;
+            member(key, self)?;
+            self.ws();
+            match self.peek()? {
+                b',' => {
+                    self.i += 1;
+                    self.ws();
+                }
+                b'}' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A JSON Patch, as `lenient_patch` reads it when it drops nothing.
+    fn patch(&mut self) -> Option<JsonPatch> {
+        self.eat(b'[')?;
+        self.ws();
+        let mut ops = Vec::new();
+        if self.peek()? == b']' {
+            self.i += 1;
+            return Some(ops);
+        }
+        loop {
+            ops.push(self.op()?);
+            self.ws();
+            match self.peek()? {
+                b',' => {
+                    self.i += 1;
+                    self.ws();
+                }
+                b']' => {
+                    self.i += 1;
+                    return Some(ops);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// One patch operation with exactly the members its `op` defines (anything else, such
+    /// as members kept as extras or an unknown `op`, is left to serde).
+    fn op(&mut self) -> Option<PatchOp> {
+        let (mut op, mut path, mut from, mut value) = (None, None, None, None);
+        self.members(|key, r| match key {
+            "op" => set(&mut op, r.tok()?),
+            "path" => set(&mut path, r.tok()?),
+            "from" => set(&mut from, r.tok()?),
+            "value" if value.is_none() => {
+                // The event, the patch array and this object are levels 1 to 3.
+                value = Some(r.value(4)?);
+                Some(())
+            }
+            _ => None,
+        })?;
+        let path = pointer(path?)?;
+        let op = op?.text()?;
+        match (&*op, from, value) {
+            ("add", None, Some(value)) => Some(PatchOp::add(path, value)),
+            ("replace", None, Some(value)) => Some(PatchOp::replace(path, value)),
+            ("test", None, Some(value)) => Some(PatchOp::test(path, value)),
+            ("remove", None, None) => Some(PatchOp::remove(path)),
+            ("move", Some(from), None) => Some(PatchOp::move_from(pointer(from)?, path)),
+            ("copy", Some(from), None) => Some(PatchOp::copy_from(pointer(from)?, path)),
+            _ => None,
+        }
+    }
+
+    /// Any JSON value, built as serde_json builds it, whose containers would sit at nesting
+    /// `level` (the event object is level 1).
+    fn value(&mut self, level: usize) -> Option<Value> {
+        match self.peek()? {
+            b'"' => {
+                let (raw, escaped) = self.string()?;
+                String::from_tok(Tok::Str(raw, escaped)).map(Value::String)
+            }
+            b't' => self.word("true", Value::Bool(true)),
+            b'f' => self.word("false", Value::Bool(false)),
+            b'n' => self.word("null", Value::Null),
+            b'-' | b'0'..=b'9' => self.number(),
+            b'{' if level <= MAX_LEVEL => {
+                self.i += 1;
+                self.ws();
+                let mut map = Map::new();
+                if self.peek()? == b'}' {
+                    self.i += 1;
+                    return Some(Value::Object(map));
+                }
+                loop {
+                    let (raw, escaped) = self.string()?;
+                    let key = String::from_tok(Tok::Str(raw, escaped))?;
+                    self.ws();
+                    self.eat(b':')?;
+                    self.ws();
+                    let value = self.value(level + 1)?;
+                    // As serde_json: a repeated key keeps its first place and its last value.
+                    map.insert(key, value);
+                    self.ws();
+                    match self.peek()? {
+                        b',' => {
+                            self.i += 1;
+                            self.ws();
+                        }
+                        b'}' => {
+                            self.i += 1;
+                            return Some(Value::Object(map));
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' if level <= MAX_LEVEL => {
+                self.i += 1;
+                self.ws();
+                let mut items = Vec::new();
+                if self.peek()? == b']' {
+                    self.i += 1;
+                    return Some(Value::Array(items));
+                }
+                loop {
+                    items.push(self.value(level + 1)?);
+                    self.ws();
+                    match self.peek()? {
+                        b',' => {
+                            self.i += 1;
+                            self.ws();
+                        }
+                        b']' => {
+                            self.i += 1;
+                            return Some(Value::Array(items));
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn word(&mut self, word: &str, value: Value) -> Option<Value> {
+        if !self.b.get(self.i..)?.starts_with(word.as_bytes()) {
             return None;
         }
-        self.done = true;
-        Some(None)
+        self.i += word.len();
+        Some(value)
     }
+
+    /// A number, as serde_json reads it: integers of up to 18 digits directly (`u64` when
+    /// not negative, `i64` otherwise; `-0` is a float to serde_json), the rest by serde_json.
+    fn number(&mut self) -> Option<Value> {
+        let start = self.i;
+        let negative = self.b[start] == b'-';
+        let digits = start + usize::from(negative);
+        let mut end = digits;
+        let mut n: u64 = 0;
+        while let Some(&d @ b'0'..=b'9') = self.b.get(end) {
+            n = n.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+            end += 1;
+        }
+        let count = end - digits;
+        let plain = (1..=18).contains(&count)
+            && (count == 1 || self.b[digits] != b'0')
+            && !matches!(self.b.get(end), Some(b'.' | b'e' | b'E'))
+            && !(negative && n == 0);
+        if plain {
+            self.i = end;
+            // Up to 18 digits fit in an i64.
+            let n = n as i64;
+            return Some(if negative {
+                Value::from(-n)
+            } else {
+                Value::from(n as u64)
+            });
+        }
+        while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.b.get(end) {
+            end += 1;
+        }
+        self.i = end;
+        serde_json::from_str(self.text.get(start..end)?).ok()
+    }
+}
+
+/// A JSON Pointer member.
+fn pointer(tok: Tok<'_>) -> Option<JsonPointer> {
+    JsonPointer::try_from(String::from_tok(tok)?).ok()
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -360,10 +591,29 @@ fn set<'a>(slot: &mut Option<Tok<'a>>, tok: Tok<'a>) -> Option<()> {
     Some(())
 }
 
-/// Implemented by the flat event structs.
-trait Flat: Sized {
-    /// Reads the members left in `c` into the event.
-    fn build(c: Cursor<'_>) -> Option<Self>;
+/// Implemented by the events the fast path builds.
+trait Fast: Sized {
+    /// Reads the event's object.
+    fn build(r: &mut Reader<'_>) -> Option<Self>;
+}
+
+/// Reads `timestamp` (once).
+#[inline]
+fn timestamp(slot: &mut Option<i64>, tok: Tok<'_>) -> Option<()> {
+    match tok {
+        Tok::Int(n) if slot.is_none() => {
+            *slot = Some(n);
+            Some(())
+        }
+        _ => None,
+    }
+}
+
+/// Checks a `type` member: serde ignores it, if it is well-formed. (An escaped one is
+/// refused: checking its escapes is not worth it.)
+#[inline]
+fn type_member(tok: Tok<'_>) -> Option<()> {
+    matches!(tok, Tok::Str(_, false)).then_some(())
 }
 
 /// Declares the flat events: each field as `name: req|opt Type = "wireName"` (`opt` for
@@ -372,30 +622,20 @@ trait Flat: Sized {
 macro_rules! flat_events {
     ($( $ty:ident { $( $field:ident : $kind:ident $fty:ty = $key:literal ),* $(,)? } )*) => {
         $(
-            impl Flat for $ty {
+            impl Fast for $ty {
                 #[inline]
-                fn build(mut c: Cursor<'_>) -> Option<Self> {
+                fn build(r: &mut Reader<'_>) -> Option<Self> {
                     $( let mut $field: Option<Tok<'_>> = None; )*
-                    let mut timestamp: Option<i64> = None;
-                    while let Some((key, tok)) = c.member()? {
-                        match key {
-                            $( $key => set(&mut $field, tok)?, )*
-                            "timestamp" => match tok {
-                                Tok::Int(n) if timestamp.is_none() => timestamp = Some(n),
-                                _ => return None,
-                            },
-                            // serde ignores `type` like any member the struct lacks.
-                            "type" => {
-                                if !matches!(tok, Tok::Str(_, false)) {
-                                    return None;
-                                }
-                            }
-                            _ => return None,
-                        }
-                    }
+                    let mut ts: Option<i64> = None;
+                    r.members(|key, r| match key {
+                        $( $key => set(&mut $field, r.tok()?), )*
+                        "timestamp" => timestamp(&mut ts, r.tok()?),
+                        "type" => type_member(r.tok()?),
+                        _ => None,
+                    })?;
                     Some($ty {
                         $( $field: flat_events!(@get $kind $fty, $field), )*
-                        timestamp,
+                        timestamp: ts,
                         raw_event: None,
                         metadata: None,
                     })
@@ -522,30 +762,25 @@ flat_events! {
 
 /// `RUN_STARTED`, `RUN_FINISHED`, `RUN_ERROR` and `SUBAGENT_FINISHED` have non-string
 /// optional members (`input`, `result`, `outcome`, `usage`) that the macro cannot express;
-/// their string-only forms are built here.
-impl Flat for RunStarted {
-    fn build(mut c: Cursor<'_>) -> Option<Self> {
+/// their string-only forms are built here, as are the patch events.
+impl Fast for RunStarted {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
         let (mut thread_id, mut run_id, mut protocol_version, mut parent_run_id) =
             (None, None, None, None);
-        let mut timestamp = None;
-        while let Some((key, tok)) = c.member()? {
-            match key {
-                "threadId" => set(&mut thread_id, tok)?,
-                "runId" => set(&mut run_id, tok)?,
-                "protocolVersion" => set(&mut protocol_version, tok)?,
-                "parentRunId" => set(&mut parent_run_id, tok)?,
-                "timestamp" => match tok {
-                    Tok::Int(n) if timestamp.is_none() => timestamp = Some(n),
-                    _ => return None,
-                },
-                "type" if matches!(tok, Tok::Str(_, false)) => {}
-                _ => return None,
-            }
-        }
+        let mut ts = None;
+        r.members(|key, r| match key {
+            "threadId" => set(&mut thread_id, r.tok()?),
+            "runId" => set(&mut run_id, r.tok()?),
+            "protocolVersion" => set(&mut protocol_version, r.tok()?),
+            "parentRunId" => set(&mut parent_run_id, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
         let mut e = RunStarted::new(String::from_tok(thread_id?)?, String::from_tok(run_id?)?);
         e.protocol_version = optional(protocol_version)?;
         e.parent_run_id = optional(parent_run_id)?;
-        e.timestamp = timestamp;
+        e.timestamp = ts;
         Some(e)
     }
 }
@@ -558,82 +793,188 @@ fn optional(tok: Option<Tok<'_>>) -> Option<Option<String>> {
     }
 }
 
-impl Flat for RunError {
-    fn build(mut c: Cursor<'_>) -> Option<Self> {
-        let (mut message, mut code, mut timestamp) = (None, None, None);
-        while let Some((key, tok)) = c.member()? {
-            match key {
-                "message" => set(&mut message, tok)?,
-                "code" => set(&mut code, tok)?,
-                "timestamp" => match tok {
-                    Tok::Int(n) if timestamp.is_none() => timestamp = Some(n),
-                    _ => return None,
-                },
-                "type" if matches!(tok, Tok::Str(_, false)) => {}
-                _ => return None,
-            }
-        }
+impl Fast for RunFinished {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let (mut thread_id, mut run_id, mut ts) = (None, None, None);
+        r.members(|key, r| match key {
+            "threadId" => set(&mut thread_id, r.tok()?),
+            "runId" => set(&mut run_id, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
+        let mut e = RunFinished::new(String::from_tok(thread_id?)?, String::from_tok(run_id?)?);
+        e.timestamp = ts;
+        Some(e)
+    }
+}
+
+impl Fast for RunError {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let (mut message, mut code, mut ts) = (None, None, None);
+        r.members(|key, r| match key {
+            "message" => set(&mut message, r.tok()?),
+            "code" => set(&mut code, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
         let mut e = RunError::new(String::from_tok(message?)?);
         e.code = optional(code)?;
-        e.timestamp = timestamp;
+        e.timestamp = ts;
         Some(e)
     }
 }
 
-impl Flat for RunFinished {
-    fn build(mut c: Cursor<'_>) -> Option<Self> {
-        let (mut thread_id, mut run_id, mut timestamp) = (None, None, None);
-        while let Some((key, tok)) = c.member()? {
-            match key {
-                "threadId" => set(&mut thread_id, tok)?,
-                "runId" => set(&mut run_id, tok)?,
-                "timestamp" => match tok {
-                    Tok::Int(n) if timestamp.is_none() => timestamp = Some(n),
-                    _ => return None,
-                },
-                "type" if matches!(tok, Tok::Str(_, false)) => {}
-                _ => return None,
-            }
-        }
-        let mut e = RunFinished::new(String::from_tok(thread_id?)?, String::from_tok(run_id?)?);
-        e.timestamp = timestamp;
-        Some(e)
-    }
-}
-
-impl Flat for SubagentFinished {
-    fn build(mut c: Cursor<'_>) -> Option<Self> {
-        let (mut subagent_run_id, mut timestamp) = (None, None);
-        while let Some((key, tok)) = c.member()? {
-            match key {
-                "subagentRunId" => set(&mut subagent_run_id, tok)?,
-                "timestamp" => match tok {
-                    Tok::Int(n) if timestamp.is_none() => timestamp = Some(n),
-                    _ => return None,
-                },
-                "type" if matches!(tok, Tok::Str(_, false)) => {}
-                _ => return None,
-            }
-        }
+impl Fast for SubagentFinished {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let (mut subagent_run_id, mut ts) = (None, None);
+        r.members(|key, r| match key {
+            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
         let mut e = SubagentFinished::new(String::from_tok(subagent_run_id?)?);
-        e.timestamp = timestamp;
+        e.timestamp = ts;
         Some(e)
     }
 }
 
-/// Generates `build`, which builds a flat event of any of the given types (`None` for the
-/// other types), and the list of those types.
+impl Fast for StateDelta {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let (mut delta, mut subagent_run_id, mut ts) = (None, None, None);
+        r.members(|key, r| match key {
+            "delta" if delta.is_none() => {
+                delta = Some(r.patch()?);
+                Some(())
+            }
+            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
+        let mut e = StateDelta::new(delta?);
+        e.subagent_run_id = optional(subagent_run_id)?;
+        e.timestamp = ts;
+        Some(e)
+    }
+}
+
+impl Fast for ActivityDelta {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let (mut message_id, mut activity_type, mut patch) = (None, None, None);
+        let (mut subagent_run_id, mut ts) = (None, None);
+        r.members(|key, r| match key {
+            "messageId" => set(&mut message_id, r.tok()?),
+            "activityType" => set(&mut activity_type, r.tok()?),
+            "patch" if patch.is_none() => {
+                patch = Some(r.patch()?);
+                Some(())
+            }
+            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
+        let mut e = ActivityDelta::new(
+            String::from_tok(message_id?)?,
+            String::from_tok(activity_type?)?,
+            patch?,
+        );
+        e.subagent_run_id = optional(subagent_run_id)?;
+        e.timestamp = ts;
+        Some(e)
+    }
+}
+
+impl Fast for StateSnapshot {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let (mut snapshot, mut subagent_run_id, mut ts) = (None, None, None);
+        r.members(|key, r| match key {
+            "snapshot" if snapshot.is_none() => {
+                snapshot = Some(r.value(2)?);
+                Some(())
+            }
+            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
+        let mut e = StateSnapshot::new(snapshot?);
+        e.subagent_run_id = optional(subagent_run_id)?;
+        e.timestamp = ts;
+        Some(e)
+    }
+}
+
+impl Fast for Raw {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let (mut event, mut source, mut subagent_run_id, mut ts) = (None, None, None, None);
+        r.members(|key, r| match key {
+            "event" if event.is_none() => {
+                event = Some(r.value(2)?);
+                Some(())
+            }
+            "source" => set(&mut source, r.tok()?),
+            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
+        let mut e = Raw::new(event?);
+        e.source = optional(source)?;
+        e.subagent_run_id = optional(subagent_run_id)?;
+        e.timestamp = ts;
+        Some(e)
+    }
+}
+
+impl Fast for Custom {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let (mut name, mut value, mut subagent_run_id, mut ts) = (None, None, None, None);
+        r.members(|key, r| match key {
+            "name" => set(&mut name, r.tok()?),
+            "value" if value.is_none() => {
+                value = Some(r.value(2)?);
+                Some(())
+            }
+            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
+        let mut e = Custom::new(String::from_tok(name?)?, value?);
+        e.subagent_run_id = optional(subagent_run_id)?;
+        e.timestamp = ts;
+        Some(e)
+    }
+}
+
+/// Generates `build`, which builds an event of any of the given types (`None` for the other
+/// types), and the list of those types.
 macro_rules! flat_dispatch {
     ($($ty:ident),* $(,)?) => {
+        /// Reads an event of type `et` (and checks that nothing but whitespace follows it);
+        /// `fallback()` for the other types and whatever the fast path does not accept.
         #[inline]
-        fn build(et: EventType, c: Cursor<'_>) -> Option<Event> {
+        fn build<E>(
+            et: EventType,
+            r: &mut Reader<'_>,
+            fallback: impl FnOnce() -> Result<Event, E>,
+        ) -> Result<Event, E> {
             match et {
-                $( EventType::$ty => $ty::build(c).map(Event::$ty), )*
-                _ => None,
+                $(
+                    EventType::$ty => match $ty::build(r) {
+                        Some(event) if r.at_end() => Ok(Event::$ty(event)),
+                        _ => fallback(),
+                    },
+                )*
+                _ => fallback(),
             }
         }
 
-        /// The event types the fast path handles.
+        /// The event types the fast path reads.
         #[cfg(test)]
         pub(crate) const FLAT: &[EventType] = &[$(EventType::$ty),*];
     };
@@ -664,6 +1005,11 @@ flat_dispatch!(
     RunStarted,
     RunFinished,
     RunError,
+    StateDelta,
+    ActivityDelta,
+    StateSnapshot,
+    Raw,
+    Custom,
 );
 
 #[cfg(test)]

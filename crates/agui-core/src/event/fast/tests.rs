@@ -10,7 +10,8 @@ use proptest::prelude::*;
 /// serde gives, serde must not have warned, and the public entry points must agree.
 /// Returns whether the fast path took it.
 fn agree(text: &str) -> bool {
-    let (slow, warnings) = warning::collect(|| decode_serde(text.as_bytes()));
+    // The reference: serde from bytes (the entry points use it from text).
+    let (slow, warnings) = warning::collect(|| decode_serde(text.as_bytes(), None));
     let Some(fast) = decode(text) else {
         // The public entry points then give the serde result.
         assert_eq!(Event::from_json_str(text), slow, "{text:?}");
@@ -217,8 +218,6 @@ fn syntax_and_other_types() {
         r#"{,"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"d"}"#,
         r#"{"type":"THINKING_START"}"#,
         r#"{"type":"SOMETHING","a":"b"}"#,
-        r#"{"type":"RAW","event":"x"}"#,
-        r#"{"type":"STATE_DELTA","delta":[]}"#,
         r#"{"a":"b"}"#,
     ] {
         falls_back(text);
@@ -238,7 +237,7 @@ fn bytes_that_are_not_utf8_go_to_serde() {
         b"{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"d\",\"x\":\"\xc3\"}",
         b"{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"d\"}\xff",
     ] {
-        assert_eq!(Event::from_json_slice(bytes), decode_serde(bytes));
+        assert_eq!(Event::from_json_slice(bytes), decode_serde(bytes, None));
     }
 }
 
@@ -258,6 +257,167 @@ fn plain_text_scanning_at_every_alignment() {
             '\u{1f}'
         ));
         falls_back(&format!(r#"{{{TMC},"messageId":"{run}","delta":"{run}"#));
+    }
+}
+
+#[test]
+fn patch_events() {
+    let delta = |ops: &str| format!(r#"{{"type":"STATE_DELTA","delta":{ops}}}"#);
+    takes(&delta("[]"));
+    takes(&delta(" [ ] "));
+    takes(&delta(
+        r#"[{"op":"add","path":"/a","value":1},{"op":"remove","path":"/b"},
+            {"op":"replace","path":"","value":{"x":[1,2,{"y":null}]}},
+            {"op":"move","from":"/c","path":"/d"},{"op":"copy","from":"/e","path":"/f/-"},
+            {"op":"test","path":"/a~0b/a~1b/0","value":"s\u00e9\n"}]"#,
+    ));
+    takes(&delta(
+        r#"[ { "value" : 1 , "path" : "/a" , "op" : "add" } ]"#,
+    ));
+    takes(&delta(
+        r#"[{"op":"\u0061dd","path":"/\u0061","value":null}]"#,
+    ));
+    takes(
+        r#"{"type":"ACTIVITY_DELTA","messageId":"m","activityType":"t","patch":[{"op":"remove","path":"/x"}],"subagentRunId":"s","timestamp":3}"#,
+    );
+    // Every kind of value, parsed exactly as serde_json does.
+    for value in [
+        "0",
+        "-1",
+        "123456789012345678",
+        "-123456789012345678",
+        "1234567890123456789",
+        "18446744073709551615",
+        "18446744073709551616",
+        "-9223372036854775808",
+        "-9223372036854775809",
+        "-0",
+        "0.0",
+        "-0.0",
+        "1.5",
+        "1e5",
+        "1E-5",
+        "2.5e+3",
+        "0.1",
+        "1.7976931348623157e308",
+        "true",
+        "false",
+        "null",
+        "\"\"",
+        "\"a\\\"b\"",
+        "{}",
+        "[]",
+        "{\"a\":{\"b\":[1,\"}\",\"]\",{\"c\":\"\\\"\"}]}}",
+        " [ 1 , { } ] ",
+    ] {
+        takes(&delta(&format!(
+            r#"[{{"op":"add","path":"/a","value":{value}}}]"#
+        )));
+    }
+    // Deep values: the fast path builds down to level 120 (the value sits at level 4);
+    // deeper ones go to serde, which allows 127 levels.
+    let deep = |n: usize| "[".repeat(n) + &"]".repeat(n);
+    let op = |value: String| delta(&format!(r#"[{{"op":"add","path":"/a","value":{value}}}]"#));
+    takes(&op(deep(117)));
+    for n in [118, 124, 125, 300] {
+        falls_back(&op(deep(n)));
+    }
+    for ops in [
+        // Dropped by serde (with a warning), or kept as extras.
+        r#"[{"op":"spam","path":"/a"}]"#,
+        r#"[{"path":"/a"}]"#,
+        r#"[{"op":null,"path":"/a"}]"#,
+        r#"[{"op":"remove","path":"/a","value":1}]"#,
+        r#"[{"op":"add","path":"/a","value":1,"from":"/b"}]"#,
+        r#"[{"op":"add","path":"/a","value":1,"x":2}]"#,
+        // serde keeps the last of repeated members.
+        r#"[{"op":"add","op":"remove","path":"/a"}]"#,
+        r#"[{"op":"add","path":"/a","value":1,"value":2}]"#,
+        // Errors.
+        r#"[{"op":"add","path":"a","value":1}]"#,
+        r#"[{"op":"add","path":"/~2","value":1}]"#,
+        r#"[{"op":"add","path":5,"value":1}]"#,
+        r#"[{"op":"add","value":1}]"#,
+        r#"[{"op":"add","path":"/a"}]"#,
+        r#"[{"op":"move","path":"/a"}]"#,
+        r#"[{"op":"copy","path":"/a","from":"b"}]"#,
+        r#"[{"op":"add","path":"/a","value":01}]"#,
+        r#"[{"op":"add","path":"/a","value":1.}]"#,
+        r#"[{"op":"add","path":"/a","value":-}]"#,
+        r#"[{"op":"add","path":"/a","value":1e400}]"#,
+        r#"[{"op":"add","path":"/a","value":tru}]"#,
+        r#"[{"op":"add","path":"/a","value":nul}]"#,
+        r#"[{"op":"add","path":"/a","value":[1,]}]"#,
+        r#"[{"op":"add","path":"/a","value":{"a":1,}}]"#,
+        r#"[{"op":"add","path":"/a","value":{"a" 1}}]"#,
+        r#"[{"op":"add","path":"/a","value":[}]"#,
+        r#"[{"op":"add","path":"/a","value":"\x"}]"#,
+        r#"[{"op":"remove","path":"/a"},]"#,
+        r#"[{"op":"remove","path":"/a"} {"op":"remove","path":"/b"}]"#,
+        r#"[5]"#,
+        r#"[[]]"#,
+        r#"{}"#,
+        r#"null"#,
+        r#""x""#,
+    ] {
+        falls_back(&delta(ops));
+    }
+    falls_back(r#"{"type":"STATE_DELTA","delta":[],"delta":[]}"#);
+    falls_back(r#"{"type":"STATE_DELTA"}"#);
+    falls_back(r#"{"type":"ACTIVITY_DELTA","messageId":"m","patch":[]}"#);
+}
+
+#[test]
+fn value_events() {
+    for value in [
+        "null",
+        "0",
+        "-0",
+        "1.5",
+        "\"s\\n\"",
+        "[]",
+        "{}",
+        " { \"a\" : [ 1 , 2.5 , \"x\" , null , true , { } ] , \"b\" : { \"c\" : -7 } } ",
+        // A repeated key keeps its first place and its last value, as in serde_json.
+        r#"{"a":1,"b":2,"a":3}"#,
+        r#"{"\u0061":1,"a\"b":2,"":3}"#,
+    ] {
+        takes(&format!(
+            r#"{{"type":"STATE_SNAPSHOT","snapshot":{value}}}"#
+        ));
+        takes(&format!(r#"{{"type":"RAW","event":{value},"source":"s"}}"#));
+        takes(&format!(
+            r#"{{"type":"CUSTOM","name":"n","value":{value},"timestamp":1}}"#
+        ));
+    }
+    let deep = |n: usize| "{\"a\":".repeat(n) + "1" + &"}".repeat(n);
+    takes(&format!(
+        r#"{{"type":"STATE_SNAPSHOT","snapshot":{}}}"#,
+        deep(119)
+    ));
+    for n in [120, 125, 126, 127, 200] {
+        falls_back(&format!(
+            r#"{{"type":"STATE_SNAPSHOT","snapshot":{}}}"#,
+            deep(n)
+        ));
+    }
+    for text in [
+        r#"{"type":"STATE_SNAPSHOT"}"#,
+        r#"{"type":"STATE_SNAPSHOT","snapshot":1,"snapshot":2}"#,
+        r#"{"type":"STATE_SNAPSHOT","snapshot":{"a":1,}}"#,
+        r#"{"type":"STATE_SNAPSHOT","snapshot":{"a" 1}}"#,
+        r#"{"type":"STATE_SNAPSHOT","snapshot":{a:1}}"#,
+        r#"{"type":"STATE_SNAPSHOT","snapshot":[1 2]}"#,
+        r#"{"type":"STATE_SNAPSHOT","snapshot":[1,]}"#,
+        r#"{"type":"STATE_SNAPSHOT","snapshot":{"a":1}"#,
+        r#"{"type":"STATE_SNAPSHOT","snapshot":nan}"#,
+        r#"{"type":"STATE_SNAPSHOT","snapshot":1e999}"#,
+        r#"{"type":"RAW"}"#,
+        r#"{"type":"RAW","event":1,"source":null}"#,
+        r#"{"type":"CUSTOM","value":1}"#,
+        r#"{"type":"CUSTOM","name":"n"}"#,
+    ] {
+        falls_back(text);
     }
 }
 
@@ -435,6 +595,13 @@ fn the_table_lists_exactly_the_fast_types() {
         .iter()
         .map(|(t, _)| EventType::from_wire(t).unwrap())
         .collect();
+    table.extend([
+        EventType::StateDelta,
+        EventType::ActivityDelta,
+        EventType::StateSnapshot,
+        EventType::Raw,
+        EventType::Custom,
+    ]);
     let mut flat = FLAT.to_vec();
     table.sort();
     flat.sort();
@@ -612,7 +779,155 @@ proptest! {
             Ok(text) => {
                 agree(text);
             }
-            Err(_) => prop_assert_eq!(Event::from_json_slice(&bytes), decode_serde(&bytes)),
+            Err(_) => prop_assert_eq!(Event::from_json_slice(&bytes), decode_serde(&bytes, None)),
         }
+    }
+}
+
+/// A JSON value's text and whether it is valid JSON.
+fn json_value() -> impl Strategy<Value = (String, bool)> {
+    let leaf = prop_oneof![
+        3 => string(),
+        3 => any::<i64>().prop_map(|n| (n.to_string(), true)),
+        1 => any::<u64>().prop_map(|n| (n.to_string(), true)),
+        2 => any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| (serde_json::to_string(&f).unwrap(), true)),
+        2 => prop::sample::select(vec![
+            "true", "false", "null", "-0", "0", "-0.0", "1e5", "1E-5", "2.5e+3",
+            "18446744073709551616", "-9223372036854775809", "123456789012345678",
+        ])
+        .prop_map(|s| (s.to_owned(), true)),
+        1 => prop::sample::select(vec!["01", "1.", "-", "1e", "tru", "nul", "+1", ".5"])
+            .prop_map(|s| (s.to_owned(), false)),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(|items| {
+                let ok = items.iter().all(|(_, ok)| *ok);
+                let texts: Vec<_> = items.into_iter().map(|(t, _)| t).collect();
+                (format!("[{}]", texts.join(",")), ok)
+            }),
+            prop::collection::vec(("[a-z]{0,3}", inner), 0..4).prop_map(|members| {
+                let ok = members.iter().all(|(_, (_, ok))| *ok);
+                let texts: Vec<_> = members
+                    .into_iter()
+                    .map(|(k, (v, _))| format!("\"{k}\" : {v}"))
+                    .collect();
+                (format!("{{ {} }}", texts.join(" , ")), ok)
+            }),
+        ]
+    })
+}
+
+/// A JSON Pointer's text and whether it is valid.
+fn pointer_text() -> impl Strategy<Value = (String, bool)> {
+    prop_oneof![
+        6 => prop::collection::vec(
+            prop::sample::select(vec!["a", "0", "-", "a~0b", "a~1b", "", "é", "x y", "\\u0041"]),
+            0..4,
+        )
+        .prop_map(|tokens| (tokens.iter().map(|t| format!("/{t}")).collect(), true)),
+        1 => prop::sample::select(vec!["a", "/~2", "/~", "a/b"]).prop_map(|s| (s.to_owned(), false)),
+    ]
+}
+
+/// One operation's text and whether the fast path must take it.
+fn patch_op() -> impl Strategy<Value = (String, bool)> {
+    (
+        prop::sample::select(vec![
+            "add", "remove", "replace", "move", "copy", "test", "spam",
+        ]),
+        prop::bool::weighted(0.97),
+        pointer_text(),
+        pointer_text(),
+        json_value(),
+        // Whether `from` and `value` are there when the op does not call for them, or
+        // missing when it does.
+        prop::bool::weighted(0.05),
+        prop::option::weighted(
+            0.03,
+            prop::sample::select(vec![r#""x":1"#, r#""op":"add""#]),
+        ),
+        any::<prop::sample::Index>(),
+    )
+        .prop_map(
+            |(
+                op,
+                has_op,
+                (path, path_ok),
+                (from, from_ok),
+                (value, value_ok),
+                odd,
+                extra,
+                shuffle,
+            )| {
+                let uses_from = matches!(op, "move" | "copy");
+                let uses_value = matches!(op, "add" | "replace" | "test");
+                let mut plain = has_op && op != "spam" && path_ok && !odd && extra.is_none();
+                let mut members = Vec::new();
+                if has_op {
+                    members.push(format!(r#""op":"{op}""#));
+                }
+                members.push(format!(r#""path":"{path}""#));
+                if uses_from != odd {
+                    members.push(format!(r#""from":"{from}""#));
+                    plain &= from_ok;
+                }
+                if uses_value != odd {
+                    members.push(format!(r#""value":{value}"#));
+                    plain &= value_ok;
+                }
+                if let Some(extra) = extra {
+                    members.push(extra.to_owned());
+                }
+                let n = members.len();
+                members.rotate_left(shuffle.index(n));
+                (format!("{{{}}}", members.join(",")), plain)
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Patch events: the fast path agrees with serde, and takes every plain one.
+    #[test]
+    fn patch_fast_path_agrees_with_serde(
+        ops in prop::collection::vec(patch_op(), 0..5),
+        activity in any::<bool>(),
+        ws in ws(),
+    ) {
+        let plain = ops.iter().all(|(_, plain)| *plain);
+        let texts: Vec<_> = ops.into_iter().map(|(t, _)| t).collect();
+        let patch = format!("[{ws}{}{ws}]", texts.join(&format!("{ws},{ws}")));
+        let text = if activity {
+            format!(r#"{{"type":"ACTIVITY_DELTA","messageId":"m","activityType":"a","patch":{patch}}}"#)
+        } else {
+            format!(r#"{{"type":"STATE_DELTA",{ws}"delta":{ws}{patch}}}"#)
+        };
+        let took = agree(&text);
+        prop_assert!(took || !plain, "the fast path refused a plain event: {}", text);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Events carrying one JSON value: the fast path agrees with serde, and takes every
+    /// valid one.
+    #[test]
+    fn value_fast_path_agrees_with_serde(
+        (value, ok) in json_value(),
+        kind in 0..3usize,
+        ws in ws(),
+    ) {
+        let text = match kind {
+            0 => format!(r#"{{"type":"STATE_SNAPSHOT",{ws}"snapshot":{ws}{value}{ws}}}"#),
+            1 => format!(r#"{{"type":"RAW","event":{ws}{value}}}"#),
+            _ => format!(r#"{{"type":"CUSTOM","value":{value},"name":"n"}}"#),
+        };
+        let took = agree(&text);
+        prop_assert!(took || !ok, "the fast path refused a plain event: {}", text);
     }
 }

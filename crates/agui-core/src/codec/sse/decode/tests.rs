@@ -200,7 +200,11 @@ fn invalid_data_is_reported_before_anything_after_it() {
     ];
     for after in after {
         let input = [&bad[..], after].concat();
-        assert_eq!(err(&input), SseError::InvalidUtf8 { offset: 6 }, "{input:?}");
+        assert_eq!(
+            err(&input),
+            SseError::InvalidUtf8 { offset: 6 },
+            "{input:?}"
+        );
         for lend in [false, true] {
             let mut decoder = SseDecoder::new();
             decoder.push(&input);
@@ -212,7 +216,10 @@ fn invalid_data_is_reported_before_anything_after_it() {
             assert_eq!(result, Err(SseError::InvalidUtf8 { offset: 6 }));
             assert_eq!(decoder.retry(), None);
             assert_eq!(decoder.last_event_id(), None);
-            assert_eq!(decoder.next_frame_ref(), Err(SseError::InvalidUtf8 { offset: 6 }));
+            assert_eq!(
+                decoder.next_frame_ref(),
+                Err(SseError::InvalidUtf8 { offset: 6 })
+            );
             assert!(decoder.buf.is_empty());
         }
     }
@@ -221,15 +228,24 @@ fn invalid_data_is_reported_before_anything_after_it() {
     input.extend(std::iter::repeat_n(b'x', 200));
     let mut decoder = SseDecoder::with_max_frame_size(100);
     decoder.push(&input);
-    assert_eq!(decoder.next_frame(), Err(SseError::InvalidUtf8 { offset: 6 }));
+    assert_eq!(
+        decoder.next_frame(),
+        Err(SseError::InvalidUtf8 { offset: 6 })
+    );
     input.extend_from_slice(b"\n\n");
     let mut decoder = SseDecoder::with_max_frame_size(100);
     decoder.push(&input);
-    assert_eq!(decoder.next_frame(), Err(SseError::InvalidUtf8 { offset: 6 }));
+    assert_eq!(
+        decoder.next_frame(),
+        Err(SseError::InvalidUtf8 { offset: 6 })
+    );
     // The error comes as soon as the line is complete, before the frame ends.
     let mut decoder = SseDecoder::new();
     decoder.push(bad);
-    assert_eq!(decoder.next_frame_ref(), Err(SseError::InvalidUtf8 { offset: 6 }));
+    assert_eq!(
+        decoder.next_frame_ref(),
+        Err(SseError::InvalidUtf8 { offset: 6 })
+    );
 }
 
 #[test]
