@@ -44,11 +44,18 @@ pub(crate) fn decode_or_else<E>(
     text: &str,
     fallback: impl FnOnce() -> Result<Event, E>,
 ) -> Result<Event, E> {
-    let Some(et) = event_type(text) else {
+    let Some((et, after_type)) = event_type(text) else {
         return fallback();
     };
     let mut r = Reader::new(text);
-    r.ws();
+    match after_type {
+        // The builders would accept that `type` member and ignore it: start after it.
+        Some(i) => {
+            r.i = i;
+            r.resume = true;
+        }
+        None => r.ws(),
+    }
     build(et, &mut r, fallback)
 }
 
@@ -59,13 +66,16 @@ pub(crate) fn decode(text: &str) -> Option<Event> {
 }
 
 /// The type named by the first `type` member, as `scan_type` finds it (the builders then
-/// check the whole object).
+/// check the whole object); with the usual layout, `{"type":"NAME"` first, also where that
+/// member ends.
 #[inline]
-fn event_type(text: &str) -> Option<EventType> {
-    // The usual layout. A name with an escape or a control character is no wire name.
-    if let Some(rest) = text.strip_prefix(r#"{"type":""#) {
+fn event_type(text: &str) -> Option<(EventType, Option<usize>)> {
+    const PREFIX: &str = r#"{"type":""#;
+    // A name with an escape or a control character is no wire name.
+    if let Some(rest) = text.strip_prefix(PREFIX) {
         let end = memchr::memchr(b'"', rest.as_bytes())?;
-        return EventType::from_wire(rest.get(..end)?);
+        let et = EventType::from_wire(rest.get(..end)?)?;
+        return Some((et, Some(PREFIX.len() + end + 1)));
     }
     let mut r = Reader::new(text);
     r.ws();
@@ -76,7 +86,7 @@ fn event_type(text: &str) -> Option<EventType> {
         let tok = r.tok()?;
         if key == "type" {
             return match tok {
-                Tok::Str(name, false) => EventType::from_wire(name),
+                Tok::Str(name, false) => Some((EventType::from_wire(name)?, None)),
                 _ => None,
             };
         }
@@ -105,6 +115,8 @@ struct Reader<'a> {
     b: &'a [u8],
     /// The next byte to read.
     i: usize,
+    /// The next [`members`](Self::members) starts right after a member of its object.
+    resume: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -113,6 +125,7 @@ impl<'a> Reader<'a> {
             text,
             b: text.as_bytes(),
             i: 0,
+            resume: false,
         }
     }
 
@@ -187,15 +200,17 @@ impl<'a> Reader<'a> {
     /// Reads an object, calling `member` with each name; `member` reads the value.
     #[inline]
     fn members(&mut self, mut member: impl FnMut(&'a str, &mut Self) -> Option<()>) -> Option<()> {
-        self.eat(b'{')?;
-        self.ws();
-        if self.peek()? == b'}' {
-            self.i += 1;
-            return Some(());
-        }
-        loop {
+        if !std::mem::take(&mut self.resume) {
+            self.eat(b'{')?;
+            self.ws();
+            if self.peek()? == b'}' {
+                self.i += 1;
+                return Some(());
+            }
             let key = self.key()?;
             member(key, self)?;
+        }
+        loop {
             self.ws();
             match self.peek()? {
                 b',' => {
@@ -208,6 +223,8 @@ impl<'a> Reader<'a> {
                 }
                 _ => return None,
             }
+            let key = self.key()?;
+            member(key, self)?;
         }
     }
 

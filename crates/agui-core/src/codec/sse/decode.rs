@@ -560,6 +560,9 @@ impl SseDecoder {
                 }
             }
             let start = self.pos;
+            if self.whole_data_frame(start) {
+                return Ok(true);
+            }
             let from = self.scan;
             #[cfg(test)]
             let scanned_before = self.buf.len() - from;
@@ -608,6 +611,51 @@ impl SseDecoder {
                 }
             }
         }
+    }
+
+    /// Takes the usual frame, `data:` and a value then two LFs with nothing before it in the
+    /// frame, in one step: the same outcome as reading it line by line, for less work. When
+    /// the frame is not there whole, records how far the line is known to hold no line
+    /// break, so that no byte is searched twice.
+    #[inline]
+    fn whole_data_frame(&mut self, start: usize) -> bool {
+        let frame = &self.frame;
+        if frame.data != Data::None || frame.has_event || frame.has_id || frame.retry.is_some() {
+            return false;
+        }
+        if !self.buf[start..].starts_with(b"data:") {
+            return false;
+        }
+        let from = self.scan.max(start + 5);
+        let found = memchr::memchr2(b'\n', b'\r', &self.buf[from..]);
+        let end = found.map_or(self.buf.len(), |i| from + i);
+        #[cfg(test)]
+        {
+            self.stats.scanned += (end - from) as u64;
+        }
+        self.scan = end;
+        if found.is_none()
+            || self.buf[end] != b'\n'
+            || self.buf.get(end + 1) != Some(&b'\n')
+            || end - start > self.max_frame_size
+        {
+            return false;
+        }
+        #[cfg(test)]
+        {
+            // The line's LF and the blank line.
+            self.stats.scanned += 2;
+        }
+        let value_start = start + 5 + usize::from(self.buf[start + 5] == b' ');
+        self.frame.data = Data::Buf {
+            start: value_start,
+            end,
+            checked: false,
+        };
+        self.pos = end + 2;
+        self.scan = self.pos;
+        self.dispatched = true;
+        true
     }
 
     /// Processes the complete line `buf[start..end]` (terminator excluded); returns whether
