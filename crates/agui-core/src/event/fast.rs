@@ -119,6 +119,15 @@ struct Reader<'a> {
     resume: bool,
 }
 
+/// The members and items of the JSON objects and arrays being built, on stacks shared by all
+/// levels, so that each map and array is allocated once, at its size. Made per event, by
+/// the events that carry JSON values.
+#[derive(Default)]
+struct Stacks {
+    members: Vec<(String, Value)>,
+    items: Vec<Value>,
+}
+
 impl<'a> Reader<'a> {
     fn new(text: &'a str) -> Self {
         Reader {
@@ -229,7 +238,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A JSON Patch, as `lenient_patch` reads it when it drops nothing.
-    fn patch(&mut self) -> Option<JsonPatch> {
+    fn patch(&mut self, st: &mut Stacks) -> Option<JsonPatch> {
         self.eat(b'[')?;
         self.ws();
         let mut ops = Vec::new();
@@ -238,7 +247,7 @@ impl<'a> Reader<'a> {
             return Some(ops);
         }
         loop {
-            ops.push(self.op()?);
+            ops.push(self.op(st)?);
             self.ws();
             match self.peek()? {
                 b',' => {
@@ -256,7 +265,7 @@ impl<'a> Reader<'a> {
 
     /// One patch operation with exactly the members its `op` defines (anything else, such
     /// as members kept as extras or an unknown `op`, is left to serde).
-    fn op(&mut self) -> Option<PatchOp> {
+    fn op(&mut self, st: &mut Stacks) -> Option<PatchOp> {
         let (mut op, mut path, mut from, mut value) = (None, None, None, None);
         self.members(|key, r| match key {
             "op" => set(&mut op, r.tok()?),
@@ -264,7 +273,7 @@ impl<'a> Reader<'a> {
             "from" => set(&mut from, r.tok()?),
             "value" if value.is_none() => {
                 // The event, the patch array and this object are levels 1 to 3.
-                value = Some(r.value(4)?);
+                value = Some(r.value(4, st)?);
                 Some(())
             }
             _ => None,
@@ -284,7 +293,7 @@ impl<'a> Reader<'a> {
 
     /// Any JSON value, built as serde_json builds it, whose containers would sit at nesting
     /// `level` (the event object is level 1).
-    fn value(&mut self, level: usize) -> Option<Value> {
+    fn value(&mut self, level: usize, st: &mut Stacks) -> Option<Value> {
         match self.peek()? {
             b'"' => {
                 let (raw, escaped) = self.string()?;
@@ -297,20 +306,19 @@ impl<'a> Reader<'a> {
             b'{' if level <= MAX_LEVEL => {
                 self.i += 1;
                 self.ws();
-                let mut map = Map::new();
                 if self.peek()? == b'}' {
                     self.i += 1;
-                    return Some(Value::Object(map));
+                    return Some(Value::Object(Map::new()));
                 }
+                let base = st.members.len();
                 loop {
                     let (raw, escaped) = self.string()?;
                     let key = String::from_tok(Tok::Str(raw, escaped))?;
                     self.ws();
                     self.eat(b':')?;
                     self.ws();
-                    let value = self.value(level + 1)?;
-                    // As serde_json: a repeated key keeps its first place and its last value.
-                    map.insert(key, value);
+                    let value = self.value(level + 1, st)?;
+                    st.members.push((key, value));
                     self.ws();
                     match self.peek()? {
                         b',' => {
@@ -319,6 +327,9 @@ impl<'a> Reader<'a> {
                         }
                         b'}' => {
                             self.i += 1;
+                            // As serde_json: a repeated key keeps its first place and its
+                            // last value.
+                            let map: Map<String, Value> = st.members.drain(base..).collect();
                             return Some(Value::Object(map));
                         }
                         _ => return None,
@@ -328,13 +339,14 @@ impl<'a> Reader<'a> {
             b'[' if level <= MAX_LEVEL => {
                 self.i += 1;
                 self.ws();
-                let mut items = Vec::new();
                 if self.peek()? == b']' {
                     self.i += 1;
-                    return Some(Value::Array(items));
+                    return Some(Value::Array(Vec::new()));
                 }
+                let base = st.items.len();
                 loop {
-                    items.push(self.value(level + 1)?);
+                    let item = self.value(level + 1, st)?;
+                    st.items.push(item);
                     self.ws();
                     match self.peek()? {
                         b',' => {
@@ -343,7 +355,7 @@ impl<'a> Reader<'a> {
                         }
                         b']' => {
                             self.i += 1;
-                            return Some(Value::Array(items));
+                            return Some(Value::Array(st.items.drain(base..).collect()));
                         }
                         _ => return None,
                     }
@@ -860,10 +872,11 @@ impl Fast for SubagentFinished {
 
 impl Fast for StateDelta {
     fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let mut st = Stacks::default();
         let (mut delta, mut subagent_run_id, mut ts) = (None, None, None);
         r.members(|key, r| match key {
             "delta" if delta.is_none() => {
-                delta = Some(r.patch()?);
+                delta = Some(r.patch(&mut st)?);
                 Some(())
             }
             "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
@@ -880,13 +893,14 @@ impl Fast for StateDelta {
 
 impl Fast for ActivityDelta {
     fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let mut st = Stacks::default();
         let (mut message_id, mut activity_type, mut patch) = (None, None, None);
         let (mut subagent_run_id, mut ts) = (None, None);
         r.members(|key, r| match key {
             "messageId" => set(&mut message_id, r.tok()?),
             "activityType" => set(&mut activity_type, r.tok()?),
             "patch" if patch.is_none() => {
-                patch = Some(r.patch()?);
+                patch = Some(r.patch(&mut st)?);
                 Some(())
             }
             "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
@@ -907,10 +921,11 @@ impl Fast for ActivityDelta {
 
 impl Fast for StateSnapshot {
     fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let mut st = Stacks::default();
         let (mut snapshot, mut subagent_run_id, mut ts) = (None, None, None);
         r.members(|key, r| match key {
             "snapshot" if snapshot.is_none() => {
-                snapshot = Some(r.value(2)?);
+                snapshot = Some(r.value(2, &mut st)?);
                 Some(())
             }
             "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
@@ -927,10 +942,11 @@ impl Fast for StateSnapshot {
 
 impl Fast for Raw {
     fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let mut st = Stacks::default();
         let (mut event, mut source, mut subagent_run_id, mut ts) = (None, None, None, None);
         r.members(|key, r| match key {
             "event" if event.is_none() => {
-                event = Some(r.value(2)?);
+                event = Some(r.value(2, &mut st)?);
                 Some(())
             }
             "source" => set(&mut source, r.tok()?),
@@ -949,11 +965,12 @@ impl Fast for Raw {
 
 impl Fast for Custom {
     fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let mut st = Stacks::default();
         let (mut name, mut value, mut subagent_run_id, mut ts) = (None, None, None, None);
         r.members(|key, r| match key {
             "name" => set(&mut name, r.tok()?),
             "value" if value.is_none() => {
-                value = Some(r.value(2)?);
+                value = Some(r.value(2, &mut st)?);
                 Some(())
             }
             "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
