@@ -110,9 +110,18 @@ impl SseError {
 /// ```
 #[derive(Debug, Clone)]
 pub struct SseDecoder {
-    /// Bytes pushed and not yet compacted away; `buf[pos..]` is unconsumed.
-    buf: Vec<u8>,
-    /// Start of the unconsumed bytes (the start of the current line).
+    /// Text pushed and not yet compacted away, checked to be UTF-8 as it was pushed (once,
+    /// in bulk, so that frames can be lent as `&str` for free); `buf[pos..]` is unconsumed.
+    buf: String,
+    /// Bytes pushed that are not in `buf`: the start of a character cut by the end of the
+    /// last push (at most 3 bytes) or, once `bad` is set, everything from that byte on.
+    raw: Vec<u8>,
+    /// `raw[..raw_scan]` is known to hold no CR or LF (used once `bad` is set).
+    raw_scan: usize,
+    /// Stream offset of the first byte that is not UTF-8, `raw[0]`, once one was pushed. It
+    /// is reported when the line holding it is read, as any line error.
+    bad: Option<u64>,
+    /// Start of the unconsumed text (the start of the current line).
     pos: usize,
     /// `buf[pos..scan]` is known to hold no CR or LF.
     scan: usize,
@@ -155,17 +164,7 @@ enum Data {
     None,
     /// One `data` line whose value is still in the buffer, at `buf[start..end]`: the common
     /// case, which costs no copy.
-    ///
-    /// Checking that the value is UTF-8 is put off until the frame is read, so that it is
-    /// done once; `checked` says whether it has been done already. It is done earlier
-    /// whenever anything else could happen first (another line is processed, an `id` takes
-    /// effect, the decoder waits for more input or fails), so errors and their effects come
-    /// exactly in stream order.
-    Buf {
-        start: usize,
-        end: usize,
-        checked: bool,
-    },
+    Buf { start: usize, end: usize },
     /// In `PendingFrame::joined`: several lines, or one that compaction had to move out.
     Joined,
 }
@@ -192,6 +191,11 @@ impl PendingFrame {
         self.has_event = false;
         self.has_id = false;
         self.retry = None;
+    }
+
+    /// Nothing has been read into the frame yet.
+    fn is_empty(&self) -> bool {
+        self.data == Data::None && !self.has_event && !self.has_id && self.retry.is_none()
     }
 }
 
@@ -246,23 +250,22 @@ impl Default for SseDecoder {
     }
 }
 
-/// `buf[start..end]`, known to be UTF-8 because it was checked.
-fn checked_str(buf: &[u8], start: usize, end: usize) -> &str {
-    match std::str::from_utf8(&buf[start..end]) {
-        Ok(s) => s,
-        Err(_) => {
-            debug_assert!(false, "a data value already checked is not UTF-8");
-            ""
+/// How many bytes at the end of `bytes` begin a character that continues past them (0 to
+/// 3). Bytes that cannot begin one are left to the UTF-8 check.
+fn cut_character(bytes: &[u8]) -> usize {
+    for back in 1..=bytes.len().min(3) {
+        let byte = bytes[bytes.len() - back];
+        if byte & 0xC0 != 0x80 {
+            let width = match byte {
+                0xC0..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                0xF0..=0xF7 => 4,
+                _ => 1,
+            };
+            return if width > back { back } else { 0 };
         }
     }
-}
-
-/// The error for bytes at `buf[start..]` (with `buf[0]` at stream offset `base`) that are
-/// not UTF-8.
-fn utf8_error(base: u64, start: usize, err: std::str::Utf8Error) -> SseError {
-    SseError::InvalidUtf8 {
-        offset: base + start as u64 + err.valid_up_to() as u64,
-    }
+    0
 }
 
 impl SseDecoder {
@@ -282,7 +285,10 @@ impl SseDecoder {
     /// no other, smaller cap.
     pub fn with_max_frame_size(max_frame_size: usize) -> Self {
         SseDecoder {
-            buf: Vec::new(),
+            buf: String::new(),
+            raw: Vec::new(),
+            raw_scan: 0,
+            bad: None,
             pos: 0,
             scan: 0,
             base: 0,
@@ -332,10 +338,64 @@ impl SseDecoder {
     /// [`next_frame`](Self::next_frame) is called; call it until it returns `Ok(None)`
     /// before pushing more, so that the buffer stays bounded.
     ///
+    /// The chunk is checked to be UTF-8 here, in one pass; a byte that is not is reported
+    /// by [`next_frame`](Self::next_frame) when it reaches the line holding it, exactly as
+    /// if the check were made line by line.
+    ///
     /// Bytes pushed after an error or after [`finish`](Self::finish) are ignored.
-    pub fn push(&mut self, chunk: &[u8]) {
-        if self.failed.is_none() && !self.eof {
-            self.buf.extend_from_slice(chunk);
+    pub fn push(&mut self, mut chunk: &[u8]) {
+        if self.failed.is_some() || self.eof {
+            return;
+        }
+        if self.bad.is_some() {
+            self.raw.extend_from_slice(chunk);
+            return;
+        }
+        if !self.raw.is_empty() {
+            // Complete the character cut by the last push, or find it invalid.
+            let need = 4usize.saturating_sub(self.raw.len()).min(chunk.len());
+            let before = self.raw.len();
+            self.raw.extend_from_slice(&chunk[..need]);
+            let used = match std::str::from_utf8(&self.raw) {
+                Ok(_) => self.raw.len(),
+                Err(err) if err.valid_up_to() > 0 => err.valid_up_to(),
+                Err(err) if err.error_len().is_none() => {
+                    // Still cut: the chunk was shorter than the character.
+                    return;
+                }
+                Err(_) => 0,
+            };
+            if used == 0 {
+                // Not UTF-8: everything from here on stays raw.
+                self.bad = Some(self.base + self.buf.len() as u64);
+                self.raw.truncate(before);
+                self.raw.extend_from_slice(chunk);
+                return;
+            }
+            match std::str::from_utf8(&self.raw[..used]) {
+                Ok(text) => self.buf.push_str(text),
+                Err(_) => debug_assert!(false, "a checked prefix is not UTF-8"),
+            }
+            chunk = &chunk[used - before..];
+            self.raw.clear();
+        }
+        let cut = cut_character(chunk);
+        let (whole, rest) = chunk.split_at(chunk.len() - cut);
+        match std::str::from_utf8(whole) {
+            Ok(text) => {
+                self.buf.push_str(text);
+                self.raw.extend_from_slice(rest);
+            }
+            Err(err) => {
+                let (good, bad) = whole.split_at(err.valid_up_to());
+                match std::str::from_utf8(good) {
+                    Ok(text) => self.buf.push_str(text),
+                    Err(_) => debug_assert!(false, "a checked prefix is not UTF-8"),
+                }
+                self.bad = Some(self.base + self.buf.len() as u64);
+                self.raw.extend_from_slice(bad);
+                self.raw.extend_from_slice(rest);
+            }
         }
     }
 
@@ -351,18 +411,12 @@ impl SseDecoder {
         if !self.advance()? {
             return Ok(None);
         }
-        let data = match self.frame.data {
-            Data::Buf { start, end, .. } => match std::str::from_utf8(&self.buf[start..end]) {
-                Ok(data) => data.to_owned(),
-                Err(err) => {
-                    let err = utf8_error(self.base, start, err);
-                    return Err(self.fail(err));
-                }
-            },
-            // A dispatched frame has data; `None` cannot happen.
-            Data::Joined | Data::None => mem::take(&mut self.frame.joined),
-        };
         let frame = &mut self.frame;
+        let data = match frame.data {
+            Data::Buf { start, end } => self.buf[start..end].to_owned(),
+            // A dispatched frame has data; `None` cannot happen.
+            Data::Joined | Data::None => mem::take(&mut frame.joined),
+        };
         Ok(Some(SseFrame {
             data,
             event: frame.has_event.then(|| mem::take(&mut frame.event)),
@@ -399,29 +453,9 @@ impl SseDecoder {
         if !self.advance()? {
             return Ok(None);
         }
-        // Borrow the fields apart: the data borrows `buf`, the error path touches the rest.
-        let SseDecoder {
-            buf,
-            base,
-            frame,
-            failed,
-            pos,
-            scan,
-            ..
-        } = self;
+        let frame = &self.frame;
         let data = match frame.data {
-            Data::Buf { start, end, .. } => match std::str::from_utf8(&buf[start..end]) {
-                Ok(data) => data,
-                Err(err) => {
-                    // As `fail`, except that `buf` is released by the next call.
-                    let err = utf8_error(*base, start, err);
-                    *failed = Some(err.clone());
-                    *pos = 0;
-                    *scan = 0;
-                    *frame = PendingFrame::default();
-                    return Err(err);
-                }
-            },
+            Data::Buf { start, end } => &self.buf[start..end],
             Data::Joined | Data::None => frame.joined.as_str(),
         };
         Ok(Some(SseFrameRef {
@@ -483,9 +517,7 @@ impl SseDecoder {
     /// it. Makes errors final.
     fn advance(&mut self) -> Result<bool, SseError> {
         if let Some(err) = &self.failed {
-            let err = err.clone();
-            self.buf = Vec::new();
-            return Err(err);
+            return Err(err.clone());
         }
         if self.dispatched {
             self.dispatched = false;
@@ -497,40 +529,31 @@ impl SseDecoder {
     /// Makes `err` final and releases the buffers.
     fn fail(&mut self, err: SseError) -> SseError {
         self.failed = Some(err.clone());
-        self.buf = Vec::new();
+        self.buf = String::new();
+        self.raw = Vec::new();
         self.pos = 0;
         self.scan = 0;
         self.frame = PendingFrame::default();
         err
     }
 
-    /// Checks the pending data value for UTF-8 if that was put off (see [`Data::Buf`]).
-    fn check_pending(&mut self) -> Result<(), SseError> {
-        if let Data::Buf {
-            start,
-            end,
-            checked: false,
-        } = self.frame.data
-        {
-            if let Err(err) = std::str::from_utf8(&self.buf[start..end]) {
-                return Err(utf8_error(self.base, start, err));
-            }
-            self.frame.data = Data::Buf {
-                start,
-                end,
-                checked: true,
-            };
-        }
-        Ok(())
-    }
-
     fn step(&mut self) -> Result<bool, SseError> {
         if !self.bom_checked {
-            let head = &self.buf[self.pos..];
-            let n = head.len().min(BOM.len());
+            // The first bytes of the stream, wherever they are.
+            let mut head = [0; 3];
+            let mut n = 0;
+            for &byte in self.buf.as_bytes()[self.pos..]
+                .iter()
+                .chain(&self.raw)
+                .take(3)
+            {
+                head[n] = byte;
+                n += 1;
+            }
             if head[..n] != BOM[..n] {
                 self.bom_checked = true;
             } else if n == BOM.len() {
+                // A whole BOM is a character, so it is in `buf`.
                 self.pos += n;
                 self.scan = self.pos;
                 self.bom_checked = true;
@@ -543,7 +566,7 @@ impl SseDecoder {
         }
         loop {
             if self.after_cr {
-                match self.buf.get(self.pos) {
+                match self.buf.as_bytes().get(self.pos) {
                     Some(&byte) => {
                         if byte == b'\n' {
                             self.pos += 1;
@@ -551,9 +574,9 @@ impl SseDecoder {
                         }
                         self.after_cr = false;
                     }
-                    None if self.eof => self.after_cr = false,
+                    // The next byte is raw, so it is no LF.
+                    None if !self.raw.is_empty() || self.eof => self.after_cr = false,
                     None => {
-                        self.check_pending()?;
                         self.compact();
                         return Ok(false);
                     }
@@ -567,10 +590,10 @@ impl SseDecoder {
             #[cfg(test)]
             let scanned_before = self.buf.len() - from;
             // The blank line that ends a frame needs no search.
-            let found = if let Some(b'\n' | b'\r') = self.buf.get(from) {
+            let found = if let Some(b'\n' | b'\r') = self.buf.as_bytes().get(from) {
                 Some(0)
             } else {
-                memchr::memchr2(b'\n', b'\r', &self.buf[from..])
+                memchr::memchr2(b'\n', b'\r', &self.buf.as_bytes()[from..])
             };
             match found {
                 Some(i) => {
@@ -579,7 +602,7 @@ impl SseDecoder {
                         self.stats.scanned += i as u64 + 1;
                     }
                     let end = from + i;
-                    self.after_cr = self.buf[end] == b'\r';
+                    self.after_cr = self.buf.as_bytes()[end] == b'\r';
                     self.pos = end + 1;
                     self.scan = self.pos;
                     if self.line(start, end)? {
@@ -593,12 +616,13 @@ impl SseDecoder {
                     }
                     let end = self.buf.len();
                     self.scan = end;
+                    if !self.raw.is_empty() {
+                        return self.line_into_raw(start);
+                    }
                     if end - start > self.max_frame_size {
-                        self.check_pending()?;
                         return Err(self.too_large(start));
                     }
                     if !self.eof {
-                        self.check_pending()?;
                         self.compact();
                         return Ok(false);
                     }
@@ -613,30 +637,56 @@ impl SseDecoder {
         }
     }
 
+    /// The current line, from `start`, runs past `buf` into `raw`, so it is not UTF-8: it
+    /// fails as a line that is not UTF-8 does, once it is complete (or too long).
+    fn line_into_raw(&mut self, start: usize) -> Result<bool, SseError> {
+        let in_buf = self.buf.len() - start;
+        let offset = self.base + self.buf.len() as u64;
+        let Some(bad) = self.bad else {
+            // The start of a character cut by the end of the input so far.
+            if in_buf + self.raw.len() > self.max_frame_size {
+                return Err(self.too_large(start));
+            }
+            if !self.eof {
+                self.compact();
+                return Ok(false);
+            }
+            return Err(SseError::InvalidUtf8 { offset });
+        };
+        let found = memchr::memchr2(b'\n', b'\r', &self.raw[self.raw_scan..]);
+        let in_raw = found.map_or(self.raw.len(), |i| self.raw_scan + i);
+        self.raw_scan = in_raw;
+        if in_buf + in_raw > self.max_frame_size {
+            return Err(self.too_large(start));
+        }
+        if found.is_some() || self.eof {
+            return Err(SseError::InvalidUtf8 { offset: bad });
+        }
+        self.compact();
+        Ok(false)
+    }
+
     /// Takes the usual frame, `data:` and a value then two LFs with nothing before it in the
     /// frame, in one step: the same outcome as reading it line by line, for less work. When
     /// the frame is not there whole, records how far the line is known to hold no line
     /// break, so that no byte is searched twice.
     #[inline]
     fn whole_data_frame(&mut self, start: usize) -> bool {
-        let frame = &self.frame;
-        if frame.data != Data::None || frame.has_event || frame.has_id || frame.retry.is_some() {
-            return false;
-        }
-        if !self.buf[start..].starts_with(b"data:") {
+        let buf = self.buf.as_bytes();
+        if !self.frame.is_empty() || !buf[start..].starts_with(b"data:") {
             return false;
         }
         let from = self.scan.max(start + 5);
-        let found = memchr::memchr2(b'\n', b'\r', &self.buf[from..]);
-        let end = found.map_or(self.buf.len(), |i| from + i);
+        let found = memchr::memchr2(b'\n', b'\r', &buf[from..]);
+        let end = found.map_or(buf.len(), |i| from + i);
         #[cfg(test)]
         {
             self.stats.scanned += (end - from) as u64;
         }
         self.scan = end;
         if found.is_none()
-            || self.buf[end] != b'\n'
-            || self.buf.get(end + 1) != Some(&b'\n')
+            || buf[end] != b'\n'
+            || buf.get(end + 1) != Some(&b'\n')
             || end - start > self.max_frame_size
         {
             return false;
@@ -646,11 +696,10 @@ impl SseDecoder {
             // The line's LF and the blank line.
             self.stats.scanned += 2;
         }
-        let value_start = start + 5 + usize::from(self.buf[start + 5] == b' ');
+        let value_start = start + 5 + usize::from(buf[start + 5] == b' ');
         self.frame.data = Data::Buf {
             start: value_start,
             end,
-            checked: false,
         };
         self.pos = end + 2;
         self.scan = self.pos;
@@ -664,36 +713,53 @@ impl SseDecoder {
         if start == end {
             return self.dispatch();
         }
-        let bytes = &self.buf[start..end];
-        if bytes.starts_with(b"data") && matches!(bytes.get(4), None | Some(b':')) {
-            let value_start = match bytes.get(5) {
-                Some(b' ') => start + 6,
-                Some(_) => start + 5,
-                None => end,
-            };
-            return self.data_line(start, value_start, end);
-        }
-        // Anything before this line is dealt with first.
-        self.check_pending()?;
         if end - start > self.max_frame_size {
             return Err(self.too_large(start));
         }
-        let offset = self.base + start as u64;
-        let line =
-            std::str::from_utf8(&self.buf[start..end]).map_err(|err| SseError::InvalidUtf8 {
-                offset: offset + err.valid_up_to() as u64,
-            })?;
-        let (name, value) = match line.find(':') {
+        let line = &self.buf[start..end];
+        let (name, value, value_start) = match line.find(':') {
             Some(0) => return Ok(false), // a comment
             Some(colon) => {
-                let value = &line[colon + 1..];
-                (&line[..colon], value.strip_prefix(' ').unwrap_or(value))
+                let skip = usize::from(line.as_bytes().get(colon + 1) == Some(&b' '));
+                let value_start = colon + 1 + skip;
+                (&line[..colon], &line[value_start..], start + value_start)
             }
-            None => (line, ""),
+            None => (line, "", end),
         };
         let frame = &mut self.frame;
         match name {
-            // `data` lines are handled above.
+            "data" => {
+                let held = match frame.data {
+                    Data::None => 0,
+                    Data::Buf { start, end } => end - start + 1,
+                    Data::Joined => frame.joined.len() + 1,
+                };
+                if held + value.len() > self.max_frame_size {
+                    return Err(SseError::FrameTooLarge {
+                        limit: self.max_frame_size,
+                        offset: self.base + start as u64,
+                    });
+                }
+                match frame.data {
+                    // The usual single-line frame stays where it is.
+                    Data::None => {
+                        frame.data = Data::Buf {
+                            start: value_start,
+                            end,
+                        }
+                    }
+                    Data::Buf { start, end } => {
+                        frame.joined.push_str(&self.buf[start..end]);
+                        frame.joined.push('\n');
+                        frame.joined.push_str(value);
+                        frame.data = Data::Joined;
+                    }
+                    Data::Joined => {
+                        frame.joined.push('\n');
+                        frame.joined.push_str(value);
+                    }
+                }
+            }
             "event" => {
                 frame.event.clear();
                 frame.event.push_str(value);
@@ -716,56 +782,10 @@ impl SseDecoder {
         Ok(false)
     }
 
-    /// Processes the `data` line `buf[start..end]`, whose value starts at `value_start`.
-    fn data_line(
-        &mut self,
-        start: usize,
-        value_start: usize,
-        end: usize,
-    ) -> Result<bool, SseError> {
-        if end - start > self.max_frame_size {
-            self.check_pending()?;
-            return Err(self.too_large(start));
-        }
-        if self.frame.data == Data::None {
-            // The usual single-line frame stays where it is. (It fits: the line does.)
-            self.frame.data = Data::Buf {
-                start: value_start,
-                end,
-                checked: false,
-            };
-            return Ok(false);
-        }
-        self.check_pending()?;
-        let value = std::str::from_utf8(&self.buf[value_start..end])
-            .map_err(|err| utf8_error(self.base, value_start, err))?;
-        let frame = &mut self.frame;
-        let held = match frame.data {
-            Data::None => 0,
-            Data::Buf { start, end, .. } => end - start + 1,
-            Data::Joined => frame.joined.len() + 1,
-        };
-        if held + value.len() > self.max_frame_size {
-            return Err(SseError::FrameTooLarge {
-                limit: self.max_frame_size,
-                offset: self.base + start as u64,
-            });
-        }
-        if let Data::Buf { start, end, .. } = frame.data {
-            frame.joined.push_str(checked_str(&self.buf, start, end));
-            frame.data = Data::Joined;
-        }
-        frame.joined.push('\n');
-        frame.joined.push_str(value);
-        Ok(false)
-    }
-
     /// Ends the pending frame: commits its id; returns whether it has data (and is then
     /// held in `self.frame` until the next call).
     fn dispatch(&mut self) -> Result<bool, SseError> {
         if self.frame.has_id {
-            // The id takes effect only if the frame is sound.
-            self.check_pending()?;
             self.last_event_id.clone_from(&self.frame.id);
         }
         if self.frame.data == Data::None {
@@ -784,25 +804,23 @@ impl SseDecoder {
         }
     }
 
-    /// Drops consumed bytes once they are at least half the buffer, so that every byte is
-    /// moved at most once on average.
+    /// Drops consumed text once it is at least half the buffer, so that every byte is moved
+    /// at most once on average.
     fn compact(&mut self) {
         let consumed = self.pos;
         if consumed == 0 || consumed < self.buf.len() - consumed {
             return;
         }
-        // Pending data still in the buffer is about to go: copy it out, once per frame. (It
-        // has been checked: `check_pending` runs before every compaction.)
-        if let Data::Buf { start, end, .. } = self.frame.data {
-            self.frame
-                .joined
-                .push_str(checked_str(&self.buf, start, end));
+        // Pending data still in the buffer is about to go: copy it out, once per frame.
+        if let Data::Buf { start, end } = self.frame.data {
+            self.frame.joined.push_str(&self.buf[start..end]);
             self.frame.data = Data::Joined;
         }
         #[cfg(test)]
         {
             self.stats.moved += (self.buf.len() - consumed) as u64;
         }
+        // `consumed` is the start of a line, so a character boundary.
         self.buf.drain(..consumed);
         self.base += consumed as u64;
         self.pos = 0;

@@ -764,3 +764,90 @@ proptest::proptest! {
         proptest::prop_assert_eq!(owned, SseDecoder::decode_all(input.as_bytes()).unwrap());
     }
 }
+
+/// Decodes `input` split at the given points (each chunk through both APIs), with results
+/// and errors alike.
+fn decode_split(input: &[u8], cuts: &[usize], max: usize) -> Result<Vec<SseFrame>, SseError> {
+    let mut points: Vec<usize> = cuts.iter().map(|&c| c % (input.len() + 1)).collect();
+    points.sort_unstable();
+    let mut chunks = Vec::new();
+    let mut last = 0;
+    for p in points {
+        chunks.push(&input[last..p]);
+        last = p;
+    }
+    chunks.push(&input[last..]);
+    let owned = decode_chunks(&mut SseDecoder::with_max_frame_size(max), &chunks);
+    let lent = decode_chunks_ref(&mut SseDecoder::with_max_frame_size(max), &chunks);
+    assert_eq!(owned, lent, "next_frame and next_frame_ref disagree");
+    owned
+}
+
+#[test]
+fn invalid_utf8_split_across_chunks() {
+    // Each case: the bytes, and the offset of the first byte that is not UTF-8.
+    for (input, offset) in [
+        (&b"data: \xE2\x82\xAC\xC3\n\n"[..], 9),
+        (b"data: a\xF0\x9F\x98\n\n", 7),
+        (b"data: a\xF0\x9F\x98", 7),
+        (b"data: \xC0\xAF\n\n", 6),
+        (b"data: \xE0\x80\x80\n\n", 6),
+        (b"data: \xF5\x80\x80\x80\n\n", 6),
+        (b"data: ok\n\ndata: \xFF\n\n", 16),
+        (b"\xEF\xBB", 0),
+        (b"\xEF\xBB\xBFdata: \xED\xA0\x80\n\n", 9),
+    ] {
+        for a in 0..=input.len() {
+            for b in a..=input.len() {
+                assert_eq!(
+                    decode_split(input, &[a, b], 1 << 20).map(|f| f.len()),
+                    Err(SseError::InvalidUtf8 { offset }),
+                    "{input:?} cut at {a} and {b}"
+                );
+            }
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+    /// However the input is cut, the frames and the error are the same as in one piece
+    /// (which the unit tests pin to the per-line rules).
+    #[test]
+    fn chunking_never_matters(
+        pieces in proptest::collection::vec(
+            proptest::sample::select(vec![
+                &b"data: "[..], b"data:", b"id: 1", b"event: e", b"retry: 7", b": c", b"x",
+                b"\n", b"\n", b"\r", b"\r\n", b"\n\n", "é".as_bytes(), "€".as_bytes(),
+                "😀".as_bytes(), b"\xEF\xBB\xBF", b"\xFF", b"\x80", b"\xC3", b"\xE2\x82",
+                b"\xF0\x9F\x98", b"\xC0\x80", b"\xED\xA0\x80",
+            ]),
+            0..30,
+        ),
+        cuts in proptest::collection::vec(0usize..1000, 0..6),
+        max in proptest::sample::select(vec![8usize, 30, 1 << 20]),
+    ) {
+        let input = pieces.concat();
+        let mut whole = SseDecoder::with_max_frame_size(max);
+        whole.push(&input);
+        let mut expected = Vec::new();
+        let expected = loop {
+            match whole.finish() {
+                Ok(Some(frame)) => expected.push(frame),
+                Ok(None) => break Ok(expected),
+                Err(err) => break Err(err),
+            }
+        };
+        let got = decode_split(&input, &cuts, max);
+        proptest::prop_assert_eq!(got.as_ref().map(Vec::len), expected.as_ref().map(Vec::len));
+        if let (Ok(got), Ok(expected)) = (&got, &expected) {
+            proptest::prop_assert_eq!(got, expected);
+        }
+        // Frames delivered before an error are compared by the per-call test above; here
+        // errors must match exactly.
+        if let (Err(got), Err(expected)) = (&got, &expected) {
+            proptest::prop_assert_eq!(got, expected);
+        }
+    }
+}
