@@ -247,7 +247,7 @@ impl<'a> Reader<'a> {
             return Some(ops);
         }
         loop {
-            ops.push(self.op(st)?);
+            self.op(st, &mut ops)?;
             self.ws();
             match self.peek()? {
                 b',' => {
@@ -264,8 +264,9 @@ impl<'a> Reader<'a> {
     }
 
     /// One patch operation with exactly the members its `op` defines (anything else, such
-    /// as members kept as extras or an unknown `op`, is left to serde).
-    fn op(&mut self, st: &mut Stacks) -> Option<PatchOp> {
+    /// as members kept as extras or an unknown `op`, is left to serde), pushed on `ops`
+    /// (built in place: a `PatchOp` is large enough that moving it shows).
+    fn op(&mut self, st: &mut Stacks, ops: &mut JsonPatch) -> Option<()> {
         let (mut op, mut path, mut from, mut value) = (None, None, None, None);
         self.members(|key, r| match key {
             "op" => set(&mut op, r.tok()?),
@@ -280,15 +281,22 @@ impl<'a> Reader<'a> {
         })?;
         let path = pointer(path?)?;
         let op = op?.text()?;
-        match (&*op, from, value) {
-            ("add", None, Some(value)) => Some(PatchOp::add(path, value)),
-            ("replace", None, Some(value)) => Some(PatchOp::replace(path, value)),
-            ("test", None, Some(value)) => Some(PatchOp::test(path, value)),
-            ("remove", None, None) => Some(PatchOp::remove(path)),
-            ("move", Some(from), None) => Some(PatchOp::move_from(pointer(from)?, path)),
-            ("copy", Some(from), None) => Some(PatchOp::copy_from(pointer(from)?, path)),
+        let from = match (&*op, from) {
+            ("move" | "copy", Some(from)) => Some(pointer(from)?),
+            ("move" | "copy", None) | (_, Some(_)) => return None,
             _ => None,
+        };
+        ops.reserve(1);
+        match (&*op, from, value) {
+            ("add", None, Some(value)) => ops.push(PatchOp::add(path, value)),
+            ("replace", None, Some(value)) => ops.push(PatchOp::replace(path, value)),
+            ("test", None, Some(value)) => ops.push(PatchOp::test(path, value)),
+            ("remove", None, None) => ops.push(PatchOp::remove(path)),
+            ("move", Some(from), None) => ops.push(PatchOp::move_from(from, path)),
+            ("copy", Some(from), None) => ops.push(PatchOp::copy_from(from, path)),
+            _ => return None,
         }
+        Some(())
     }
 
     /// Any JSON value, built as serde_json builds it, whose containers would sit at nesting
