@@ -51,12 +51,60 @@ pub(crate) fn decode_or_else<E>(
     match after_type {
         // The builders would accept that `type` member and ignore it: start after it.
         Some(i) => {
+            if let Some(event) = content_event(et, text, i) {
+                return Ok(event);
+            }
             r.i = i;
             r.resume = true;
         }
         None => r.ws(),
     }
     build(et, &mut r, fallback)
+}
+
+/// The content events as producers write them, `{"type":…,"messageId":"…","delta":"…"}`
+/// (`toolCallId` for tool calls) and nothing else, are matched as a whole: the bulk of a
+/// chat stream, read without looking up a single member name. `i` is where the `type`
+/// member ends. Anything else is left to the builders (`None`).
+#[inline]
+fn content_event(et: EventType, text: &str, i: usize) -> Option<Event> {
+    const MESSAGE_ID: &str = r#","messageId":""#;
+    const TOOL_CALL_ID: &str = r#","toolCallId":""#;
+    const DELTA: &str = r#"","delta":""#;
+    let id_key = match et {
+        EventType::TextMessageContent | EventType::ReasoningMessageContent => MESSAGE_ID,
+        EventType::ToolCallArgs => TOOL_CALL_ID,
+        _ => return None,
+    };
+    let b = text.as_bytes();
+    if !b.get(i..)?.starts_with(id_key.as_bytes()) {
+        return None;
+    }
+    let id_start = i + id_key.len();
+    let (id_end, id_escaped) = string_end(b, id_start)?;
+    if !b.get(id_end..)?.starts_with(DELTA.as_bytes()) {
+        return None;
+    }
+    let delta_start = id_end + DELTA.len();
+    let (delta_end, delta_escaped) = string_end(b, delta_start)?;
+    // The closing brace, then nothing but whitespace.
+    let mut r = Reader::new(text);
+    r.i = delta_end + 1;
+    r.eat(b'}')?;
+    if !r.at_end() {
+        return None;
+    }
+    let id = String::from_tok(Tok::Str(text.get(id_start..id_end)?, id_escaped))?;
+    let delta = String::from_tok(Tok::Str(text.get(delta_start..delta_end)?, delta_escaped))?;
+    Some(match et {
+        EventType::TextMessageContent => {
+            Event::TextMessageContent(TextMessageContent::new(id, delta))
+        }
+        EventType::ReasoningMessageContent => {
+            Event::ReasoningMessageContent(ReasoningMessageContent::new(id, delta))
+        }
+        _ => Event::ToolCallArgs(ToolCallArgs::new(id, delta)),
+    })
 }
 
 /// [`decode_or_else`] without a fallback: `None` where it would fall back.

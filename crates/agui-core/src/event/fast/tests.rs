@@ -67,6 +67,43 @@ fn plain_events_take_the_fast_path() {
 }
 
 #[test]
+fn canonical_content_layout() {
+    // The layout producers write is matched whole; it must agree with serde all the same.
+    for (t, id) in [
+        ("TEXT_MESSAGE_CONTENT", "messageId"),
+        ("REASONING_MESSAGE_CONTENT", "messageId"),
+        ("TOOL_CALL_ARGS", "toolCallId"),
+    ] {
+        for (a, d) in [
+            ("m", "d"),
+            ("", ""),
+            (r#"m\"1"#, r"a\nb\u00e9\ud83d\ude00"),
+            ("é", "😀"),
+        ] {
+            takes(&format!(r#"{{"type":"{t}","{id}":"{a}","delta":"{d}"}}"#));
+            takes(&format!(
+                "{{\"type\":\"{t}\",\"{id}\":\"{a}\",\"delta\":\"{d}\"}} \n"
+            ));
+        }
+        for bad in [
+            format!(r#"{{"type":"{t}","{id}":"m","delta":"d"}}x"#),
+            format!(r#"{{"type":"{t}","{id}":"m","delta":"d","delta":"e"}}"#),
+            format!(r#"{{"type":"{t}","{id}":"m","delta":"d""#),
+            format!(r#"{{"type":"{t}","{id}":"m","delta":"{}"}}"#, '\u{1}'),
+            format!(r#"{{"type":"{t}","{id}":"m","delta":"\x"}}"#),
+            format!(r#"{{"type":"{t}","{id}":"m","delta":"d"}}}}"#),
+            format!(r#"{{"type":"{t}","{id}":"m","delta":5}}"#),
+        ] {
+            falls_back(&bad);
+        }
+        takes(&format!(
+            r#"{{"type":"{t}","{id}":"m","delta":"d","timestamp":5}}"#
+        ));
+        takes(&format!(r#"{{"type":"{t}","delta":"d","{id}":"m"}}"#));
+    }
+}
+
+#[test]
 fn whitespace_and_member_order() {
     takes(
         " \t\r\n{ \"type\" :\t\"TEXT_MESSAGE_CONTENT\" ,\r\n \"messageId\"\n:\"m\" , \"delta\" : \"d\" }\n\t ",
