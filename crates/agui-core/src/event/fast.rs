@@ -315,6 +315,11 @@ impl<'a> Reader<'a> {
     /// as members kept as extras or an unknown `op`, is left to serde), pushed on `ops`
     /// (built in place: a `PatchOp` is large enough that moving it shows).
     fn op(&mut self, st: &mut Stacks, ops: &mut JsonPatch) -> Option<()> {
+        let start = self.i;
+        if self.canonical_op(st, ops).is_some() {
+            return Some(());
+        }
+        self.i = start;
         let (mut op, mut path, mut from, mut value) = (None, None, None, None);
         self.members(|key, r| match key {
             "op" => set(&mut op, r.tok()?),
@@ -344,6 +349,83 @@ impl<'a> Reader<'a> {
             ("copy", Some(from), None) => ops.push(PatchOp::copy_from(from, path)),
             _ => return None,
         }
+        Some(())
+    }
+
+    /// An operation written as producers write it - `op` first, then `path` (`from` then
+    /// `path` for move and copy), then `value` where the op has one, no whitespace - matched
+    /// literally. `None` (with nothing pushed) for any other layout, which [`op`](Self::op)
+    /// then reads member by member.
+    #[inline]
+    fn canonical_op(&mut self, st: &mut Stacks, ops: &mut JsonPatch) -> Option<()> {
+        #[derive(Clone, Copy)]
+        enum Op {
+            Add,
+            Replace,
+            Test,
+            Remove,
+            Move,
+            Copy,
+        }
+        const LAYOUTS: [(&str, Op); 6] = [
+            (r#"{"op":"replace","path":""#, Op::Replace),
+            (r#"{"op":"add","path":""#, Op::Add),
+            (r#"{"op":"remove","path":""#, Op::Remove),
+            (r#"{"op":"test","path":""#, Op::Test),
+            (r#"{"op":"move","from":""#, Op::Move),
+            (r#"{"op":"copy","from":""#, Op::Copy),
+        ];
+        let rest = self.b.get(self.i..)?;
+        let &(prefix, op) = LAYOUTS
+            .iter()
+            .find(|(prefix, _)| rest.starts_with(prefix.as_bytes()))?;
+        self.i += prefix.len() - 1;
+        let first = self.string()?;
+        let value = match op {
+            Op::Add | Op::Replace | Op::Test => {
+                self.literal(b",\"value\":")?;
+                let value = self.value(4, st)?;
+                self.eat(b'}')?;
+                Some(value)
+            }
+            Op::Remove => {
+                self.eat(b'}')?;
+                None
+            }
+            Op::Move | Op::Copy => None,
+        };
+        let op = match (op, value) {
+            (Op::Add, Some(value)) => PatchOp::add(pointer(Tok::Str(first.0, first.1))?, value),
+            (Op::Replace, Some(value)) => {
+                PatchOp::replace(pointer(Tok::Str(first.0, first.1))?, value)
+            }
+            (Op::Test, Some(value)) => PatchOp::test(pointer(Tok::Str(first.0, first.1))?, value),
+            (Op::Remove, _) => PatchOp::remove(pointer(Tok::Str(first.0, first.1))?),
+            (Op::Move | Op::Copy, _) => {
+                self.literal(b",\"path\":")?;
+                let path = self.string()?;
+                self.eat(b'}')?;
+                let from = pointer(Tok::Str(first.0, first.1))?;
+                let path = pointer(Tok::Str(path.0, path.1))?;
+                if matches!(op, Op::Move) {
+                    PatchOp::move_from(from, path)
+                } else {
+                    PatchOp::copy_from(from, path)
+                }
+            }
+            _ => return None,
+        };
+        ops.push(op);
+        Some(())
+    }
+
+    /// Exactly `bytes`.
+    #[inline]
+    fn literal(&mut self, bytes: &[u8]) -> Option<()> {
+        if !self.b.get(self.i..)?.starts_with(bytes) {
+            return None;
+        }
+        self.i += bytes.len();
         Some(())
     }
 
