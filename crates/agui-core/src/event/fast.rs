@@ -2,22 +2,24 @@
 //!
 //! The flat events (all members strings, plus `timestamp`: `TEXT_MESSAGE_CONTENT` above
 //! all), the patch events (`STATE_DELTA`, `ACTIVITY_DELTA`) and the events that carry one
-//! JSON value (`STATE_SNAPSHOT`, `RAW`, `CUSTOM`) are read directly from the text: members are matched by name, strings are sliced out (escapes decoded when there
-//! are any) and patch operations are built as typed [`PatchOp`]s. The generic path spends
-//! most of its time in serde's machinery instead.
+//! JSON value (`STATE_SNAPSHOT`, `RAW`, `CUSTOM`) are read directly from the text: members
+//! are matched by name, strings are sliced out (escapes decoded when there are any) and
+//! patch operations are built as typed [`PatchOp`]s. The generic path spends most of its
+//! time in serde's machinery instead. The exact layouts producers write for the content
+//! events and for patch operations are matched literally, before trying member by member.
 //!
 //! The fast path accepts only what it can decode *exactly* as the serde path would, and
-//! answers `None` for anything else, so that the caller falls back to the serde path, which
-//! then decides (and words any error). Accepted: a JSON object, with JSON whitespace
-//! anywhere, whose members are the event's own fields, each at most once: strings (any
-//! escape JSON allows), `timestamp` as an integer within ±(2^53-1), `type` as a string
-//! without escapes (serde ignores it like any member the struct lacks), and for the patch
-//! events an array of operations whose members are exactly those the `op` defines. Refused
-//! (fallback): unknown or repeated members, `rawEvent` and `metadata`, keys with escapes,
-//! `null`, values of the wrong type, control characters in strings, missing required
-//! fields, a role or subtype the enum does not know, an unknown `op` or an invalid pointer,
-//! anything after the object but whitespace, and every syntax error. Fallback costs the
-//! bytes read so far and nothing else.
+//! hands anything else to the fallback (the serde path), which then decides and words any
+//! error. Accepted: a JSON object, with JSON whitespace anywhere, whose members are the
+//! event's own fields, each at most once: strings (any escape JSON allows), `timestamp` as
+//! an integer within ±(2^53-1), `type` as a string without escapes (serde ignores it like
+//! any member the struct lacks), JSON values, and for the patch events an array of
+//! operations whose members are exactly those the `op` defines. Refused (fallback): unknown
+//! or repeated members, `rawEvent` and `metadata`, keys with escapes, `null` where serde
+//! would refuse it or warn, values of the wrong type, control characters in strings, missing
+//! required fields, a role or subtype the enum does not know, an unknown `op` or an invalid
+//! pointer, anything after the object but whitespace, and every syntax error. Falling back
+//! costs the bytes read so far and nothing else.
 //!
 //! JSON values (a patch operation's `value`, `STATE_SNAPSHOT.snapshot`, `RAW.event`,
 //! `CUSTOM.value`) are built as serde_json builds them; numbers other than integers of up to
