@@ -48,7 +48,7 @@ mod frame;
 #[cfg(feature = "stream")]
 mod stream;
 
-pub use decode::{DEFAULT_MAX_FRAME_SIZE, SseDecoder, SseError};
+pub use decode::{DEFAULT_MAX_FRAME_SIZE, SseDecoder, SseError, SseFrameRef};
 pub use encode::{SseEncoder, write_comment, write_frame, write_frame_with_id};
 pub use frame::SseFrame;
 #[cfg(feature = "stream")]

@@ -221,28 +221,21 @@ impl Event {
     /// assert!(err.to_string().contains("delta"));
     /// ```
     pub fn from_json_slice(bytes: &[u8]) -> Result<Event, DecodeError> {
-        match scan_type(bytes) {
-            TypeScan::Str(t) => match EventType::from_wire(t) {
-                Some(et) => decode_slice(et, bytes).map_err(|e| invalid_from_slice(et, bytes, &e)),
-                None => decode_unknown(bytes),
-            },
-            TypeScan::Missing => decode_unknown(bytes),
-            TypeScan::NotObject => match serde_json::from_slice::<Value>(bytes) {
-                Ok(_) => Err(DecodeError::NotAnObject {
-                    excerpt: excerpt(bytes),
-                }),
-                Err(e) => Err(syntax(&e, bytes)),
-            },
-            TypeScan::Complex => {
-                let v: Value = serde_json::from_slice(bytes).map_err(|e| syntax(&e, bytes))?;
-                Event::from_value(v)
-            }
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Event::from_json_str(text),
+            Err(_) => decode_serde(bytes, None),
         }
     }
 
     /// Decodes one event from a JSON string. See [`Event::from_json_slice`].
-    pub fn from_json_str(s: &str) -> Result<Event, DecodeError> {
-        Event::from_json_slice(s.as_bytes())
+    ///
+    /// The fastest entry point: text already known to be UTF-8 (such as the data of an SSE
+    /// frame) is not checked again.
+    #[inline]
+    pub fn from_json_str(text: &str) -> Result<Event, DecodeError> {
+        // The flat events (all strings, the bulk of a stream) are read directly; anything
+        // the fast path does not take goes to serde, which gives the same result.
+        super::fast::decode_or_else(text, || decode_serde(text.as_bytes(), Some(text)))
     }
 
     /// Decodes one event from a parsed JSON value. See [`Event::from_json_slice`].
@@ -278,9 +271,89 @@ impl Event {
     }
 }
 
-fn decode_unknown(bytes: &[u8]) -> Result<Event, DecodeError> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| syntax(&e, bytes))?;
+/// The general path: scan for `type`, then let serde deserialize the matching struct.
+///
+/// `text` is `bytes` again when it is known to be UTF-8: serde_json then skips its own UTF-8
+/// checks, with the same results.
+pub(super) fn decode_serde(bytes: &[u8], text: Option<&str>) -> Result<Event, DecodeError> {
+    match scan_type(bytes) {
+        TypeScan::Str(t) => match EventType::from_wire(t) {
+            Some(et) => match text {
+                Some(text) => decode_text(et, text),
+                None => decode_slice(et, bytes),
+            }
+            .map_err(|e| invalid_from_slice(et, bytes, &e)),
+            None => decode_unknown(bytes, text),
+        },
+        TypeScan::Missing => decode_unknown(bytes, text),
+        TypeScan::NotObject => match parse_value(bytes, text) {
+            Ok(_) => Err(DecodeError::NotAnObject {
+                excerpt: excerpt(bytes),
+            }),
+            Err(e) => Err(syntax(&e, bytes)),
+        },
+        TypeScan::Complex => {
+            let v = parse_value(bytes, text).map_err(|e| syntax(&e, bytes))?;
+            Event::from_value(v)
+        }
+    }
+}
+
+fn parse_value(bytes: &[u8], text: Option<&str>) -> Result<Value, serde_json::Error> {
+    match text {
+        Some(text) => serde_json::from_str(text),
+        None => serde_json::from_slice(bytes),
+    }
+}
+
+fn decode_unknown(bytes: &[u8], text: Option<&str>) -> Result<Event, DecodeError> {
+    let v = parse_value(bytes, text).map_err(|e| syntax(&e, bytes))?;
     Event::from_value(v)
+}
+
+/// As `decode_slice`, from text.
+fn decode_text(t: EventType, text: &str) -> Result<Event, serde_json::Error> {
+    // The match has no catch-all: a type missing here does not compile.
+    macro_rules! by_type {
+        ($($ty:ident),* $(,)?) => {
+            match t {
+                $(EventType::$ty => serde_json::from_str::<super::$ty>(text).map(Event::$ty),)*
+            }
+        };
+    }
+    by_type!(
+        RunStarted,
+        RunFinished,
+        RunError,
+        StepStarted,
+        StepFinished,
+        TextMessageStart,
+        TextMessageContent,
+        TextMessageEnd,
+        TextMessageChunk,
+        ToolCallStart,
+        ToolCallArgs,
+        ToolCallEnd,
+        ToolCallChunk,
+        ToolCallResult,
+        StateSnapshot,
+        StateDelta,
+        MessagesSnapshot,
+        ActivitySnapshot,
+        ActivityDelta,
+        Raw,
+        Custom,
+        ReasoningStart,
+        ReasoningMessageStart,
+        ReasoningMessageContent,
+        ReasoningMessageEnd,
+        ReasoningMessageChunk,
+        ReasoningEnd,
+        ReasoningEncryptedValue,
+        SubagentStarted,
+        SubagentFinished,
+        SubagentError,
+    )
 }
 
 fn invalid_from_slice(et: EventType, bytes: &[u8], first: &serde_json::Error) -> DecodeError {

@@ -36,6 +36,7 @@ macro_rules! base_fields {
 pub(crate) use base_fields;
 
 mod decode;
+mod fast;
 mod roles;
 mod types;
 

@@ -60,6 +60,11 @@ impl SseError {
 /// push call [`next_frame`](Self::next_frame) until it returns `Ok(None)`. At the end of the
 /// body call [`finish`](Self::finish) (until it returns `Ok(None)`).
 ///
+/// [`next_frame_ref`](Self::next_frame_ref) and [`finish_ref`](Self::finish_ref) do the same
+/// but lend the frame ([`SseFrameRef`]) instead of allocating it: the usual single-line
+/// `data` is a slice of the decoder's buffer, so decoding costs no allocation and no copy
+/// per frame. Both kinds of call can be mixed freely.
+///
 /// Parsing follows the WHATWG EventSource rules:
 ///
 /// - Lines end in LF, CRLF or CR. A leading UTF-8 BOM is skipped.
@@ -105,9 +110,18 @@ impl SseError {
 /// ```
 #[derive(Debug, Clone)]
 pub struct SseDecoder {
-    /// Bytes pushed and not yet compacted away; `buf[pos..]` is unconsumed.
-    buf: Vec<u8>,
-    /// Start of the unconsumed bytes (the start of the current line).
+    /// Text pushed and not yet compacted away, checked to be UTF-8 as it was pushed (once,
+    /// in bulk, so that frames can be lent as `&str` for free); `buf[pos..]` is unconsumed.
+    buf: String,
+    /// Bytes pushed that are not in `buf`: the start of a character cut by the end of the
+    /// last push (at most 3 bytes) or, once `bad` is set, everything from that byte on.
+    raw: Vec<u8>,
+    /// `raw[..raw_scan]` is known to hold no CR or LF (used once `bad` is set).
+    raw_scan: usize,
+    /// Stream offset of the first byte that is not UTF-8, `raw[0]`, once one was pushed. It
+    /// is reported when the line holding it is read, as any line error.
+    bad: Option<u64>,
+    /// Start of the unconsumed text (the start of the current line).
     pos: usize,
     /// `buf[pos..scan]` is known to hold no CR or LF.
     scan: usize,
@@ -120,9 +134,11 @@ pub struct SseDecoder {
     after_cr: bool,
     /// `finish` was called: no more input will come.
     eof: bool,
+    /// `frame` holds a dispatched frame (possibly lent out): clear it before reading on.
+    dispatched: bool,
     /// The error returned, returned again on every later call.
     failed: Option<SseError>,
-    /// The frame being assembled.
+    /// The frame being assembled (or just dispatched).
     frame: PendingFrame,
     last_event_id: String,
     retry: Option<u64>,
@@ -140,19 +156,116 @@ pub(super) struct Stats {
     pub(super) moved: u64,
 }
 
+/// Where the pending frame's data is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Data {
+    /// No `data` line yet.
+    #[default]
+    None,
+    /// One `data` line whose value is still in the buffer, at `buf[start..end]`: the common
+    /// case, which costs no copy.
+    Buf { start: usize, end: usize },
+    /// In `PendingFrame::joined`: several lines, or one that compaction had to move out.
+    Joined,
+}
+
+/// The frame being assembled. Its strings keep their capacity from frame to frame, so the
+/// borrowing API allocates nothing in the steady state.
 #[derive(Debug, Clone, Default)]
 struct PendingFrame {
-    data: String,
-    has_data: bool,
-    event: Option<String>,
-    id: Option<String>,
+    data: Data,
+    joined: String,
+    /// The last `event` value; `has_event` is false when absent or empty.
+    event: String,
+    has_event: bool,
+    /// The last valid `id` value.
+    id: String,
+    has_id: bool,
     retry: Option<u64>,
+}
+
+impl PendingFrame {
+    fn clear(&mut self) {
+        self.data = Data::None;
+        self.joined.clear();
+        self.has_event = false;
+        self.has_id = false;
+        self.retry = None;
+    }
+
+    /// Nothing has been read into the frame yet.
+    fn is_empty(&self) -> bool {
+        self.data == Data::None && !self.has_event && !self.has_id && self.retry.is_none()
+    }
+}
+
+/// A frame lent by [`SseDecoder::next_frame_ref`]: the same content as [`SseFrame`], but
+/// borrowed from the decoder, valid until its next call.
+///
+/// ```
+/// use agui_core::codec::sse::SseDecoder;
+///
+/// let mut decoder = SseDecoder::new();
+/// decoder.push(b"id: 7\ndata: {\"a\":1}\n\ndata: x\ndata: y\n\n");
+/// let mut data = Vec::new();
+/// while let Some(frame) = decoder.next_frame_ref()? {
+///     data.push(frame.data.to_owned()); // or parse it in place
+/// }
+/// assert_eq!(data, [r#"{"a":1}"#, "x\ny"]);
+/// # Ok::<(), agui_core::codec::sse::SseError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SseFrameRef<'a> {
+    /// As [`SseFrame::data`].
+    pub data: &'a str,
+    /// As [`SseFrame::event`].
+    pub event: Option<&'a str>,
+    /// As [`SseFrame::id`].
+    pub id: Option<&'a str>,
+    /// As [`SseFrame::retry`].
+    pub retry: Option<u64>,
+}
+
+impl SseFrameRef<'_> {
+    /// Copies the frame into an owned [`SseFrame`].
+    pub fn to_frame(&self) -> SseFrame {
+        SseFrame {
+            data: self.data.to_owned(),
+            event: self.event.map(str::to_owned),
+            id: self.id.map(str::to_owned),
+            retry: self.retry,
+        }
+    }
+}
+
+impl From<SseFrameRef<'_>> for SseFrame {
+    fn from(frame: SseFrameRef<'_>) -> SseFrame {
+        frame.to_frame()
+    }
 }
 
 impl Default for SseDecoder {
     fn default() -> Self {
         SseDecoder::new()
     }
+}
+
+/// How many bytes at the end of `bytes` begin a character that continues past them (0 to
+/// 3). Bytes that cannot begin one are left to the UTF-8 check.
+fn cut_character(bytes: &[u8]) -> usize {
+    for back in 1..=bytes.len().min(3) {
+        let byte = bytes[bytes.len() - back];
+        if byte & 0xC0 != 0x80 {
+            let width = match byte {
+                0xC0..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                0xF0..=0xF7 => 4,
+                _ => 1,
+            };
+            return if width > back { back } else { 0 };
+        }
+    }
+    0
 }
 
 impl SseDecoder {
@@ -172,7 +285,10 @@ impl SseDecoder {
     /// no other, smaller cap.
     pub fn with_max_frame_size(max_frame_size: usize) -> Self {
         SseDecoder {
-            buf: Vec::new(),
+            buf: String::new(),
+            raw: Vec::new(),
+            raw_scan: 0,
+            bad: None,
             pos: 0,
             scan: 0,
             base: 0,
@@ -180,6 +296,7 @@ impl SseDecoder {
             bom_checked: false,
             after_cr: false,
             eof: false,
+            dispatched: false,
             failed: None,
             frame: PendingFrame::default(),
             last_event_id: String::new(),
@@ -221,10 +338,64 @@ impl SseDecoder {
     /// [`next_frame`](Self::next_frame) is called; call it until it returns `Ok(None)`
     /// before pushing more, so that the buffer stays bounded.
     ///
+    /// The chunk is checked to be UTF-8 here, in one pass; a byte that is not is reported
+    /// by [`next_frame`](Self::next_frame) when it reaches the line holding it, exactly as
+    /// if the check were made line by line.
+    ///
     /// Bytes pushed after an error or after [`finish`](Self::finish) are ignored.
-    pub fn push(&mut self, chunk: &[u8]) {
-        if self.failed.is_none() && !self.eof {
-            self.buf.extend_from_slice(chunk);
+    pub fn push(&mut self, mut chunk: &[u8]) {
+        if self.failed.is_some() || self.eof {
+            return;
+        }
+        if self.bad.is_some() {
+            self.raw.extend_from_slice(chunk);
+            return;
+        }
+        if !self.raw.is_empty() {
+            // Complete the character cut by the last push, or find it invalid.
+            let need = 4usize.saturating_sub(self.raw.len()).min(chunk.len());
+            let before = self.raw.len();
+            self.raw.extend_from_slice(&chunk[..need]);
+            let used = match std::str::from_utf8(&self.raw) {
+                Ok(_) => self.raw.len(),
+                Err(err) if err.valid_up_to() > 0 => err.valid_up_to(),
+                Err(err) if err.error_len().is_none() => {
+                    // Still cut: the chunk was shorter than the character.
+                    return;
+                }
+                Err(_) => 0,
+            };
+            if used == 0 {
+                // Not UTF-8: everything from here on stays raw.
+                self.bad = Some(self.base + self.buf.len() as u64);
+                self.raw.truncate(before);
+                self.raw.extend_from_slice(chunk);
+                return;
+            }
+            match std::str::from_utf8(&self.raw[..used]) {
+                Ok(text) => self.buf.push_str(text),
+                Err(_) => debug_assert!(false, "a checked prefix is not UTF-8"),
+            }
+            chunk = &chunk[used - before..];
+            self.raw.clear();
+        }
+        let cut = cut_character(chunk);
+        let (whole, rest) = chunk.split_at(chunk.len() - cut);
+        match std::str::from_utf8(whole) {
+            Ok(text) => {
+                self.buf.push_str(text);
+                self.raw.extend_from_slice(rest);
+            }
+            Err(err) => {
+                let (good, bad) = whole.split_at(err.valid_up_to());
+                match std::str::from_utf8(good) {
+                    Ok(text) => self.buf.push_str(text),
+                    Err(_) => debug_assert!(false, "a checked prefix is not UTF-8"),
+                }
+                self.bad = Some(self.base + self.buf.len() as u64);
+                self.raw.extend_from_slice(bad);
+                self.raw.extend_from_slice(rest);
+            }
         }
     }
 
@@ -237,20 +408,62 @@ impl SseDecoder {
     /// for a line or frame over the limit. Errors are final: every later call returns the
     /// same error.
     pub fn next_frame(&mut self) -> Result<Option<SseFrame>, SseError> {
-        if let Some(err) = &self.failed {
-            return Err(err.clone());
+        if !self.advance()? {
+            return Ok(None);
         }
-        match self.step() {
-            Ok(frame) => Ok(frame),
-            Err(err) => {
-                self.failed = Some(err.clone());
-                self.buf = Vec::new();
-                self.pos = 0;
-                self.scan = 0;
-                self.frame = PendingFrame::default();
-                Err(err)
-            }
+        let frame = &mut self.frame;
+        let data = match frame.data {
+            Data::Buf { start, end } => self.buf[start..end].to_owned(),
+            // A dispatched frame has data; `None` cannot happen.
+            Data::Joined | Data::None => mem::take(&mut frame.joined),
+        };
+        Ok(Some(SseFrame {
+            data,
+            event: frame.has_event.then(|| mem::take(&mut frame.event)),
+            id: frame.has_id.then(|| mem::take(&mut frame.id)),
+            retry: frame.retry,
+        }))
+    }
+
+    /// As [`next_frame`](Self::next_frame), but lends the frame instead of allocating it.
+    /// The frame borrows the decoder, so it must be dropped before the next call.
+    ///
+    /// ```
+    /// use agui_core::codec::sse::SseDecoder;
+    ///
+    /// let mut decoder = SseDecoder::new();
+    /// let mut lengths = Vec::new();
+    /// for chunk in [&b"data: {\"a\""[..], b":1}\n\ndata: 2"] {
+    ///     decoder.push(chunk);
+    ///     while let Some(frame) = decoder.next_frame_ref()? {
+    ///         lengths.push(frame.data.len());
+    ///     }
+    /// }
+    /// while let Some(frame) = decoder.finish_ref()? {
+    ///     lengths.push(frame.data.len());
+    /// }
+    /// assert_eq!(lengths, [7, 1]);
+    /// # Ok::<(), agui_core::codec::sse::SseError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`next_frame`](Self::next_frame).
+    pub fn next_frame_ref(&mut self) -> Result<Option<SseFrameRef<'_>>, SseError> {
+        if !self.advance()? {
+            return Ok(None);
         }
+        let frame = &self.frame;
+        let data = match frame.data {
+            Data::Buf { start, end } => &self.buf[start..end],
+            Data::Joined | Data::None => frame.joined.as_str(),
+        };
+        Ok(Some(SseFrameRef {
+            data,
+            event: frame.has_event.then_some(frame.event.as_str()),
+            id: frame.has_id.then_some(frame.id.as_str()),
+            retry: frame.retry,
+        }))
     }
 
     /// Signals the end of the body and returns the next remaining frame; call it (or
@@ -271,6 +484,17 @@ impl SseDecoder {
         self.next_frame()
     }
 
+    /// As [`finish`](Self::finish), but lends the frame like
+    /// [`next_frame_ref`](Self::next_frame_ref).
+    ///
+    /// # Errors
+    ///
+    /// As [`finish`](Self::finish).
+    pub fn finish_ref(&mut self) -> Result<Option<SseFrameRef<'_>>, SseError> {
+        self.eof = true;
+        self.next_frame_ref()
+    }
+
     /// WHATWG's "last event ID": the value of the last `id` field (without NUL) of a frame
     /// that has ended, whether or not that frame had data. `None` if there was none or the
     /// last one was empty (an empty `id` resets it). This is what a reconnecting client
@@ -289,13 +513,47 @@ impl SseDecoder {
         &self.stats
     }
 
-    fn step(&mut self) -> Result<Option<SseFrame>, SseError> {
+    /// Reads up to the end of the next frame with data; `Ok(true)` when `self.frame` holds
+    /// it. Makes errors final.
+    fn advance(&mut self) -> Result<bool, SseError> {
+        if let Some(err) = &self.failed {
+            return Err(err.clone());
+        }
+        if self.dispatched {
+            self.dispatched = false;
+            self.frame.clear();
+        }
+        self.step().map_err(|err| self.fail(err))
+    }
+
+    /// Makes `err` final and releases the buffers.
+    fn fail(&mut self, err: SseError) -> SseError {
+        self.failed = Some(err.clone());
+        self.buf = String::new();
+        self.raw = Vec::new();
+        self.pos = 0;
+        self.scan = 0;
+        self.frame = PendingFrame::default();
+        err
+    }
+
+    fn step(&mut self) -> Result<bool, SseError> {
         if !self.bom_checked {
-            let head = &self.buf[self.pos..];
-            let n = head.len().min(BOM.len());
+            // The first bytes of the stream, wherever they are.
+            let mut head = [0; 3];
+            let mut n = 0;
+            for &byte in self.buf.as_bytes()[self.pos..]
+                .iter()
+                .chain(&self.raw)
+                .take(3)
+            {
+                head[n] = byte;
+                n += 1;
+            }
             if head[..n] != BOM[..n] {
                 self.bom_checked = true;
             } else if n == BOM.len() {
+                // A whole BOM is a character, so it is in `buf`.
                 self.pos += n;
                 self.scan = self.pos;
                 self.bom_checked = true;
@@ -303,12 +561,12 @@ impl SseDecoder {
                 // One or two bytes of a BOM and then the end: not UTF-8, reported below.
                 self.bom_checked = true;
             } else {
-                return Ok(None);
+                return Ok(false);
             }
         }
         loop {
             if self.after_cr {
-                match self.buf.get(self.pos) {
+                match self.buf.as_bytes().get(self.pos) {
                     Some(&byte) => {
                         if byte == b'\n' {
                             self.pos += 1;
@@ -316,29 +574,39 @@ impl SseDecoder {
                         }
                         self.after_cr = false;
                     }
-                    None if self.eof => self.after_cr = false,
+                    // The next byte is raw, so it is no LF.
+                    None if !self.raw.is_empty() || self.eof => self.after_cr = false,
                     None => {
                         self.compact();
-                        return Ok(None);
+                        return Ok(false);
                     }
                 }
             }
             let start = self.pos;
+            if self.whole_data_frame(start) {
+                return Ok(true);
+            }
             let from = self.scan;
             #[cfg(test)]
             let scanned_before = self.buf.len() - from;
-            match memchr::memchr2(b'\n', b'\r', &self.buf[from..]) {
+            // The blank line that ends a frame needs no search.
+            let found = if let Some(b'\n' | b'\r') = self.buf.as_bytes().get(from) {
+                Some(0)
+            } else {
+                memchr::memchr2(b'\n', b'\r', &self.buf.as_bytes()[from..])
+            };
+            match found {
                 Some(i) => {
                     #[cfg(test)]
                     {
                         self.stats.scanned += i as u64 + 1;
                     }
                     let end = from + i;
-                    self.after_cr = self.buf[end] == b'\r';
+                    self.after_cr = self.buf.as_bytes()[end] == b'\r';
                     self.pos = end + 1;
                     self.scan = self.pos;
-                    if let Some(frame) = self.line(start, end)? {
-                        return Ok(Some(frame));
+                    if self.line(start, end)? {
+                        return Ok(true);
                     }
                 }
                 None => {
@@ -348,67 +616,160 @@ impl SseDecoder {
                     }
                     let end = self.buf.len();
                     self.scan = end;
+                    if !self.raw.is_empty() {
+                        return self.line_into_raw(start);
+                    }
                     if end - start > self.max_frame_size {
                         return Err(self.too_large(start));
                     }
                     if !self.eof {
                         self.compact();
-                        return Ok(None);
+                        return Ok(false);
                     }
                     if end > start {
                         self.pos = end;
                         // A non-empty line never ends a frame; the end of input does.
                         self.line(start, end)?;
                     }
-                    return Ok(self.dispatch());
+                    return self.dispatch();
                 }
             }
         }
     }
 
-    /// Processes the complete line `buf[start..end]` (terminator excluded); returns the
-    /// frame if the line is empty and ends one.
-    fn line(&mut self, start: usize, end: usize) -> Result<Option<SseFrame>, SseError> {
+    /// The current line, from `start`, runs past `buf` into `raw`, so it is not UTF-8: it
+    /// fails as a line that is not UTF-8 does, once it is complete (or too long).
+    fn line_into_raw(&mut self, start: usize) -> Result<bool, SseError> {
+        let in_buf = self.buf.len() - start;
+        let offset = self.base + self.buf.len() as u64;
+        let Some(bad) = self.bad else {
+            // The start of a character cut by the end of the input so far.
+            if in_buf + self.raw.len() > self.max_frame_size {
+                return Err(self.too_large(start));
+            }
+            if !self.eof {
+                self.compact();
+                return Ok(false);
+            }
+            return Err(SseError::InvalidUtf8 { offset });
+        };
+        let found = memchr::memchr2(b'\n', b'\r', &self.raw[self.raw_scan..]);
+        let in_raw = found.map_or(self.raw.len(), |i| self.raw_scan + i);
+        self.raw_scan = in_raw;
+        if in_buf + in_raw > self.max_frame_size {
+            return Err(self.too_large(start));
+        }
+        if found.is_some() || self.eof {
+            return Err(SseError::InvalidUtf8 { offset: bad });
+        }
+        self.compact();
+        Ok(false)
+    }
+
+    /// Takes the usual frame, `data:` and a value then two LFs with nothing before it in the
+    /// frame, in one step: the same outcome as reading it line by line, for less work. When
+    /// the frame is not there whole, records how far the line is known to hold no line
+    /// break, so that no byte is searched twice.
+    #[inline]
+    fn whole_data_frame(&mut self, start: usize) -> bool {
+        let buf = self.buf.as_bytes();
+        if !self.frame.is_empty() || !buf[start..].starts_with(b"data:") {
+            return false;
+        }
+        let from = self.scan.max(start + 5);
+        let found = memchr::memchr2(b'\n', b'\r', &buf[from..]);
+        let end = found.map_or(buf.len(), |i| from + i);
+        #[cfg(test)]
+        {
+            self.stats.scanned += (end - from) as u64;
+        }
+        self.scan = end;
+        if found.is_none()
+            || buf[end] != b'\n'
+            || buf.get(end + 1) != Some(&b'\n')
+            || end - start > self.max_frame_size
+        {
+            return false;
+        }
+        #[cfg(test)]
+        {
+            // The line's LF and the blank line.
+            self.stats.scanned += 2;
+        }
+        let value_start = start + 5 + usize::from(buf[start + 5] == b' ');
+        self.frame.data = Data::Buf {
+            start: value_start,
+            end,
+        };
+        self.pos = end + 2;
+        self.scan = self.pos;
+        self.dispatched = true;
+        true
+    }
+
+    /// Processes the complete line `buf[start..end]` (terminator excluded); returns whether
+    /// the line is empty and ends a frame with data.
+    fn line(&mut self, start: usize, end: usize) -> Result<bool, SseError> {
         if start == end {
-            return Ok(self.dispatch());
+            return self.dispatch();
         }
         if end - start > self.max_frame_size {
             return Err(self.too_large(start));
         }
-        let offset = self.base + start as u64;
-        let line =
-            std::str::from_utf8(&self.buf[start..end]).map_err(|err| SseError::InvalidUtf8 {
-                offset: offset + err.valid_up_to() as u64,
-            })?;
-        let (name, value) = match line.find(':') {
-            Some(0) => return Ok(None), // a comment
+        let line = &self.buf[start..end];
+        let (name, value, value_start) = match line.find(':') {
+            Some(0) => return Ok(false), // a comment
             Some(colon) => {
-                let value = &line[colon + 1..];
-                (&line[..colon], value.strip_prefix(' ').unwrap_or(value))
+                let skip = usize::from(line.as_bytes().get(colon + 1) == Some(&b' '));
+                let value_start = colon + 1 + skip;
+                (&line[..colon], &line[value_start..], start + value_start)
             }
-            None => (line, ""),
+            None => (line, "", end),
         };
         let frame = &mut self.frame;
         match name {
             "data" => {
-                let len = frame.data.len() + usize::from(frame.has_data) + value.len();
-                if len > self.max_frame_size {
+                let held = match frame.data {
+                    Data::None => 0,
+                    Data::Buf { start, end } => end - start + 1,
+                    Data::Joined => frame.joined.len() + 1,
+                };
+                if held + value.len() > self.max_frame_size {
                     return Err(SseError::FrameTooLarge {
                         limit: self.max_frame_size,
-                        offset,
+                        offset: self.base + start as u64,
                     });
                 }
-                if frame.has_data {
-                    frame.data.push('\n');
-                } else {
-                    frame.has_data = true;
+                match frame.data {
+                    // The usual single-line frame stays where it is.
+                    Data::None => {
+                        frame.data = Data::Buf {
+                            start: value_start,
+                            end,
+                        }
+                    }
+                    Data::Buf { start, end } => {
+                        frame.joined.push_str(&self.buf[start..end]);
+                        frame.joined.push('\n');
+                        frame.joined.push_str(value);
+                        frame.data = Data::Joined;
+                    }
+                    Data::Joined => {
+                        frame.joined.push('\n');
+                        frame.joined.push_str(value);
+                    }
                 }
-                // For the usual single-line frame this allocates the final String once,
-                // exactly sized; `dispatch` then moves it out without copying.
-                frame.data.push_str(value);
             }
-            "event" => frame.event = (!value.is_empty()).then(|| value.to_owned()),
-            "id" if !value.contains('\0') => frame.id = Some(value.to_owned()),
+            "event" => {
+                frame.event.clear();
+                frame.event.push_str(value);
+                frame.has_event = !value.is_empty();
+            }
+            "id" if !value.contains('\0') => {
+                frame.id.clear();
+                frame.id.push_str(value);
+                frame.has_id = true;
+            }
             "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
                 // Digits only, so parsing fails only on overflow: ignored like other junk.
                 if let Ok(ms) = value.parse::<u64>() {
@@ -418,21 +779,22 @@ impl SseDecoder {
             }
             _ => {}
         }
-        Ok(None)
+        Ok(false)
     }
 
-    /// Ends the pending frame: commits its id and returns it if it has data.
-    fn dispatch(&mut self) -> Option<SseFrame> {
-        let frame = mem::take(&mut self.frame);
-        if let Some(id) = &frame.id {
-            self.last_event_id.clone_from(id);
+    /// Ends the pending frame: commits its id; returns whether it has data (and is then
+    /// held in `self.frame` until the next call).
+    fn dispatch(&mut self) -> Result<bool, SseError> {
+        if self.frame.has_id {
+            self.last_event_id.clone_from(&self.frame.id);
         }
-        frame.has_data.then_some(SseFrame {
-            data: frame.data,
-            event: frame.event,
-            id: frame.id,
-            retry: frame.retry,
-        })
+        if self.frame.data == Data::None {
+            self.frame.clear();
+            Ok(false)
+        } else {
+            self.dispatched = true;
+            Ok(true)
+        }
     }
 
     fn too_large(&self, start: usize) -> SseError {
@@ -442,17 +804,23 @@ impl SseDecoder {
         }
     }
 
-    /// Drops consumed bytes once they are at least half the buffer, so that every byte is
-    /// moved at most once on average.
+    /// Drops consumed text once it is at least half the buffer, so that every byte is moved
+    /// at most once on average.
     fn compact(&mut self) {
         let consumed = self.pos;
         if consumed == 0 || consumed < self.buf.len() - consumed {
             return;
         }
+        // Pending data still in the buffer is about to go: copy it out, once per frame.
+        if let Data::Buf { start, end } = self.frame.data {
+            self.frame.joined.push_str(&self.buf[start..end]);
+            self.frame.data = Data::Joined;
+        }
         #[cfg(test)]
         {
             self.stats.moved += (self.buf.len() - consumed) as u64;
         }
+        // `consumed` is the start of a line, so a character boundary.
         self.buf.drain(..consumed);
         self.base += consumed as u64;
         self.pos = 0;

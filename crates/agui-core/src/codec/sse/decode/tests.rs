@@ -15,10 +15,31 @@ fn decode_chunks(decoder: &mut SseDecoder, chunks: &[&[u8]]) -> Result<Vec<SseFr
     Ok(frames)
 }
 
-/// Decodes `input` in chunks of `size` bytes.
+/// As `decode_chunks`, through the borrowing API.
+fn decode_chunks_ref(
+    decoder: &mut SseDecoder,
+    chunks: &[&[u8]],
+) -> Result<Vec<SseFrame>, SseError> {
+    let mut frames = Vec::new();
+    for chunk in chunks {
+        decoder.push(chunk);
+        while let Some(frame) = decoder.next_frame_ref()? {
+            frames.push(frame.to_frame());
+        }
+    }
+    while let Some(frame) = decoder.finish_ref()? {
+        frames.push(frame.into());
+    }
+    Ok(frames)
+}
+
+/// Decodes `input` in chunks of `size` bytes, with both APIs, and checks they agree.
 fn decode_sized(input: &[u8], size: usize) -> Result<Vec<SseFrame>, SseError> {
     let chunks: Vec<&[u8]> = input.chunks(size.max(1)).collect();
-    decode_chunks(&mut SseDecoder::new(), &chunks)
+    let owned = decode_chunks(&mut SseDecoder::new(), &chunks);
+    let lent = decode_chunks_ref(&mut SseDecoder::new(), &chunks);
+    assert_eq!(owned, lent, "next_frame and next_frame_ref disagree");
+    owned
 }
 
 /// Decodes `input` whole, in 1-byte chunks and in 3-byte chunks, checks all agree, and
@@ -162,6 +183,69 @@ fn invalid_utf8_is_an_error_with_the_offset() {
     );
     // In a comment too: the whole stream must be UTF-8.
     assert_eq!(err(b": \x80\n\n"), SseError::InvalidUtf8 { offset: 2 });
+}
+
+#[test]
+fn invalid_data_is_reported_before_anything_after_it() {
+    // The data value's UTF-8 check is put off to save a pass; nothing that follows the
+    // line may take effect or be reported first.
+    let bad = b"data: \xFF\n";
+    let after: [&[u8]; 6] = [
+        b"retry: 5\n\n",
+        b"id: 1\n\n",
+        b"data: x\n\n",
+        b"event: e\n\n",
+        b"\xFE\n\n",
+        b"",
+    ];
+    for after in after {
+        let input = [&bad[..], after].concat();
+        assert_eq!(
+            err(&input),
+            SseError::InvalidUtf8 { offset: 6 },
+            "{input:?}"
+        );
+        for lend in [false, true] {
+            let mut decoder = SseDecoder::new();
+            decoder.push(&input);
+            let result = if lend {
+                decoder.next_frame_ref().map(|f| f.map(SseFrame::from))
+            } else {
+                decoder.next_frame()
+            };
+            assert_eq!(result, Err(SseError::InvalidUtf8 { offset: 6 }));
+            assert_eq!(decoder.retry(), None);
+            assert_eq!(decoder.last_event_id(), None);
+            assert_eq!(
+                decoder.next_frame_ref(),
+                Err(SseError::InvalidUtf8 { offset: 6 })
+            );
+            assert!(decoder.buf.is_empty());
+        }
+    }
+    // A line over the limit after it.
+    let mut input = bad.to_vec();
+    input.extend(std::iter::repeat_n(b'x', 200));
+    let mut decoder = SseDecoder::with_max_frame_size(100);
+    decoder.push(&input);
+    assert_eq!(
+        decoder.next_frame(),
+        Err(SseError::InvalidUtf8 { offset: 6 })
+    );
+    input.extend_from_slice(b"\n\n");
+    let mut decoder = SseDecoder::with_max_frame_size(100);
+    decoder.push(&input);
+    assert_eq!(
+        decoder.next_frame(),
+        Err(SseError::InvalidUtf8 { offset: 6 })
+    );
+    // The error comes as soon as the line is complete, before the frame ends.
+    let mut decoder = SseDecoder::new();
+    decoder.push(bad);
+    assert_eq!(
+        decoder.next_frame_ref(),
+        Err(SseError::InvalidUtf8 { offset: 6 })
+    );
 }
 
 #[test]
@@ -580,4 +664,190 @@ fn big_chunks_cost_linear_work() {
     assert!(decoder.stats().moved <= n);
     // The buffer does not keep what was consumed.
     assert!(decoder.buf.len() < 2 * (4096 + 7));
+}
+
+#[test]
+fn borrowed_frames_carry_every_field() {
+    let mut decoder = SseDecoder::new();
+    decoder.push(b"event: e\nid: 9\nretry: 5\ndata: a\n\ndata: b\ndata: c\n\n");
+    assert_eq!(
+        decoder.next_frame_ref().unwrap(),
+        Some(SseFrameRef {
+            data: "a",
+            event: Some("e"),
+            id: Some("9"),
+            retry: Some(5),
+        })
+    );
+    // The next frame does not inherit the previous one's fields.
+    assert_eq!(
+        decoder.next_frame_ref().unwrap(),
+        Some(SseFrameRef {
+            data: "b\nc",
+            ..SseFrameRef::default()
+        })
+    );
+    assert_eq!(decoder.finish_ref().unwrap(), None);
+    assert_eq!(decoder.last_event_id(), Some("9"));
+}
+
+#[test]
+fn borrowed_and_owned_calls_mix() {
+    let input = b"data: 1\n\nid: x\ndata: 2\ndata: 3\n\nevent: e\ndata: 4\n\ndata: 5\n\ndata: 6";
+    for split in 0..=input.len() {
+        let mut decoder = SseDecoder::new();
+        let mut out = Vec::new();
+        for (n, chunk) in [&input[..split], &input[split..]].into_iter().enumerate() {
+            decoder.push(chunk);
+            loop {
+                let frame = if (out.len() + n) % 2 == 0 {
+                    decoder.next_frame().unwrap()
+                } else {
+                    decoder.next_frame_ref().unwrap().map(SseFrame::from)
+                };
+                match frame {
+                    Some(f) => out.push(f),
+                    None => break,
+                }
+            }
+        }
+        while let Some(f) = decoder.finish_ref().unwrap() {
+            out.push(f.to_frame());
+        }
+        assert_eq!(
+            out,
+            SseDecoder::decode_all(input).unwrap(),
+            "split at {split}"
+        );
+    }
+}
+
+#[test]
+fn a_data_line_compacted_away_before_its_blank_line_is_kept() {
+    // The data line is complete long before the blank line arrives, and the buffer is
+    // compacted in between.
+    let mut decoder = SseDecoder::new();
+    decoder.push(b"data: first\n");
+    assert_eq!(decoder.next_frame_ref().unwrap(), None);
+    for _ in 0..100 {
+        decoder.push(b":");
+        assert_eq!(decoder.next_frame_ref().unwrap(), None);
+        decoder.push(b"\n");
+        assert_eq!(decoder.next_frame_ref().unwrap(), None);
+    }
+    decoder.push(b"data: second\n\n");
+    assert_eq!(
+        decoder.next_frame_ref().unwrap().map(|f| f.data),
+        Some("first\nsecond")
+    );
+}
+
+proptest::proptest! {
+    #[test]
+    fn borrowed_api_matches_owned_api(
+        lines in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "data: {\"a\":1}", "data:x", "data", "", "", ": c", "id: 3", "id", "event: e",
+                "event:", "retry: 10", "retry: x", "dat", "data: \u{e9}\u{1F600}",
+            ]),
+            0..24,
+        ),
+        seps in proptest::collection::vec(proptest::sample::select(vec!["\n", "\r", "\r\n"]), 24),
+        chunk in 1usize..9,
+    ) {
+        let mut input = String::new();
+        for (line, sep) in lines.iter().zip(&seps) {
+            input.push_str(line);
+            input.push_str(sep);
+        }
+        let owned = decode_sized(input.as_bytes(), chunk).unwrap();
+        proptest::prop_assert_eq!(owned, SseDecoder::decode_all(input.as_bytes()).unwrap());
+    }
+}
+
+/// Decodes `input` split at the given points (each chunk through both APIs), with results
+/// and errors alike.
+fn decode_split(input: &[u8], cuts: &[usize], max: usize) -> Result<Vec<SseFrame>, SseError> {
+    let mut points: Vec<usize> = cuts.iter().map(|&c| c % (input.len() + 1)).collect();
+    points.sort_unstable();
+    let mut chunks = Vec::new();
+    let mut last = 0;
+    for p in points {
+        chunks.push(&input[last..p]);
+        last = p;
+    }
+    chunks.push(&input[last..]);
+    let owned = decode_chunks(&mut SseDecoder::with_max_frame_size(max), &chunks);
+    let lent = decode_chunks_ref(&mut SseDecoder::with_max_frame_size(max), &chunks);
+    assert_eq!(owned, lent, "next_frame and next_frame_ref disagree");
+    owned
+}
+
+#[test]
+fn invalid_utf8_split_across_chunks() {
+    // Each case: the bytes, and the offset of the first byte that is not UTF-8.
+    for (input, offset) in [
+        (&b"data: \xE2\x82\xAC\xC3\n\n"[..], 9),
+        (b"data: a\xF0\x9F\x98\n\n", 7),
+        (b"data: a\xF0\x9F\x98", 7),
+        (b"data: \xC0\xAF\n\n", 6),
+        (b"data: \xE0\x80\x80\n\n", 6),
+        (b"data: \xF5\x80\x80\x80\n\n", 6),
+        (b"data: ok\n\ndata: \xFF\n\n", 16),
+        (b"\xEF\xBB", 0),
+        (b"\xEF\xBB\xBFdata: \xED\xA0\x80\n\n", 9),
+    ] {
+        for a in 0..=input.len() {
+            for b in a..=input.len() {
+                assert_eq!(
+                    decode_split(input, &[a, b], 1 << 20).map(|f| f.len()),
+                    Err(SseError::InvalidUtf8 { offset }),
+                    "{input:?} cut at {a} and {b}"
+                );
+            }
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+    /// However the input is cut, the frames and the error are the same as in one piece
+    /// (which the unit tests pin to the per-line rules).
+    #[test]
+    fn chunking_never_matters(
+        pieces in proptest::collection::vec(
+            proptest::sample::select(vec![
+                &b"data: "[..], b"data:", b"id: 1", b"event: e", b"retry: 7", b": c", b"x",
+                b"\n", b"\n", b"\r", b"\r\n", b"\n\n", "é".as_bytes(), "€".as_bytes(),
+                "😀".as_bytes(), b"\xEF\xBB\xBF", b"\xFF", b"\x80", b"\xC3", b"\xE2\x82",
+                b"\xF0\x9F\x98", b"\xC0\x80", b"\xED\xA0\x80",
+            ]),
+            0..30,
+        ),
+        cuts in proptest::collection::vec(0usize..1000, 0..6),
+        max in proptest::sample::select(vec![8usize, 30, 1 << 20]),
+    ) {
+        let input = pieces.concat();
+        let mut whole = SseDecoder::with_max_frame_size(max);
+        whole.push(&input);
+        let mut expected = Vec::new();
+        let expected = loop {
+            match whole.finish() {
+                Ok(Some(frame)) => expected.push(frame),
+                Ok(None) => break Ok(expected),
+                Err(err) => break Err(err),
+            }
+        };
+        let got = decode_split(&input, &cuts, max);
+        proptest::prop_assert_eq!(got.as_ref().map(Vec::len), expected.as_ref().map(Vec::len));
+        if let (Ok(got), Ok(expected)) = (&got, &expected) {
+            proptest::prop_assert_eq!(got, expected);
+        }
+        // Frames delivered before an error are compared by the per-call test above; here
+        // errors must match exactly.
+        if let (Err(got), Err(expected)) = (&got, &expected) {
+            proptest::prop_assert_eq!(got, expected);
+        }
+    }
 }

@@ -1,0 +1,1190 @@
+//! A fast path for the events that make up the bulk of a stream.
+//!
+//! The flat events (all members strings, plus `timestamp`: `TEXT_MESSAGE_CONTENT` above
+//! all), the patch events (`STATE_DELTA`, `ACTIVITY_DELTA`) and the events that carry one
+//! JSON value (`STATE_SNAPSHOT`, `RAW`, `CUSTOM`) are read directly from the text: members
+//! are matched by name, strings are sliced out (escapes decoded when there are any) and
+//! patch operations are built as typed [`PatchOp`]s. The generic path spends most of its
+//! time in serde's machinery instead. The exact layouts producers write for the content
+//! events and for patch operations are matched literally, before trying member by member.
+//!
+//! The fast path accepts only what it can decode *exactly* as the serde path would, and
+//! hands anything else to the fallback (the serde path), which then decides and words any
+//! error. Accepted: a JSON object, with JSON whitespace anywhere, whose members are the
+//! event's own fields, each at most once: strings (any escape JSON allows), `timestamp` as
+//! an integer within ±(2^53-1), `type` as a string without escapes (serde ignores it like
+//! any member the struct lacks), JSON values, and for the patch events an array of
+//! operations whose members are exactly those the `op` defines. Refused (fallback): unknown
+//! or repeated members, `rawEvent` and `metadata`, keys with escapes, `null` where serde
+//! would refuse it or warn, values of the wrong type, control characters in strings, missing
+//! required fields, a role or subtype the enum does not know, an unknown `op` or an invalid
+//! pointer, anything after the object but whitespace, and every syntax error. Falling back
+//! costs the bytes read so far and nothing else.
+//!
+//! JSON values (a patch operation's `value`, `STATE_SNAPSHOT.snapshot`, `RAW.event`,
+//! `CUSTOM.value`) are built as serde_json builds them; numbers other than integers of up to
+//! 18 digits are handed to serde_json itself, and values nested more than 120 levels deep go
+//! to the fallback (serde_json's recursion limit decides those).
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use super::types::*;
+use super::{EncryptedValueSubtype, Event, EventType, ReasoningRole, TextMessageRole, ToolRole};
+use crate::content::Content;
+use crate::patch::{JsonPatch, JsonPointer, PatchOp};
+use crate::serde_util::MAX_SAFE_INTEGER;
+
+/// Decodes `text` if it is one of the events the fast path reads, in the accepted shape,
+/// and otherwise answers `fallback()` (the serde path, which is always correct).
+///
+/// The event is built straight into the result: `Event` is large, and going through an
+/// `Option<Event>` would copy it twice more.
+#[inline]
+pub(crate) fn decode_or_else<E>(
+    text: &str,
+    fallback: impl FnOnce() -> Result<Event, E>,
+) -> Result<Event, E> {
+    let Some((et, after_type)) = event_type(text) else {
+        return fallback();
+    };
+    let mut r = Reader::new(text);
+    match after_type {
+        // The builders would accept that `type` member and ignore it: start after it.
+        Some(i) => {
+            if let Some(event) = content_event(et, text, i) {
+                return Ok(event);
+            }
+            r.i = i;
+            r.resume = true;
+        }
+        None => r.ws(),
+    }
+    build(et, &mut r, fallback)
+}
+
+/// The content events as producers write them, `{"type":…,"messageId":"…","delta":"…"}`
+/// (`toolCallId` for tool calls) and nothing else, are matched as a whole: the bulk of a
+/// chat stream, read without looking up a single member name. `i` is where the `type`
+/// member ends. Anything else is left to the builders (`None`).
+#[inline]
+fn content_event(et: EventType, text: &str, i: usize) -> Option<Event> {
+    const MESSAGE_ID: &str = r#","messageId":""#;
+    const TOOL_CALL_ID: &str = r#","toolCallId":""#;
+    const DELTA: &str = r#"","delta":""#;
+    let id_key = match et {
+        EventType::TextMessageContent | EventType::ReasoningMessageContent => MESSAGE_ID,
+        EventType::ToolCallArgs => TOOL_CALL_ID,
+        _ => return None,
+    };
+    let b = text.as_bytes();
+    if !b.get(i..)?.starts_with(id_key.as_bytes()) {
+        return None;
+    }
+    let id_start = i + id_key.len();
+    let (id_end, id_escaped) = string_end(b, id_start)?;
+    if !b.get(id_end..)?.starts_with(DELTA.as_bytes()) {
+        return None;
+    }
+    let delta_start = id_end + DELTA.len();
+    let (delta_end, delta_escaped) = string_end(b, delta_start)?;
+    // The closing brace, then nothing but whitespace.
+    let mut r = Reader::new(text);
+    r.i = delta_end + 1;
+    r.eat(b'}')?;
+    if !r.at_end() {
+        return None;
+    }
+    let id = String::from_tok(Tok::Str(text.get(id_start..id_end)?, id_escaped))?;
+    let delta = String::from_tok(Tok::Str(text.get(delta_start..delta_end)?, delta_escaped))?;
+    Some(match et {
+        EventType::TextMessageContent => {
+            Event::TextMessageContent(TextMessageContent::new(id, delta))
+        }
+        EventType::ReasoningMessageContent => {
+            Event::ReasoningMessageContent(ReasoningMessageContent::new(id, delta))
+        }
+        _ => Event::ToolCallArgs(ToolCallArgs::new(id, delta)),
+    })
+}
+
+/// [`decode_or_else`] without a fallback: `None` where it would fall back.
+#[cfg(test)]
+pub(crate) fn decode(text: &str) -> Option<Event> {
+    decode_or_else(text, || Err(())).ok()
+}
+
+/// The type named by the first `type` member, as `scan_type` finds it (the builders then
+/// check the whole object); with the usual layout, `{"type":"NAME"` first, also where that
+/// member ends.
+#[inline]
+fn event_type(text: &str) -> Option<(EventType, Option<usize>)> {
+    const PREFIX: &str = r#"{"type":""#;
+    // A name with an escape or a control character is no wire name.
+    if let Some(rest) = text.strip_prefix(PREFIX) {
+        let end = memchr::memchr(b'"', rest.as_bytes())?;
+        let et = EventType::from_wire(rest.get(..end)?)?;
+        return Some((et, Some(PREFIX.len() + end + 1)));
+    }
+    let mut r = Reader::new(text);
+    r.ws();
+    r.eat(b'{')?;
+    r.ws();
+    loop {
+        let key = r.key()?;
+        let tok = r.tok()?;
+        if key == "type" {
+            return match tok {
+                Tok::Str(name, false) => Some((EventType::from_wire(name)?, None)),
+                _ => None,
+            };
+        }
+        r.ws();
+        r.eat(b',')?;
+        r.ws();
+    }
+}
+
+/// A member value the flat events use.
+#[derive(Debug, Clone, Copy)]
+enum Tok<'a> {
+    /// A string: its raw text between the quotes, and whether that holds an escape.
+    Str(&'a str, bool),
+    /// An integer within ±(2^53-1).
+    Int(i64),
+}
+
+/// The deepest nesting level (the event object is level 1) the fast path builds; deeper
+/// values go to serde, whose recursion limit (127 levels) then decides.
+const MAX_LEVEL: usize = 120;
+
+/// Reads JSON text strictly, answering `None` for anything it does not accept.
+struct Reader<'a> {
+    text: &'a str,
+    b: &'a [u8],
+    /// The next byte to read.
+    i: usize,
+    /// The next [`members`](Self::members) starts right after a member of its object.
+    resume: bool,
+}
+
+/// The members and items of the JSON objects and arrays being built, on stacks shared by all
+/// levels, so that each map and array is allocated once, at its size. Made per event, by
+/// the events that carry JSON values.
+#[derive(Default)]
+struct Stacks {
+    members: Vec<(String, Value)>,
+    items: Vec<Value>,
+}
+
+impl<'a> Reader<'a> {
+    fn new(text: &'a str) -> Self {
+        Reader {
+            text,
+            b: text.as_bytes(),
+            i: 0,
+            resume: false,
+        }
+    }
+
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    /// Whether only whitespace is left.
+    #[inline]
+    fn at_end(&mut self) -> bool {
+        self.ws();
+        self.i == self.b.len()
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    #[inline]
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        if self.peek()? != byte {
+            return None;
+        }
+        self.i += 1;
+        Some(())
+    }
+
+    /// A string at the current byte: its raw text and whether it holds an escape.
+    #[inline]
+    fn string(&mut self) -> Option<(&'a str, bool)> {
+        self.eat(b'"')?;
+        let (end, escaped) = string_end(self.b, self.i)?;
+        let raw = self.text.get(self.i..end)?;
+        self.i = end + 1;
+        Some((raw, escaped))
+    }
+
+    /// A member name without escapes, and the `:` after it.
+    #[inline]
+    fn key(&mut self) -> Option<&'a str> {
+        let (key, escaped) = self.string()?;
+        if escaped {
+            return None;
+        }
+        self.ws();
+        self.eat(b':')?;
+        self.ws();
+        Some(key)
+    }
+
+    /// A string or an integer.
+    #[inline]
+    fn tok(&mut self) -> Option<Tok<'a>> {
+        match self.peek()? {
+            b'"' => {
+                let (raw, escaped) = self.string()?;
+                Some(Tok::Str(raw, escaped))
+            }
+            b'-' | b'0'..=b'9' => {
+                let (n, next) = integer(self.b, self.i)?;
+                self.i = next;
+                Some(Tok::Int(n))
+            }
+            _ => None,
+        }
+    }
+
+    /// Reads an object, calling `member` with each name; `member` reads the value.
+    #[inline]
+    fn members(&mut self, mut member: impl FnMut(&'a str, &mut Self) -> Option<()>) -> Option<()> {
+        if !std::mem::take(&mut self.resume) {
+            self.eat(b'{')?;
+            self.ws();
+            if self.peek()? == b'}' {
+                self.i += 1;
+                return Some(());
+            }
+            let key = self.key()?;
+            member(key, self)?;
+        }
+        loop {
+            self.ws();
+            match self.peek()? {
+                b',' => {
+                    self.i += 1;
+                    self.ws();
+                }
+                b'}' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+            let key = self.key()?;
+            member(key, self)?;
+        }
+    }
+
+    /// A JSON Patch, as `lenient_patch` reads it when it drops nothing.
+    fn patch(&mut self, st: &mut Stacks) -> Option<JsonPatch> {
+        self.eat(b'[')?;
+        self.ws();
+        let mut ops = Vec::new();
+        if self.peek()? == b']' {
+            self.i += 1;
+            return Some(ops);
+        }
+        loop {
+            self.op(st, &mut ops)?;
+            self.ws();
+            match self.peek()? {
+                b',' => {
+                    self.i += 1;
+                    self.ws();
+                }
+                b']' => {
+                    self.i += 1;
+                    return Some(ops);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// One patch operation with exactly the members its `op` defines (anything else, such
+    /// as members kept as extras or an unknown `op`, is left to serde), pushed on `ops`
+    /// (built in place: a `PatchOp` is large enough that moving it shows).
+    fn op(&mut self, st: &mut Stacks, ops: &mut JsonPatch) -> Option<()> {
+        let start = self.i;
+        if self.canonical_op(st, ops).is_some() {
+            return Some(());
+        }
+        self.i = start;
+        let (mut op, mut path, mut from, mut value) = (None, None, None, None);
+        self.members(|key, r| match key {
+            "op" => set(&mut op, r.tok()?),
+            "path" => set(&mut path, r.tok()?),
+            "from" => set(&mut from, r.tok()?),
+            "value" if value.is_none() => {
+                // The event, the patch array and this object are levels 1 to 3.
+                value = Some(r.value(4, st)?);
+                Some(())
+            }
+            _ => None,
+        })?;
+        let path = pointer(path?)?;
+        let op = op?.text()?;
+        let from = match (&*op, from) {
+            ("move" | "copy", Some(from)) => Some(pointer(from)?),
+            ("move" | "copy", None) | (_, Some(_)) => return None,
+            _ => None,
+        };
+        ops.reserve(1);
+        match (&*op, from, value) {
+            ("add", None, Some(value)) => ops.push(PatchOp::add(path, value)),
+            ("replace", None, Some(value)) => ops.push(PatchOp::replace(path, value)),
+            ("test", None, Some(value)) => ops.push(PatchOp::test(path, value)),
+            ("remove", None, None) => ops.push(PatchOp::remove(path)),
+            ("move", Some(from), None) => ops.push(PatchOp::move_from(from, path)),
+            ("copy", Some(from), None) => ops.push(PatchOp::copy_from(from, path)),
+            _ => return None,
+        }
+        Some(())
+    }
+
+    /// An operation written as producers write it - `op` first, then `path` (`from` then
+    /// `path` for move and copy), then `value` where the op has one, no whitespace - matched
+    /// literally. `None` (with nothing pushed) for any other layout, which [`op`](Self::op)
+    /// then reads member by member.
+    #[inline]
+    fn canonical_op(&mut self, st: &mut Stacks, ops: &mut JsonPatch) -> Option<()> {
+        #[derive(Clone, Copy)]
+        enum Op {
+            Add,
+            Replace,
+            Test,
+            Remove,
+            Move,
+            Copy,
+        }
+        const LAYOUTS: [(&str, Op); 6] = [
+            (r#"{"op":"replace","path":""#, Op::Replace),
+            (r#"{"op":"add","path":""#, Op::Add),
+            (r#"{"op":"remove","path":""#, Op::Remove),
+            (r#"{"op":"test","path":""#, Op::Test),
+            (r#"{"op":"move","from":""#, Op::Move),
+            (r#"{"op":"copy","from":""#, Op::Copy),
+        ];
+        let rest = self.b.get(self.i..)?;
+        let &(prefix, op) = LAYOUTS
+            .iter()
+            .find(|(prefix, _)| rest.starts_with(prefix.as_bytes()))?;
+        self.i += prefix.len() - 1;
+        let first = self.string()?;
+        let value = match op {
+            Op::Add | Op::Replace | Op::Test => {
+                self.literal(b",\"value\":")?;
+                let value = self.value(4, st)?;
+                self.eat(b'}')?;
+                Some(value)
+            }
+            Op::Remove => {
+                self.eat(b'}')?;
+                None
+            }
+            Op::Move | Op::Copy => None,
+        };
+        let op = match (op, value) {
+            (Op::Add, Some(value)) => PatchOp::add(pointer(Tok::Str(first.0, first.1))?, value),
+            (Op::Replace, Some(value)) => {
+                PatchOp::replace(pointer(Tok::Str(first.0, first.1))?, value)
+            }
+            (Op::Test, Some(value)) => PatchOp::test(pointer(Tok::Str(first.0, first.1))?, value),
+            (Op::Remove, _) => PatchOp::remove(pointer(Tok::Str(first.0, first.1))?),
+            (Op::Move | Op::Copy, _) => {
+                self.literal(b",\"path\":")?;
+                let path = self.string()?;
+                self.eat(b'}')?;
+                let from = pointer(Tok::Str(first.0, first.1))?;
+                let path = pointer(Tok::Str(path.0, path.1))?;
+                if matches!(op, Op::Move) {
+                    PatchOp::move_from(from, path)
+                } else {
+                    PatchOp::copy_from(from, path)
+                }
+            }
+            _ => return None,
+        };
+        ops.push(op);
+        Some(())
+    }
+
+    /// Exactly `bytes`.
+    #[inline]
+    fn literal(&mut self, bytes: &[u8]) -> Option<()> {
+        if !self.b.get(self.i..)?.starts_with(bytes) {
+            return None;
+        }
+        self.i += bytes.len();
+        Some(())
+    }
+
+    /// Any JSON value, built as serde_json builds it, whose containers would sit at nesting
+    /// `level` (the event object is level 1).
+    fn value(&mut self, level: usize, st: &mut Stacks) -> Option<Value> {
+        match self.peek()? {
+            b'"' => {
+                let (raw, escaped) = self.string()?;
+                String::from_tok(Tok::Str(raw, escaped)).map(Value::String)
+            }
+            b't' => self.word("true", Value::Bool(true)),
+            b'f' => self.word("false", Value::Bool(false)),
+            b'n' => self.word("null", Value::Null),
+            b'-' | b'0'..=b'9' => self.number(),
+            b'{' if level <= MAX_LEVEL => {
+                self.i += 1;
+                self.ws();
+                if self.peek()? == b'}' {
+                    self.i += 1;
+                    return Some(Value::Object(Map::new()));
+                }
+                let base = st.members.len();
+                loop {
+                    let (raw, escaped) = self.string()?;
+                    let key = String::from_tok(Tok::Str(raw, escaped))?;
+                    self.ws();
+                    self.eat(b':')?;
+                    self.ws();
+                    let value = self.value(level + 1, st)?;
+                    st.members.push((key, value));
+                    self.ws();
+                    match self.peek()? {
+                        b',' => {
+                            self.i += 1;
+                            self.ws();
+                        }
+                        b'}' => {
+                            self.i += 1;
+                            // As serde_json: a repeated key keeps its first place and its
+                            // last value.
+                            let map: Map<String, Value> = st.members.drain(base..).collect();
+                            return Some(Value::Object(map));
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' if level <= MAX_LEVEL => {
+                self.i += 1;
+                self.ws();
+                if self.peek()? == b']' {
+                    self.i += 1;
+                    return Some(Value::Array(Vec::new()));
+                }
+                let base = st.items.len();
+                loop {
+                    let item = self.value(level + 1, st)?;
+                    st.items.push(item);
+                    self.ws();
+                    match self.peek()? {
+                        b',' => {
+                            self.i += 1;
+                            self.ws();
+                        }
+                        b']' => {
+                            self.i += 1;
+                            return Some(Value::Array(st.items.drain(base..).collect()));
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn word(&mut self, word: &str, value: Value) -> Option<Value> {
+        if !self.b.get(self.i..)?.starts_with(word.as_bytes()) {
+            return None;
+        }
+        self.i += word.len();
+        Some(value)
+    }
+
+    /// A number, as serde_json reads it: integers of up to 18 digits directly (`u64` when
+    /// not negative, `i64` otherwise; `-0` is a float to serde_json), the rest by serde_json.
+    fn number(&mut self) -> Option<Value> {
+        let start = self.i;
+        let negative = self.b[start] == b'-';
+        let digits = start + usize::from(negative);
+        let mut end = digits;
+        let mut n: u64 = 0;
+        while let Some(&d @ b'0'..=b'9') = self.b.get(end) {
+            n = n.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+            end += 1;
+        }
+        let count = end - digits;
+        let plain = (1..=18).contains(&count)
+            && (count == 1 || self.b[digits] != b'0')
+            && !matches!(self.b.get(end), Some(b'.' | b'e' | b'E'))
+            && !(negative && n == 0);
+        if plain {
+            self.i = end;
+            // Up to 18 digits fit in an i64.
+            let n = n as i64;
+            return Some(if negative {
+                Value::from(-n)
+            } else {
+                Value::from(n as u64)
+            });
+        }
+        while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.b.get(end) {
+            end += 1;
+        }
+        self.i = end;
+        serde_json::from_str(self.text.get(start..end)?).ok()
+    }
+}
+
+/// A JSON Pointer member.
+fn pointer(tok: Tok<'_>) -> Option<JsonPointer> {
+    JsonPointer::try_from(String::from_tok(tok)?).ok()
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `x` that is zero. Bits above the lowest set one may be
+/// false positives; the lowest is exact.
+#[inline]
+fn zero_bytes(x: u64) -> u64 {
+    x.wrapping_sub(ONES) & !x & HIGHS
+}
+
+/// Flags the bytes of `x` that end a plain string run: `"`, `\` and controls (< 0x20).
+/// The lowest flag is exact (see [`zero_bytes`]).
+#[inline]
+fn specials(x: u64) -> u64 {
+    zero_bytes(x ^ (ONES * u64::from(b'"')))
+        | zero_bytes(x ^ (ONES * u64::from(b'\\')))
+        | (x.wrapping_sub(ONES * 0x20) & !x & HIGHS)
+}
+
+/// Finds the closing quote of a string whose content starts at `i`; returns its index and
+/// whether the string holds an escape. `None` for a control character or no closing quote.
+#[inline]
+fn string_end(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
+    let mut escaped = false;
+    loop {
+        // Eight bytes at a time through the plain run.
+        while let Some(chunk) = b.get(i..i + 8) {
+            let mut word = [0; 8];
+            word.copy_from_slice(chunk);
+            let flags = specials(u64::from_le_bytes(word));
+            if flags != 0 {
+                i += (flags.trailing_zeros() / 8) as usize;
+                break;
+            }
+            i += 8;
+        }
+        match *b.get(i)? {
+            b'"' => return Some((i, escaped)),
+            b'\\' => {
+                // What follows is checked when the string is decoded.
+                escaped = true;
+                i += 2;
+            }
+            0..0x20 => return None,
+            _ => i += 1,
+        }
+    }
+}
+
+/// Reads a JSON integer at `i` (`-?(0|[1-9][0-9]*)`, not followed by a fraction or an
+/// exponent) within ±(2^53-1); returns it and the index after it.
+fn integer(b: &[u8], mut i: usize) -> Option<(i64, usize)> {
+    let negative = b[i] == b'-';
+    i += usize::from(negative);
+    let start = i;
+    let mut n: i64 = 0;
+    while let Some(&d @ b'0'..=b'9') = b.get(i) {
+        if i - start == 16 {
+            return None;
+        }
+        n = n * 10 + i64::from(d - b'0');
+        i += 1;
+    }
+    let digits = i - start;
+    if digits == 0 || (digits > 1 && b[start] == b'0') || n > MAX_SAFE_INTEGER {
+        return None;
+    }
+    if let Some(b'.' | b'e' | b'E') = b.get(i) {
+        return None;
+    }
+    Some((if negative { -n } else { n }, i))
+}
+
+/// The value of four hex digits.
+fn hex4(digits: &[u8]) -> Option<u32> {
+    let mut v = 0;
+    for &d in digits.get(..4)? {
+        v = v * 16 + char::from(d).to_digit(16)?;
+    }
+    Some(v)
+}
+
+/// Decodes the escapes of a string's raw text, as serde_json does; `None` for an invalid
+/// escape or a lone surrogate (errors in serde_json).
+fn unescape(raw: &str) -> Option<String> {
+    let b = raw.as_bytes();
+    let mut out = String::with_capacity(raw.len());
+    let mut i = 0;
+    loop {
+        let next = memchr::memchr(b'\\', &b[i..]).map_or(b.len(), |k| i + k);
+        out.push_str(raw.get(i..next)?);
+        if next == b.len() {
+            return Some(out);
+        }
+        let kind = *b.get(next + 1)?;
+        i = next + 2;
+        let c = match kind {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let unit = hex4(b.get(i..)?)?;
+                i += 4;
+                match unit {
+                    0xD800..=0xDBFF => {
+                        if b.get(i..i + 2)? != b"\\u" {
+                            return None;
+                        }
+                        let low = hex4(b.get(i + 2..)?)?;
+                        if !(0xDC00..=0xDFFF).contains(&low) {
+                            return None;
+                        }
+                        i += 6;
+                        char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))?
+                    }
+                    0xDC00..=0xDFFF => return None,
+                    _ => char::from_u32(unit)?,
+                }
+            }
+            _ => return None,
+        };
+        out.push(c);
+    }
+}
+
+impl<'a> Tok<'a> {
+    /// The decoded text of a string.
+    fn text(self) -> Option<Cow<'a, str>> {
+        match self {
+            Tok::Str(raw, false) => Some(Cow::Borrowed(raw)),
+            Tok::Str(raw, true) => unescape(raw).map(Cow::Owned),
+            Tok::Int(_) => None,
+        }
+    }
+}
+
+/// A field type the fast path can build from a string.
+trait FromTok: Sized {
+    fn from_tok(tok: Tok<'_>) -> Option<Self>;
+}
+
+impl FromTok for String {
+    #[inline]
+    fn from_tok(tok: Tok<'_>) -> Option<Self> {
+        match tok {
+            Tok::Str(raw, false) => Some(raw.to_owned()),
+            Tok::Str(raw, true) => unescape(raw),
+            Tok::Int(_) => None,
+        }
+    }
+}
+
+impl FromTok for Content {
+    fn from_tok(tok: Tok<'_>) -> Option<Self> {
+        String::from_tok(tok).map(Content::Text)
+    }
+}
+
+impl FromTok for TextMessageRole {
+    fn from_tok(tok: Tok<'_>) -> Option<Self> {
+        Some(match &*tok.text()? {
+            "developer" => TextMessageRole::Developer,
+            "system" => TextMessageRole::System,
+            "assistant" => TextMessageRole::Assistant,
+            "user" => TextMessageRole::User,
+            _ => return None,
+        })
+    }
+}
+
+impl FromTok for ToolRole {
+    fn from_tok(tok: Tok<'_>) -> Option<Self> {
+        (tok.text()? == ToolRole::AS_STR).then_some(ToolRole)
+    }
+}
+
+impl FromTok for ReasoningRole {
+    fn from_tok(tok: Tok<'_>) -> Option<Self> {
+        (tok.text()? == ReasoningRole::AS_STR).then_some(ReasoningRole)
+    }
+}
+
+impl FromTok for EncryptedValueSubtype {
+    fn from_tok(tok: Tok<'_>) -> Option<Self> {
+        Some(match &*tok.text()? {
+            "tool-call" => EncryptedValueSubtype::ToolCall,
+            "message" => EncryptedValueSubtype::Message,
+            _ => return None,
+        })
+    }
+}
+
+/// Keeps the first value of a member; a repeated member is refused (serde reports it).
+#[inline]
+fn set<'a>(slot: &mut Option<Tok<'a>>, tok: Tok<'a>) -> Option<()> {
+    if slot.is_some() {
+        return None;
+    }
+    *slot = Some(tok);
+    Some(())
+}
+
+/// Implemented by the events the fast path builds.
+trait Fast: Sized {
+    /// Reads the event's object.
+    fn build(r: &mut Reader<'_>) -> Option<Self>;
+}
+
+/// Reads `timestamp` (once).
+#[inline]
+fn timestamp(slot: &mut Option<i64>, tok: Tok<'_>) -> Option<()> {
+    match tok {
+        Tok::Int(n) if slot.is_none() => {
+            *slot = Some(n);
+            Some(())
+        }
+        _ => None,
+    }
+}
+
+/// Checks a `type` member: serde ignores it, if it is well-formed. (An escaped one is
+/// refused: checking its escapes is not worth it.)
+#[inline]
+fn type_member(tok: Tok<'_>) -> Option<()> {
+    matches!(tok, Tok::Str(_, false)).then_some(())
+}
+
+/// Declares the flat events: each field as `name: req|opt Type = "wireName"` (`opt` for
+/// `Option<Type>`). Every flat event also has `timestamp`, `rawEvent` and `metadata`; the
+/// fast path reads `timestamp` and leaves events with the other two to serde.
+macro_rules! flat_events {
+    ($( $ty:ident { $( $field:ident : $kind:ident $fty:ty = $key:literal ),* $(,)? } )*) => {
+        $(
+            impl Fast for $ty {
+                #[inline]
+                fn build(r: &mut Reader<'_>) -> Option<Self> {
+                    $( let mut $field: Option<Tok<'_>> = None; )*
+                    let mut ts: Option<i64> = None;
+                    r.members(|key, r| match key {
+                        $( $key => set(&mut $field, r.tok()?), )*
+                        "timestamp" => timestamp(&mut ts, r.tok()?),
+                        "type" => type_member(r.tok()?),
+                        _ => None,
+                    })?;
+                    Some($ty {
+                        $( $field: flat_events!(@get $kind $fty, $field), )*
+                        timestamp: ts,
+                        raw_event: None,
+                        metadata: None,
+                    })
+                }
+            }
+        )*
+    };
+    (@get req $fty:ty, $f:ident) => { <$fty as FromTok>::from_tok($f?)? };
+    (@get opt $fty:ty, $f:ident) => {
+        match $f {
+            Some(tok) => Some(<$fty as FromTok>::from_tok(tok)?),
+            None => None,
+        }
+    };
+}
+
+flat_events! {
+    TextMessageContent {
+        message_id: req String = "messageId",
+        delta: req String = "delta",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    ToolCallArgs {
+        tool_call_id: req String = "toolCallId",
+        delta: req String = "delta",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    ReasoningMessageContent {
+        message_id: req String = "messageId",
+        delta: req String = "delta",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    TextMessageChunk {
+        message_id: opt String = "messageId",
+        role: opt TextMessageRole = "role",
+        delta: opt String = "delta",
+        name: opt String = "name",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    ToolCallChunk {
+        tool_call_id: opt String = "toolCallId",
+        tool_call_name: opt String = "toolCallName",
+        parent_message_id: opt String = "parentMessageId",
+        delta: opt String = "delta",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    ReasoningMessageChunk {
+        message_id: opt String = "messageId",
+        delta: opt String = "delta",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    TextMessageStart {
+        message_id: req String = "messageId",
+        role: opt TextMessageRole = "role",
+        name: opt String = "name",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    TextMessageEnd {
+        message_id: req String = "messageId",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    ToolCallStart {
+        tool_call_id: req String = "toolCallId",
+        tool_call_name: req String = "toolCallName",
+        parent_message_id: opt String = "parentMessageId",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    ToolCallEnd {
+        tool_call_id: req String = "toolCallId",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    ToolCallResult {
+        message_id: req String = "messageId",
+        tool_call_id: req String = "toolCallId",
+        content: req Content = "content",
+        role: opt ToolRole = "role",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    StepStarted {
+        step_name: req String = "stepName",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    StepFinished {
+        step_name: req String = "stepName",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    ReasoningStart {
+        message_id: req String = "messageId",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    ReasoningMessageStart {
+        message_id: req String = "messageId",
+        role: req ReasoningRole = "role",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    ReasoningMessageEnd {
+        message_id: req String = "messageId",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    ReasoningEnd {
+        message_id: req String = "messageId",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    ReasoningEncryptedValue {
+        subtype: req EncryptedValueSubtype = "subtype",
+        entity_id: req String = "entityId",
+        encrypted_value: req String = "encryptedValue",
+        subagent_run_id: opt String = "subagentRunId",
+    }
+    SubagentStarted {
+        subagent_run_id: req String = "subagentRunId",
+        name: req String = "name",
+        description: opt String = "description",
+        parent_subagent_run_id: opt String = "parentSubagentRunId",
+        parent_tool_call_id: opt String = "parentToolCallId",
+        parent_message_id: opt String = "parentMessageId",
+    }
+    SubagentError {
+        subagent_run_id: req String = "subagentRunId",
+        message: req String = "message",
+        code: opt String = "code",
+    }
+}
+
+/// `RUN_STARTED`, `RUN_FINISHED`, `RUN_ERROR` and `SUBAGENT_FINISHED` have non-string
+/// optional members (`input`, `result`, `outcome`, `usage`) that the macro cannot express;
+/// their string-only forms are built here, as are the patch events.
+impl Fast for RunStarted {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let (mut thread_id, mut run_id, mut protocol_version, mut parent_run_id) =
+            (None, None, None, None);
+        let mut ts = None;
+        r.members(|key, r| match key {
+            "threadId" => set(&mut thread_id, r.tok()?),
+            "runId" => set(&mut run_id, r.tok()?),
+            "protocolVersion" => set(&mut protocol_version, r.tok()?),
+            "parentRunId" => set(&mut parent_run_id, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
+        let mut e = RunStarted::new(String::from_tok(thread_id?)?, String::from_tok(run_id?)?);
+        e.protocol_version = optional(protocol_version)?;
+        e.parent_run_id = optional(parent_run_id)?;
+        e.timestamp = ts;
+        Some(e)
+    }
+}
+
+/// An optional string member: `Some(None)` when absent, `None` when not acceptable.
+fn optional(tok: Option<Tok<'_>>) -> Option<Option<String>> {
+    match tok {
+        Some(tok) => String::from_tok(tok).map(Some),
+        None => Some(None),
+    }
+}
+
+impl Fast for RunFinished {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let (mut thread_id, mut run_id, mut ts) = (None, None, None);
+        r.members(|key, r| match key {
+            "threadId" => set(&mut thread_id, r.tok()?),
+            "runId" => set(&mut run_id, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
+        let mut e = RunFinished::new(String::from_tok(thread_id?)?, String::from_tok(run_id?)?);
+        e.timestamp = ts;
+        Some(e)
+    }
+}
+
+impl Fast for RunError {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let (mut message, mut code, mut ts) = (None, None, None);
+        r.members(|key, r| match key {
+            "message" => set(&mut message, r.tok()?),
+            "code" => set(&mut code, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
+        let mut e = RunError::new(String::from_tok(message?)?);
+        e.code = optional(code)?;
+        e.timestamp = ts;
+        Some(e)
+    }
+}
+
+impl Fast for SubagentFinished {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let (mut subagent_run_id, mut ts) = (None, None);
+        r.members(|key, r| match key {
+            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
+        let mut e = SubagentFinished::new(String::from_tok(subagent_run_id?)?);
+        e.timestamp = ts;
+        Some(e)
+    }
+}
+
+impl Fast for StateDelta {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let mut st = Stacks::default();
+        let (mut delta, mut subagent_run_id, mut ts) = (None, None, None);
+        r.members(|key, r| match key {
+            "delta" if delta.is_none() => {
+                delta = Some(r.patch(&mut st)?);
+                Some(())
+            }
+            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
+        let mut e = StateDelta::new(delta?);
+        e.subagent_run_id = optional(subagent_run_id)?;
+        e.timestamp = ts;
+        Some(e)
+    }
+}
+
+impl Fast for ActivityDelta {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let mut st = Stacks::default();
+        let (mut message_id, mut activity_type, mut patch) = (None, None, None);
+        let (mut subagent_run_id, mut ts) = (None, None);
+        r.members(|key, r| match key {
+            "messageId" => set(&mut message_id, r.tok()?),
+            "activityType" => set(&mut activity_type, r.tok()?),
+            "patch" if patch.is_none() => {
+                patch = Some(r.patch(&mut st)?);
+                Some(())
+            }
+            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
+        let mut e = ActivityDelta::new(
+            String::from_tok(message_id?)?,
+            String::from_tok(activity_type?)?,
+            patch?,
+        );
+        e.subagent_run_id = optional(subagent_run_id)?;
+        e.timestamp = ts;
+        Some(e)
+    }
+}
+
+impl Fast for StateSnapshot {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let mut st = Stacks::default();
+        let (mut snapshot, mut subagent_run_id, mut ts) = (None, None, None);
+        r.members(|key, r| match key {
+            "snapshot" if snapshot.is_none() => {
+                snapshot = Some(r.value(2, &mut st)?);
+                Some(())
+            }
+            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
+        let mut e = StateSnapshot::new(snapshot?);
+        e.subagent_run_id = optional(subagent_run_id)?;
+        e.timestamp = ts;
+        Some(e)
+    }
+}
+
+impl Fast for Raw {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let mut st = Stacks::default();
+        let (mut event, mut source, mut subagent_run_id, mut ts) = (None, None, None, None);
+        r.members(|key, r| match key {
+            "event" if event.is_none() => {
+                event = Some(r.value(2, &mut st)?);
+                Some(())
+            }
+            "source" => set(&mut source, r.tok()?),
+            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
+        let mut e = Raw::new(event?);
+        e.source = optional(source)?;
+        e.subagent_run_id = optional(subagent_run_id)?;
+        e.timestamp = ts;
+        Some(e)
+    }
+}
+
+impl Fast for Custom {
+    fn build(r: &mut Reader<'_>) -> Option<Self> {
+        let mut st = Stacks::default();
+        let (mut name, mut value, mut subagent_run_id, mut ts) = (None, None, None, None);
+        r.members(|key, r| match key {
+            "name" => set(&mut name, r.tok()?),
+            "value" if value.is_none() => {
+                value = Some(r.value(2, &mut st)?);
+                Some(())
+            }
+            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
+            "timestamp" => timestamp(&mut ts, r.tok()?),
+            "type" => type_member(r.tok()?),
+            _ => None,
+        })?;
+        let mut e = Custom::new(String::from_tok(name?)?, value?);
+        e.subagent_run_id = optional(subagent_run_id)?;
+        e.timestamp = ts;
+        Some(e)
+    }
+}
+
+/// Generates `build`, which builds an event of any of the given types (`None` for the other
+/// types), and the list of those types.
+macro_rules! flat_dispatch {
+    ($($ty:ident),* $(,)?) => {
+        /// Reads an event of type `et` (and checks that nothing but whitespace follows it);
+        /// `fallback()` for the other types and whatever the fast path does not accept.
+        #[inline]
+        fn build<E>(
+            et: EventType,
+            r: &mut Reader<'_>,
+            fallback: impl FnOnce() -> Result<Event, E>,
+        ) -> Result<Event, E> {
+            match et {
+                $(
+                    EventType::$ty => match $ty::build(r) {
+                        Some(event) if r.at_end() => Ok(Event::$ty(event)),
+                        _ => fallback(),
+                    },
+                )*
+                _ => fallback(),
+            }
+        }
+
+        /// The event types the fast path reads.
+        #[cfg(test)]
+        pub(crate) const FLAT: &[EventType] = &[$(EventType::$ty),*];
+    };
+}
+
+flat_dispatch!(
+    TextMessageContent,
+    ToolCallArgs,
+    ReasoningMessageContent,
+    TextMessageChunk,
+    ToolCallChunk,
+    ReasoningMessageChunk,
+    TextMessageStart,
+    TextMessageEnd,
+    ToolCallStart,
+    ToolCallEnd,
+    ToolCallResult,
+    StepStarted,
+    StepFinished,
+    ReasoningStart,
+    ReasoningMessageStart,
+    ReasoningMessageEnd,
+    ReasoningEnd,
+    ReasoningEncryptedValue,
+    SubagentStarted,
+    SubagentFinished,
+    SubagentError,
+    RunStarted,
+    RunFinished,
+    RunError,
+    StateDelta,
+    ActivityDelta,
+    StateSnapshot,
+    Raw,
+    Custom,
+);
+
+#[cfg(test)]
+mod tests;
