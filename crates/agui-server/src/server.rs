@@ -462,6 +462,18 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         Err(res) => return res.into_response(),
     };
     drop(bytes);
+    // A client resuming a broken response: the stored run goes on where it left off.
+    #[cfg(feature = "store")]
+    if let Some(options) = &server.store
+        && let Some(id) = parts
+            .headers
+            .get("last-event-id")
+            .and_then(|v| v.to_str().ok())
+        && let Some(res) =
+            crate::store::reattach(options, &input.thread_id, &input.run_id, id).await
+    {
+        return res;
+    }
     let resumed = if config.check_resume {
         match inner
             .interrupts
