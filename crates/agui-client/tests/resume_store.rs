@@ -126,12 +126,26 @@ async fn a_cut_connection_resumes_with_no_lost_or_repeated_event() {
     assert_eq!(expected.3, 0);
     let want: String = (0..PIECES).map(|i| format!("{i} ")).collect();
     assert_eq!(expected.2, want);
-    for cut in [400, 900, 1800, 3000] {
+    for cut in [700, 1200, 2000, 3200] {
         let proxy = cutting_proxy(upstream.clone(), cut).await;
         let got = run(&proxy, &format!("cut-{cut}")).await;
         assert_eq!(got.3, 1, "one reconnection after {cut} bytes");
         assert_eq!(got.0, expected.0, "messages after a cut at {cut} bytes");
         assert_eq!(got.1, expected.1, "state after a cut at {cut} bytes");
         assert_eq!(got.2, want, "text deltas after a cut at {cut} bytes");
+    }
+
+    // A new session loads the stored thread: the same messages and state.
+    let agent = HttpAgent::new(&format!("http://{upstream}/agent")).unwrap();
+    let loaded = Session::load(agent.clone(), "cut-1200").await.unwrap();
+    assert_eq!(loaded.thread_id(), "cut-1200");
+    assert_eq!(
+        serde_json::to_value(loaded.messages().collect::<Vec<_>>()).unwrap(),
+        expected.0
+    );
+    assert_eq!(loaded.state(), &expected.1);
+    match Session::load(agent, "no-such-thread").await {
+        Err(agui_client::ClientError::Http { status: 404, .. }) => {}
+        other => panic!("{other:?}"),
     }
 }

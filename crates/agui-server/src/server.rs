@@ -522,6 +522,12 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     let mut started = RunStarted::new(input.thread_id.clone(), input.run_id.clone())
         .with_protocol_version(PROTOCOL_VERSION);
     started.parent_run_id = input.parent_run_id.clone();
+    // A stored thread's history must hold what the client sent too (its messages): the
+    // stored RUN_STARTED echoes the request.
+    #[cfg(feature = "store")]
+    if server.store.is_some() {
+        started.input = Some(Box::new(input.clone()));
+    }
     // RUN_STARTED always fits: nothing precedes it.
     let _ = run.sink.push_runtime(started.into(), false);
     span.in_scope(|| tracing::debug!(messages = input.messages.len(), "run started"));
