@@ -149,3 +149,45 @@ async fn a_cut_connection_resumes_with_no_lost_or_repeated_event() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The resume test: cuts at up to 100 random points of the run (bounded to 20 s in
+/// all), each resumed to the same messages, state and text, with no repeated event.
+#[tokio::test]
+async fn cuts_at_random_points_all_resume_to_the_same_end() {
+    let upstream = server().await;
+    let expected = run(&upstream, "whole").await;
+    let want: String = (0..PIECES).map(|i| format!("{i} ")).collect();
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    println!("seed {seed}");
+    let mut x = seed | 1;
+    let started = std::time::Instant::now();
+    let (mut tried, mut resumed) = (0, 0);
+    while tried < 100 && started.elapsed() < Duration::from_secs(20) {
+        // xorshift64: a cut after the headers and RUN_STARTED, up to past the end.
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let cut = 700 + (x % 7000) as usize;
+        let proxy = cutting_proxy(upstream.clone(), cut).await;
+        let got = run(&proxy, &format!("random-{tried}")).await;
+        assert!(
+            got.3 <= 1,
+            "seed {seed}, cut {cut}: {} reconnections",
+            got.3
+        );
+        assert_eq!(got.0, expected.0, "seed {seed}, cut {cut}: messages");
+        assert_eq!(got.1, expected.1, "seed {seed}, cut {cut}: state");
+        assert_eq!(got.2, want, "seed {seed}, cut {cut}: text deltas");
+        tried += 1;
+        resumed += got.3;
+    }
+    println!("{tried} cuts, {resumed} resumed mid-run");
+    assert!(tried >= 10, "only {tried} cuts in the time allowed");
+    assert!(
+        resumed * 2 >= tried,
+        "{resumed} of {tried} cuts fell mid-run"
+    );
+}
