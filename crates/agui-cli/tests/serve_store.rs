@@ -11,7 +11,12 @@ use tokio::process::{Child, Command};
 async fn serve(args: &[&str]) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
         .arg("serve")
-        .args(["--listen", "127.0.0.1:0", "--delay-ms", "0"])
+        .args(["--listen", "127.0.0.1:0"])
+        .args(if args.contains(&"--delay-ms") {
+            &[][..]
+        } else {
+            &["--delay-ms", "0"][..]
+        })
         .args(args)
         .stdout(Stdio::piped())
         .kill_on_drop(true)
@@ -43,7 +48,10 @@ async fn serve(args: &[&str]) -> (Child, String) {
         .iter()
         .find(|l| l.trim_start().starts_with("store "))
         .unwrap_or_else(|| panic!("no store line in {printed:#?}"));
-    assert!(store_line.contains("sqlite:"), "{store_line}");
+    assert!(
+        store_line.contains("sqlite:") || store_line.contains("postgres"),
+        "{store_line}"
+    );
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     (child, url)
 }
@@ -135,4 +143,63 @@ async fn a_sqlite_store_keeps_threads_across_restarts() {
     assert!(listed.contains("t-store"), "{listed}");
     server.kill().await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two `agui serve` processes on one PostgreSQL database: a run started through one is
+/// followed live through the other. Needs `AGUI_TEST_POSTGRES_URL` (set by `.ci/run`);
+/// without it the test says it is skipped.
+#[tokio::test]
+async fn two_servers_share_threads_through_postgres() {
+    let Ok(pg) = std::env::var("AGUI_TEST_POSTGRES_URL") else {
+        println!(
+            "SKIPPED two_servers_share_threads_through_postgres: AGUI_TEST_POSTGRES_URL is not set"
+        );
+        return;
+    };
+    let (mut a, url_a) = serve(&["--store", &pg, "--delay-ms", "20"]).await;
+    let (mut b, url_b) = serve(&["--store", &pg, "--delay-ms", "20"]).await;
+    let thread = format!(
+        "t-two-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    let input = serde_json::json!({
+        "threadId": thread, "runId": "r1",
+        "messages": [{"id": "u1", "role": "user", "content": "Hello"}],
+        "tools": [], "context": []
+    })
+    .to_string();
+    let started = {
+        let url_a = url_a.clone();
+        tokio::spawn(async move { http(&url_a, "POST", "/agent", &input).await })
+    };
+    // Through B, once the run has started on A: its history, then live to the end.
+    let mut followed = None;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let running = !started.is_finished();
+        let (status, body) = http(
+            &url_b,
+            "GET",
+            &format!("/agent/threads/{thread}/connect?after=0"),
+            "",
+        )
+        .await;
+        if status == 200 {
+            assert!(running, "the run ended before the second server was asked");
+            followed = Some(body);
+            break;
+        }
+    }
+    let followed = followed.expect("the thread never showed up on the second server");
+    let (status, live) = started.await.unwrap();
+    assert_eq!(status, 200, "{live}");
+    let (live_events, live_ids) = frames(&live);
+    assert_eq!(live_events.last().unwrap()["type"], "RUN_FINISHED");
+    assert_eq!(frames(&followed), (live_events, live_ids));
+    a.kill().await.unwrap();
+    b.kill().await.unwrap();
 }
