@@ -73,11 +73,22 @@ fn frames(body: &str) -> (Vec<serde_json::Value>, Vec<u64>) {
 /// One HTTP/1.0 exchange (no chunked encoding: the body ends with the connection);
 /// returns the status and the body.
 async fn http(url: &str, method: &str, path: &str, body: &str) -> (u16, String) {
+    http_with(url, method, path, "", body).await
+}
+
+/// [`http`] with extra header lines (each ending in `\r\n`).
+async fn http_with(
+    url: &str,
+    method: &str,
+    path: &str,
+    headers: &str,
+    body: &str,
+) -> (u16, String) {
     let addr = url.strip_prefix("http://").unwrap();
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
     let request = format!(
         "{method} {path} HTTP/1.0\r\nHost: test\r\nContent-Type: application/json\r\n\
-         Accept: text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+         Accept: text/event-stream\r\n{headers}Content-Length: {}\r\n\r\n{body}",
         body.len()
     );
     s.write_all(request.as_bytes()).await.unwrap();
@@ -172,6 +183,7 @@ async fn two_servers_share_threads_through_postgres() {
         "tools": [], "context": []
     })
     .to_string();
+    let input_again = input.clone();
     let started = {
         let url_a = url_a.clone();
         tokio::spawn(async move { http(&url_a, "POST", "/agent", &input).await })
@@ -199,7 +211,23 @@ async fn two_servers_share_threads_through_postgres() {
     assert_eq!(status, 200, "{live}");
     let (live_events, live_ids) = frames(&live);
     assert_eq!(live_events.last().unwrap()["type"], "RUN_FINISHED");
-    assert_eq!(frames(&followed), (live_events, live_ids));
+    assert_eq!(frames(&followed), (live_events.clone(), live_ids.clone()));
+
+    // A client of A that lost its connection after event 2 resumes through B: the same
+    // request with Last-Event-ID gets the rest of the run, not a new run.
+    let (status, rest) = http_with(
+        &url_b,
+        "POST",
+        "/agent",
+        "Last-Event-ID: 2\r\n",
+        &input_again,
+    )
+    .await;
+    assert_eq!(status, 200, "{rest}");
+    assert_eq!(
+        frames(&rest),
+        (live_events[2..].to_vec(), live_ids[2..].to_vec())
+    );
     a.kill().await.unwrap();
     b.kill().await.unwrap();
 }
