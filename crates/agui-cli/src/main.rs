@@ -130,6 +130,15 @@ enum Command {
         /// A system prompt sent before every conversation (with --openai-base-url).
         #[arg(long, value_name = "TEXT", requires = "openai_base_url")]
         system_prompt: Option<String>,
+        /// Where threads are kept: `memory`, `sqlite:PATH` or `postgres://...` (default: SQLite
+        /// in the user's data directory, $XDG_DATA_HOME/agui/agui.sqlite3 or
+        /// ~/.local/share/agui/agui.sqlite3).
+        #[arg(long, value_name = "LOCATOR")]
+        store: Option<String>,
+        /// Cancel a run when the client that started it disconnects (default: the run goes
+        /// on and can be resumed).
+        #[arg(long)]
+        cancel_on_disconnect: bool,
     },
 }
 
@@ -198,8 +207,12 @@ fn main() -> ExitCode {
             model,
             api_key_env,
             system_prompt,
+            store,
+            cancel_on_disconnect,
         } => run_async(serve::serve(serve::ServeOptions {
             listen,
+            store,
+            cancel_on_disconnect,
             delay: std::time::Duration::from_millis(delay_ms),
             openai: openai_base_url
                 .zip(model)

@@ -3,7 +3,7 @@
 
 use crate::demo::DemoAgent;
 use agui_openai::OpenAiAgent;
-use agui_server::{AgentServer, BoxedAgent, CorsLayer, RouterExt, ServerConfig, boxed};
+use agui_server::{AgentServer, BoxedAgent, CorsLayer, ServerConfig, StoreOptions, boxed};
 use axum::Router;
 use axum::http::header;
 use axum::response::{Html, IntoResponse};
@@ -18,6 +18,52 @@ pub struct ServeOptions {
     pub delay: Duration,
     /// Serve this model instead of the demo agent.
     pub openai: Option<OpenAiOptions>,
+    /// The store locator (`memory`, `sqlite:PATH`, `postgres://...`); `None`: the default.
+    pub store: Option<String>,
+    /// Cancel a run when its client disconnects instead of letting it go on.
+    pub cancel_on_disconnect: bool,
+}
+
+/// The default store: SQLite in the user's data directory (created if missing), or memory
+/// (with a warning) when neither `$XDG_DATA_HOME` nor `$HOME` is set. Returns the locator
+/// and, for the memory fallback, a warning to print.
+pub fn default_store(
+    xdg_data_home: Option<&str>,
+    home: Option<&str>,
+) -> Result<(String, Option<String>), String> {
+    let dir = match (
+        xdg_data_home.filter(|s| !s.is_empty()),
+        home.filter(|s| !s.is_empty()),
+    ) {
+        (Some(xdg), _) => std::path::PathBuf::from(xdg).join("agui"),
+        (None, Some(home)) => std::path::PathBuf::from(home).join(".local/share/agui"),
+        (None, None) => {
+            return Ok((
+                "memory".into(),
+                Some(
+                    "warning: neither $XDG_DATA_HOME nor $HOME is set; threads are kept in memory \
+                     and lost when the server stops (use --store sqlite:PATH to keep them)"
+                        .into(),
+                ),
+            ));
+        }
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Ok((
+        format!("sqlite:{}", dir.join("agui.sqlite3").display()),
+        None,
+    ))
+}
+
+/// The store as shown in the startup lines: a PostgreSQL URL without its password.
+fn describe_store(locator: &str) -> String {
+    if let Some((scheme, rest)) = locator.split_once("://")
+        && let Some((userinfo, host)) = rest.split_once('@')
+        && let Some((user, _password)) = userinfo.split_once(':')
+    {
+        return format!("{scheme}://{user}:***@{host}");
+    }
+    locator.to_owned()
 }
 
 /// Options of `agui serve --openai-base-url`.
@@ -62,12 +108,16 @@ mod assets {
     pub const STYLE: &str = include_str!("../console/style.css");
 }
 
-/// The router: the agent, the console and the health check.
-pub fn router(agent: BoxedAgent) -> (Router, AgentServer) {
-    let agent = AgentServer::from_boxed(agent)
+/// The router: the agent (with its thread routes when there is a store), the console and
+/// the health check.
+pub fn router(agent: BoxedAgent, store: Option<StoreOptions>) -> (Router, AgentServer) {
+    let mut agent = AgentServer::from_boxed(agent)
         .config(ServerConfig::default())
         .path("/agent")
         .cors(CorsLayer::permissive());
+    if let Some(store) = store {
+        agent = agent.store(store);
+    }
     let router = Router::new()
         .route("/", get(|| async { Html(assets::INDEX) }))
         .route(
@@ -89,7 +139,8 @@ pub fn router(agent: BoxedAgent) -> (Router, AgentServer) {
             }),
         )
         .route("/health", get(health))
-        .agent("/agent", &agent);
+        // The agent at /agent and, with a store, its thread routes under /agent/threads.
+        .merge(agent.router());
     (router, agent)
 }
 
@@ -115,15 +166,40 @@ pub async fn serve(opts: ServeOptions) -> Result<(), String> {
         }
         None => (boxed(DemoAgent::new(opts.delay)), "the demo agent".into()),
     };
-    let (router, agent) = router(agent);
+    let (locator, warning) = match &opts.store {
+        Some(l) => (l.clone(), None),
+        None => default_store(
+            std::env::var("XDG_DATA_HOME").ok().as_deref(),
+            std::env::var("HOME").ok().as_deref(),
+        )?,
+    };
+    if let Some(w) = warning {
+        eprintln!("agui serve: {w}");
+    }
+    let store = agui_store::open(&locator)
+        .await
+        .map_err(|e| format!("--store {}: {e}", describe_store(&locator)))?;
+    let (router, agent) = router(
+        agent,
+        Some(StoreOptions {
+            store,
+            cancel_on_disconnect: opts.cancel_on_disconnect,
+        }),
+    );
     // The banner goes out once; a closed stdout (`agui serve | head -1`) must not take the
     // server down, so write errors are ignored rather than panicking as `println!` would.
     {
         use std::io::Write;
+        let mode = if opts.cancel_on_disconnect {
+            " (runs are cancelled when their client disconnects)"
+        } else {
+            " (runs outlive their clients)"
+        };
         let mut out = std::io::stdout().lock();
         let _ = writeln!(
             out,
-            "agui serve: listening on http://{addr}/\n  console  http://{addr}/\n  agent    POST http://{addr}/agent: {about}\n  health   http://{addr}/health\nPress Ctrl-C to stop."
+            "agui serve: listening on http://{addr}/\n  console  http://{addr}/\n  agent    POST http://{addr}/agent: {about}\n  threads  GET http://{addr}/agent/threads, GET .../threads/ID/connect\n  store    {}{mode}\n  health   http://{addr}/health\nPress Ctrl-C to stop.",
+            describe_store(&locator)
         );
         let _ = out.flush();
     }
@@ -212,7 +288,7 @@ mod tests {
         };
         let (agent, note) = options.agent().unwrap();
         assert_eq!(note, "API key from $CARGO_PKG_NAME");
-        let (router, _server) = router(boxed(agent));
+        let (router, _server) = router(boxed(agent), None);
         let addr = listen(router).await;
 
         let input = r#"{"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":"Hello"}],"tools":[],"context":[]}"#;
@@ -240,6 +316,37 @@ mod tests {
         assert!(health.contains(r#""status":"ok""#), "{health}");
         let page = http(addr, "GET", "/", "").await;
         assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    }
+
+    #[test]
+    fn the_default_store_is_sqlite_in_the_data_directory() {
+        let base = std::env::temp_dir().join(format!("agui-default-store-{}", std::process::id()));
+        let xdg = base.join("xdg");
+        let (l, w) = default_store(Some(xdg.to_str().unwrap()), Some("/nonexistent")).unwrap();
+        assert_eq!(
+            l,
+            format!("sqlite:{}", xdg.join("agui/agui.sqlite3").display())
+        );
+        assert!(w.is_none());
+        assert!(xdg.join("agui").is_dir());
+        let home = base.join("home");
+        let (l, _) = default_store(Some(""), Some(home.to_str().unwrap())).unwrap();
+        assert_eq!(
+            l,
+            format!(
+                "sqlite:{}",
+                home.join(".local/share/agui/agui.sqlite3").display()
+            )
+        );
+        assert!(home.join(".local/share/agui").is_dir());
+        let (l, w) = default_store(None, None).unwrap();
+        assert_eq!(l, "memory");
+        assert!(w.unwrap().contains("in memory"));
+        let _ = std::fs::remove_dir_all(base);
+        assert_eq!(
+            describe_store("postgres://u:secret@127.0.0.1/test"),
+            "postgres://u:***@127.0.0.1/test"
+        );
     }
 
     #[test]

@@ -341,6 +341,60 @@ impl Session {
         }
     }
 
+    /// A session on a thread stored by a store-backed server (`agui-server` feature `store`,
+    /// `agui serve --store`): its messages and state are the thread's history, read from
+    /// `GET <agent URL>/threads/{thread_id}/connect` and folded as a run's events are. While
+    /// a run of the thread is in progress, this waits for it to end.
+    ///
+    /// Errors: [`ClientError::Http`] (404 for an unknown thread), [`ClientError::Request`],
+    /// [`ClientError::Config`] for a history that does not decode.
+    pub async fn load(
+        agent: HttpAgent,
+        thread_id: impl Into<String>,
+    ) -> Result<Session, ClientError> {
+        let thread_id = thread_id.into();
+        let config = agent.config.clone();
+        let mut url = config.url.clone();
+        url.path_segments_mut()
+            .map_err(|()| ClientError::Config(format!("{} cannot have a path", config.url)))?
+            .pop_if_empty()
+            .extend(["threads", thread_id.as_str(), "connect"]);
+        url.set_query(Some("after=0"));
+        let request_error = |e: reqwest::Error| ClientError::Request {
+            url: url.to_string(),
+            message: e.to_string(),
+        };
+        let response = config
+            .client
+            .get(url.clone())
+            .headers(config.headers.clone())
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .send()
+            .await
+            .map_err(request_error)?;
+        let status = response.status();
+        let body = response.text().await.map_err(request_error)?;
+        if !status.is_success() {
+            let payload = serde_json::from_str(&body).ok();
+            return Err(ClientError::Http {
+                status: status.as_u16(),
+                body,
+                payload,
+            });
+        }
+        let mut session = Session::with_thread_id(agent, thread_id);
+        for line in body.lines() {
+            let Some(data) = line.strip_prefix("data:") else {
+                continue;
+            };
+            let event = Event::from_json_slice(data.trim_start().as_bytes())
+                .map_err(|e| ClientError::Config(format!("the stored history: {e}")))?;
+            session.applier.push(&event);
+        }
+        session.applier.take_warnings();
+        Ok(session)
+    }
+
     /// Replaces the messages and the state (for a thread restored from storage).
     pub fn with_history(mut self, messages: Vec<Message>, state: Value) -> Self {
         self.applier = Applier::with_history(messages, state);

@@ -462,6 +462,18 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         Err(res) => return res.into_response(),
     };
     drop(bytes);
+    // A client resuming a broken response: the stored run goes on where it left off.
+    #[cfg(feature = "store")]
+    if let Some(options) = &server.store
+        && let Some(id) = parts
+            .headers
+            .get("last-event-id")
+            .and_then(|v| v.to_str().ok())
+        && let Some(res) =
+            crate::store::reattach(options, &input.thread_id, &input.run_id, id).await
+    {
+        return res;
+    }
     let resumed = if config.check_resume {
         match inner
             .interrupts
@@ -510,6 +522,12 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     let mut started = RunStarted::new(input.thread_id.clone(), input.run_id.clone())
         .with_protocol_version(PROTOCOL_VERSION);
     started.parent_run_id = input.parent_run_id.clone();
+    // A stored thread's history must hold what the client sent too (its messages): the
+    // stored RUN_STARTED echoes the request.
+    #[cfg(feature = "store")]
+    if server.store.is_some() {
+        started.input = Some(Box::new(input.clone()));
+    }
     // RUN_STARTED always fits: nothing precedes it.
     let _ = run.sink.push_runtime(started.into(), false);
     span.in_scope(|| tracing::debug!(messages = input.messages.len(), "run started"));

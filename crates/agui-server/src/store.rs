@@ -306,3 +306,53 @@ pub(crate) async fn connect(
     });
     sse(rx, None)
 }
+
+/// `POST P` with `Last-Event-ID`: a client resuming a broken response. When the store holds
+/// the run, the response carries the run's events after that sequence, then its live ones
+/// until it ends — the run is not started again. `None`: no such run (the request starts a
+/// run as usual).
+pub(crate) async fn reattach(
+    options: &StoreOptions,
+    thread: &str,
+    run_id: &str,
+    last_event_id: &str,
+) -> Option<Response> {
+    let store = options.store.clone();
+    let Ok(after) = last_event_id.trim().parse::<u64>() else {
+        return Some(json_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_sequence",
+            format!("Last-Event-ID must be a sequence number, got {last_event_id:?}"),
+        ));
+    };
+    store.run(thread, run_id).await.ok()?;
+    let (thread, run_id) = (thread.to_owned(), run_id.to_owned());
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        let mut tail = store.tail(&thread, after + 1);
+        loop {
+            let item = match tokio::time::timeout(std::time::Duration::from_millis(50), tail.next())
+                .await
+            {
+                Ok(Some(Ok(item))) => item,
+                Ok(_) => return,
+                Err(_) => {
+                    // Caught up: stop once the run is over (its end was before `after`).
+                    match store.run(&thread, &run_id).await {
+                        Ok(r) if r.status == RunStatus::Running => continue,
+                        _ => return,
+                    }
+                }
+            };
+            if item.run_id != run_id {
+                continue;
+            }
+            if tx.send(frame(Some(item.seq), &item.event)).await.is_err()
+                || is_terminal(&item.event)
+            {
+                return;
+            }
+        }
+    });
+    Some(sse(rx, None))
+}

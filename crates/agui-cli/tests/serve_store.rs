@@ -1,0 +1,233 @@
+//! `agui serve --store sqlite:PATH`: a run's events are stored, served again by the
+//! thread's `connect` route (with their sequences as SSE ids), and still there after the
+//! server restarts on the same file.
+
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// Starts `agui serve` on a free port with `args`; returns the process and its base URL.
+async fn serve(args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
+        .arg("serve")
+        .args(["--listen", "127.0.0.1:0"])
+        .args(if args.contains(&"--delay-ms") {
+            &[][..]
+        } else {
+            &["--delay-ms", "0"][..]
+        })
+        .args(args)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut printed = Vec::new();
+    let url = loop {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("agui serve printed nothing")
+            .unwrap()
+            .expect("agui serve exited");
+        printed.push(line.clone());
+        if let Some(rest) = line.strip_prefix("agui serve: listening on ") {
+            break rest.trim_end_matches('/').to_owned();
+        }
+    };
+    // The remaining startup lines, including the store's.
+    loop {
+        let line = lines.next_line().await.unwrap().unwrap();
+        let done = line.starts_with("Press Ctrl-C");
+        printed.push(line);
+        if done {
+            break;
+        }
+    }
+    let store_line = printed
+        .iter()
+        .find(|l| l.trim_start().starts_with("store "))
+        .unwrap_or_else(|| panic!("no store line in {printed:#?}"));
+    assert!(
+        store_line.contains("sqlite:") || store_line.contains("postgres"),
+        "{store_line}"
+    );
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, url)
+}
+
+/// The `data:` payloads of an SSE body, and the `id:`s.
+fn frames(body: &str) -> (Vec<serde_json::Value>, Vec<u64>) {
+    let mut data = Vec::new();
+    let mut ids = Vec::new();
+    for line in body.lines() {
+        if let Some(d) = line.strip_prefix("data: ") {
+            data.push(serde_json::from_str(d).unwrap());
+        } else if let Some(id) = line.strip_prefix("id: ") {
+            ids.push(id.parse().unwrap());
+        }
+    }
+    (data, ids)
+}
+
+/// One HTTP/1.0 exchange (no chunked encoding: the body ends with the connection);
+/// returns the status and the body.
+async fn http(url: &str, method: &str, path: &str, body: &str) -> (u16, String) {
+    http_with(url, method, path, "", body).await
+}
+
+/// [`http`] with extra header lines (each ending in `\r\n`).
+async fn http_with(
+    url: &str,
+    method: &str,
+    path: &str,
+    headers: &str,
+    body: &str,
+) -> (u16, String) {
+    let addr = url.strip_prefix("http://").unwrap();
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "{method} {path} HTTP/1.0\r\nHost: test\r\nContent-Type: application/json\r\n\
+         Accept: text/event-stream\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(request.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), s.read_to_end(&mut out))
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, body.to_owned())
+}
+
+async fn history(url: &str, thread: &str) -> String {
+    let (status, body) = http(
+        url,
+        "GET",
+        &format!("/agent/threads/{thread}/connect?after=0"),
+        "",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+#[tokio::test]
+async fn a_sqlite_store_keeps_threads_across_restarts() {
+    let dir = std::env::temp_dir().join(format!("agui-serve-store-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let locator = format!("sqlite:{}", dir.join("x.db").display());
+
+    let (mut server, url) = serve(&["--store", &locator]).await;
+    let input = serde_json::json!({
+        "threadId": "t-store", "runId": "r1",
+        "messages": [{"id": "u1", "role": "user", "content": "Hello"}],
+        "tools": [], "context": []
+    });
+    let (status, live) = http(&url, "POST", "/agent", &input.to_string()).await;
+    assert_eq!(status, 200, "{live}");
+    let (live_events, live_ids) = frames(&live);
+    assert!(live_events.len() >= 3, "{live}");
+    assert_eq!(live_events[0]["type"], "RUN_STARTED");
+    assert_eq!(live_events.last().unwrap()["type"], "RUN_FINISHED");
+    assert_eq!(live_ids, (1..=live_events.len() as u64).collect::<Vec<_>>());
+
+    let stored = history(&url, "t-store").await;
+    let (stored_events, stored_ids) = frames(&stored);
+    assert_eq!(stored_events, live_events);
+    assert_eq!(stored_ids, live_ids);
+
+    // Unknown threads are a JSON 404.
+    let (status, body) = http(&url, "GET", "/agent/threads/nope/connect", "").await;
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains(r#""error""#), "{body}");
+
+    server.kill().await.unwrap();
+    let (mut server, url) = serve(&["--store", &locator]).await;
+    let again = history(&url, "t-store").await;
+    assert_eq!(frames(&again), (live_events, live_ids));
+    let (status, listed) = http(&url, "GET", "/agent/threads", "").await;
+    assert_eq!(status, 200, "{listed}");
+    assert!(listed.contains("t-store"), "{listed}");
+    server.kill().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two `agui serve` processes on one PostgreSQL database: a run started through one is
+/// followed live through the other. Needs `AGUI_TEST_POSTGRES_URL` (set by `.ci/run`);
+/// without it the test says it is skipped.
+#[tokio::test]
+async fn two_servers_share_threads_through_postgres() {
+    let Ok(pg) = std::env::var("AGUI_TEST_POSTGRES_URL") else {
+        println!(
+            "SKIPPED two_servers_share_threads_through_postgres: AGUI_TEST_POSTGRES_URL is not set"
+        );
+        return;
+    };
+    let (mut a, url_a) = serve(&["--store", &pg, "--delay-ms", "20"]).await;
+    let (mut b, url_b) = serve(&["--store", &pg, "--delay-ms", "20"]).await;
+    let thread = format!(
+        "t-two-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    let input = serde_json::json!({
+        "threadId": thread, "runId": "r1",
+        "messages": [{"id": "u1", "role": "user", "content": "Hello"}],
+        "tools": [], "context": []
+    })
+    .to_string();
+    let input_again = input.clone();
+    let started = {
+        let url_a = url_a.clone();
+        tokio::spawn(async move { http(&url_a, "POST", "/agent", &input).await })
+    };
+    // Through B, once the run has started on A: its history, then live to the end.
+    let mut followed = None;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let running = !started.is_finished();
+        let (status, body) = http(
+            &url_b,
+            "GET",
+            &format!("/agent/threads/{thread}/connect?after=0"),
+            "",
+        )
+        .await;
+        if status == 200 {
+            assert!(running, "the run ended before the second server was asked");
+            followed = Some(body);
+            break;
+        }
+    }
+    let followed = followed.expect("the thread never showed up on the second server");
+    let (status, live) = started.await.unwrap();
+    assert_eq!(status, 200, "{live}");
+    let (live_events, live_ids) = frames(&live);
+    assert_eq!(live_events.last().unwrap()["type"], "RUN_FINISHED");
+    assert_eq!(frames(&followed), (live_events.clone(), live_ids.clone()));
+
+    // A client of A that lost its connection after event 2 resumes through B: the same
+    // request with Last-Event-ID gets the rest of the run, not a new run.
+    let (status, rest) = http_with(
+        &url_b,
+        "POST",
+        "/agent",
+        "Last-Event-ID: 2\r\n",
+        &input_again,
+    )
+    .await;
+    assert_eq!(status, 200, "{rest}");
+    assert_eq!(
+        frames(&rest),
+        (live_events[2..].to_vec(), live_ids[2..].to_vec())
+    );
+    a.kill().await.unwrap();
+    b.kill().await.unwrap();
+}
