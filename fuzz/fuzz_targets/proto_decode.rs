@@ -12,13 +12,23 @@ fn roundtrip(event: &Event) {
     let body = encode_event(event).expect("a decoded event has a protobuf form");
     let again = decode_event(&body)
         .unwrap_or_else(|e| panic!("re-encoded event does not decode: {e}\nevent: {event:?}"));
-    assert_eq!(again.as_ref(), Some(event), "protobuf round trip changed the event");
+    assert_eq!(
+        again.as_ref(),
+        Some(event),
+        "protobuf round trip changed the event"
+    );
     // The JSON form of a protobuf-decoded event must decode too.
     let json = event.to_json_vec();
     let from_json = Event::from_json_slice(&json).unwrap_or_else(|e| {
-        panic!("JSON of a decoded event does not decode: {e}\n{}", String::from_utf8_lossy(&json))
+        panic!(
+            "JSON of a decoded event does not decode: {e}\n{}",
+            String::from_utf8_lossy(&json)
+        )
     });
-    assert_eq!(&from_json, event, "JSON round trip changed a protobuf-decoded event");
+    assert_eq!(
+        &from_json, event,
+        "JSON round trip changed a protobuf-decoded event"
+    );
 }
 
 fuzz_target!(|input: &[u8]| {

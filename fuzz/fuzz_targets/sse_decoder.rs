@@ -15,8 +15,8 @@ fn run(body: &[u8], sizes: &[u8], max: usize) -> (Vec<SseFrame>, Option<SseError
     let mut i = 0usize;
     let mut error: Option<SseError> = None;
     let record = |r: Result<Option<SseFrame>, SseError>,
-                      frames: &mut Vec<SseFrame>,
-                      error: &mut Option<SseError>|
+                  frames: &mut Vec<SseFrame>,
+                  error: &mut Option<SseError>|
      -> bool {
         match r {
             Ok(Some(f)) => {
@@ -38,7 +38,11 @@ fn run(body: &[u8], sizes: &[u8], max: usize) -> (Vec<SseFrame>, Option<SseError
         }
     };
     while !rest.is_empty() {
-        let n = if sizes.is_empty() { rest.len() } else { sizes[i % sizes.len()] as usize };
+        let n = if sizes.is_empty() {
+            rest.len()
+        } else {
+            sizes[i % sizes.len()] as usize
+        };
         i += 1;
         if n == 0 {
             decoder.push(&[]);
