@@ -33,7 +33,7 @@ fn text() -> BoxedStrategy<String> {
 fn key() -> impl Strategy<Value = String> {
     prop_oneof!["[a-zA-Z_][a-zA-Z0-9_-]{0,8}", "[a-z]?\\PC{0,6}"]
         .prop_filter("array-index keys are reordered", |k| {
-            !(k.chars().all(|c| c.is_ascii_digit()) && !k.is_empty())
+            k.is_empty() || !k.chars().all(|c| c.is_ascii_digit())
         })
 }
 
@@ -244,12 +244,7 @@ fn event() -> impl Strategy<Value = Event> {
         // Reasoning.
         (id(), base()).prop_map(|(m, b)| with_base!(ReasoningStart::new(m), b, sub).into()),
         (id(), base()).prop_map(|(m, b)| {
-            with_base!(
-                ReasoningMessageStart::new(m, ReasoningRole::default()),
-                b,
-                sub
-            )
-            .into()
+            with_base!(ReasoningMessageStart::new(m, ReasoningRole), b, sub).into()
         }),
         (id(), text(), base()).prop_map(|(m, d, b)| {
             with_base!(ReasoningMessageContent::new(m, d), b, sub).into()
