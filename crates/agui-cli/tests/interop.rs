@@ -314,9 +314,13 @@ struct PyServer {
 
 impl PyServer {
     fn start(dir: &Path) -> PyServer {
+        // Tests in this process run in parallel: each server needs its own port file, or
+        // one test may read another's port and lose that server when the other test ends.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let port_file = dir
             .join("out")
-            .join(format!("agui-cli-check-{}.port", std::process::id()));
+            .join(format!("agui-cli-check-{}-{n}.port", std::process::id()));
         let _ = std::fs::remove_file(&port_file);
         let child = Command::new(dir.join(".venv/bin/python"))
             .arg("py-server/server.py")

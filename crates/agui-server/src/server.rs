@@ -548,7 +548,7 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     let body = RunBody::new(run, drive, keep_alive, span);
     #[cfg(feature = "store")]
     if let (Some(options), Some(taps)) = (&server.store, taps) {
-        return crate::store::start(options, run_for_store, taps, body).await;
+        return crate::store::start(options, run_for_store, taps, body, encoding).await;
     }
     let mut res = Response::new(Body::from_stream(body));
     let h = res.headers_mut();

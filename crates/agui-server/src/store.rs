@@ -83,6 +83,15 @@ fn is_terminal(e: &Event) -> bool {
 
 /// An SSE response fed by a channel of frames.
 fn sse(rx: mpsc::Receiver<bytes::Bytes>, guard: Option<CancelGuard>) -> Response {
+    streamed(rx, guard, crate::negotiate::Encoding::Sse)
+}
+
+/// A response in `encoding` fed by a channel of frames.
+fn streamed(
+    rx: mpsc::Receiver<bytes::Bytes>,
+    guard: Option<CancelGuard>,
+    encoding: crate::negotiate::Encoding,
+) -> Response {
     let stream = futures_util::stream::unfold((rx, guard), |(mut rx, guard)| async move {
         let f = rx.recv().await?;
         Some((Ok::<_, std::convert::Infallible>(f), (rx, guard)))
@@ -91,7 +100,7 @@ fn sse(rx: mpsc::Receiver<bytes::Bytes>, guard: Option<CancelGuard>) -> Response
     let h = res.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
+        HeaderValue::from_static(encoding.content_type()),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
@@ -120,6 +129,7 @@ pub(crate) async fn start(
     run: Arc<RunShared>,
     taps: mpsc::UnboundedReceiver<Event>,
     drive: crate::body::RunBody,
+    encoding: crate::negotiate::Encoding,
 ) -> Response {
     let store = options.store.clone();
     let (thread, run_id) = (run.thread_id.clone(), run.run_id.clone());
@@ -156,12 +166,29 @@ pub(crate) async fn start(
             if r != run_id {
                 continue;
             }
-            if tx.send(frame(Some(seq), &event)).await.is_err() || is_terminal(&event) {
+            // SSE frames carry the sequence as `id:` (for Last-Event-ID); protobuf frames
+            // have no such field. An event without a protobuf form is skipped; the
+            // encoder cannot fail otherwise.
+            let bytes = match encoding {
+                crate::negotiate::Encoding::Sse => frame(Some(seq), &event),
+                #[allow(unreachable_patterns)]
+                _ => {
+                    let mut out = bytes::BytesMut::new();
+                    if crate::encode::FrameEncoder::new(encoding)
+                        .encode(&event, &mut out)
+                        .is_err()
+                    {
+                        continue;
+                    }
+                    out.freeze()
+                }
+            };
+            if tx.send(bytes).await.is_err() || is_terminal(&event) {
                 break;
             }
         }
     });
-    sse(rx, guard)
+    streamed(rx, guard, encoding)
 }
 
 /// Appends the run's events as they come, in batches of what is waiting.
