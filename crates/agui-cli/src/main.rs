@@ -139,6 +139,10 @@ enum Command {
         /// on and can be resumed).
         #[arg(long)]
         cancel_on_disconnect: bool,
+        /// Seconds a run's lease lasts without renewal: when a server dies mid-run, the
+        /// run is closed with RUN_ERROR (code `abandoned`) once its lease has expired.
+        #[arg(long, value_name = "SECS", default_value = "30", value_parser = parse_secs)]
+        run_lease_secs: std::time::Duration,
     },
 }
 
@@ -148,6 +152,16 @@ enum WireFormat {
     Sse,
     /// Length-prefixed protobuf envelopes (`application/vnd.ag-ui.event+proto`).
     Proto,
+}
+
+/// A positive number of seconds (fractions allowed).
+fn parse_secs(text: &str) -> Result<std::time::Duration, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| *s > 0.0)
+        .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| format!("{text:?} is not a positive number of seconds"))
 }
 
 fn main() -> ExitCode {
@@ -209,10 +223,12 @@ fn main() -> ExitCode {
             system_prompt,
             store,
             cancel_on_disconnect,
+            run_lease_secs,
         } => run_async(serve::serve(serve::ServeOptions {
             listen,
             store,
             cancel_on_disconnect,
+            run_lease: run_lease_secs,
             delay: std::time::Duration::from_millis(delay_ms),
             openai: openai_base_url
                 .zip(model)

@@ -22,6 +22,8 @@ pub struct ServeOptions {
     pub store: Option<String>,
     /// Cancel a run when its client disconnects instead of letting it go on.
     pub cancel_on_disconnect: bool,
+    /// How long a run's lease lasts (see [`StoreOptions::lease`]).
+    pub run_lease: Duration,
 }
 
 /// The default store: SQLite in the user's data directory (created if missing), or memory
@@ -181,10 +183,11 @@ pub async fn serve(opts: ServeOptions) -> Result<(), String> {
         .map_err(|e| format!("--store {}: {e}", describe_store(&locator)))?;
     let (router, agent) = router(
         agent,
-        Some(StoreOptions {
-            store,
-            cancel_on_disconnect: opts.cancel_on_disconnect,
-        }),
+        Some(
+            StoreOptions::new(store)
+                .cancel_on_disconnect(opts.cancel_on_disconnect)
+                .lease(opts.run_lease),
+        ),
     );
     // The banner goes out once; a closed stdout (`agui serve | head -1`) must not take the
     // server down, so write errors are ignored rather than panicking as `println!` would.

@@ -1,6 +1,9 @@
 //! `agui serve --store sqlite:PATH`: a run's events are stored, served again by the
 //! thread's `connect` route (with their sequences as SSE ids), and still there after the
-//! server restarts on the same file.
+//! server restarts on the same file; and two servers sharing one PostgreSQL database.
+//!
+//! A libtest-mimic harness, so that the PostgreSQL test is reported as *ignored* when
+//! `AGUI_TEST_POSTGRES_URL` is not set, never as passed.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -115,7 +118,6 @@ async fn history(url: &str, thread: &str) -> String {
     body
 }
 
-#[tokio::test]
 async fn a_sqlite_store_keeps_threads_across_restarts() {
     let dir = std::env::temp_dir().join(format!("agui-serve-store-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -158,15 +160,8 @@ async fn a_sqlite_store_keeps_threads_across_restarts() {
 
 /// Two `agui serve` processes on one PostgreSQL database: a run started through one is
 /// followed live through the other. Needs `AGUI_TEST_POSTGRES_URL` (set by `.ci/run`);
-/// without it the test says it is skipped.
-#[tokio::test]
-async fn two_servers_share_threads_through_postgres() {
-    let Ok(pg) = std::env::var("AGUI_TEST_POSTGRES_URL") else {
-        println!(
-            "SKIPPED two_servers_share_threads_through_postgres: AGUI_TEST_POSTGRES_URL is not set"
-        );
-        return;
-    };
+/// without it the trial is ignored.
+async fn two_servers_share_threads_through_postgres(pg: String) {
     let (mut a, url_a) = serve(&["--store", &pg, "--delay-ms", "20"]).await;
     let (mut b, url_b) = serve(&["--store", &pg, "--delay-ms", "20"]).await;
     let thread = format!(
@@ -230,4 +225,106 @@ async fn two_servers_share_threads_through_postgres() {
     );
     a.kill().await.unwrap();
     b.kill().await.unwrap();
+}
+
+/// A server killed in the middle of a run (no chance to end it): once the run's lease has
+/// expired, a restarted server closes it with `RUN_ERROR` code `abandoned` for whoever
+/// follows the thread, instead of leaving it "running" forever.
+async fn a_run_whose_server_died_is_closed_as_abandoned() {
+    let dir = std::env::temp_dir().join(format!("agui-serve-dead-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let locator = format!("sqlite:{}", dir.join("x.db").display());
+    let args = [
+        "--store",
+        &locator,
+        "--delay-ms",
+        "300",
+        "--run-lease-secs",
+        "1",
+    ];
+    let (mut server, url) = serve(&args).await;
+    let input = serde_json::json!({
+        "threadId": "t-dead", "runId": "r1",
+        "messages": [{"id": "u1", "role": "user", "content": "Hello"}],
+        "tools": [], "context": []
+    })
+    .to_string();
+    let mut s = tokio::net::TcpStream::connect(url.strip_prefix("http://").unwrap())
+        .await
+        .unwrap();
+    let request = format!(
+        "POST /agent HTTP/1.0\r\nHost: test\r\nContent-Type: application/json\r\n\
+         Accept: text/event-stream\r\nContent-Length: {}\r\n\r\n{input}",
+        input.len()
+    );
+    s.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("TEXT_MESSAGE_CONTENT") {
+        let n = tokio::time::timeout(Duration::from_secs(30), s.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            n > 0,
+            "the run ended early: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
+    server.kill().await.unwrap();
+    drop(s);
+
+    let (mut server, url) = serve(&args).await;
+    let (status, body) = http(&url, "GET", "/agent/threads/t-dead", "").await;
+    assert_eq!(status, 200, "{body}");
+    let started = std::time::Instant::now();
+    let history = history(&url, "t-dead").await;
+    let (events, ids) = frames(&history);
+    assert_eq!(ids, (1..=events.len() as u64).collect::<Vec<_>>());
+    assert_eq!(events[0]["type"], "RUN_STARTED");
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "RUN_ERROR", "{history}");
+    assert_eq!(last["code"], "abandoned", "{history}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let (status, body) = http(&url, "GET", "/agent/threads/t-dead", "").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(r#""status":"error""#), "{body}");
+    server.kill().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs `test` on a fresh multi-threaded runtime.
+fn block_on(test: impl std::future::Future<Output = ()>) -> Result<(), libtest_mimic::Failed> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(test);
+    Ok(())
+}
+
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let pg = std::env::var("AGUI_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    if pg.is_none() {
+        println!("postgres: AGUI_TEST_POSTGRES_URL is not set: its test is reported as ignored");
+    }
+    let trials = vec![
+        libtest_mimic::Trial::test("a_sqlite_store_keeps_threads_across_restarts", || {
+            block_on(a_sqlite_store_keeps_threads_across_restarts())
+        }),
+        libtest_mimic::Trial::test("a_run_whose_server_died_is_closed_as_abandoned", || {
+            block_on(a_run_whose_server_died_is_closed_as_abandoned())
+        }),
+        libtest_mimic::Trial::test("two_servers_share_threads_through_postgres", {
+            let pg = pg.clone().unwrap_or_default();
+            move || block_on(two_servers_share_threads_through_postgres(pg))
+        })
+        .with_ignored_flag(pg.is_none()),
+    ];
+    libtest_mimic::run(&args, trials).exit();
 }

@@ -147,11 +147,12 @@ impl AgentServer {
             let s = options.store.clone();
             let thread = get(move |Path(id): Path<String>| crate::store::thread(s.clone(), id));
             let s = options.store.clone();
+            let keep_alive = self.inner.config.keep_alive;
             let connect = get(
                 move |Path(id): Path<String>,
                       uri: axum::http::Uri,
                       headers: axum::http::HeaderMap| {
-                    crate::store::connect(s.clone(), id, headers, uri)
+                    crate::store::connect(s.clone(), id, headers, uri, keep_alive)
                 },
             );
             let layer = |m: MethodRouter| match &self.cors {
@@ -469,8 +470,14 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
             .headers
             .get("last-event-id")
             .and_then(|v| v.to_str().ok())
-        && let Some(res) =
-            crate::store::reattach(options, &input.thread_id, &input.run_id, id).await
+        && let Some(res) = crate::store::reattach(
+            options,
+            &input.thread_id,
+            &input.run_id,
+            id,
+            config.keep_alive,
+        )
+        .await
     {
         return res;
     }
@@ -548,7 +555,7 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     let body = RunBody::new(run, drive, keep_alive, span);
     #[cfg(feature = "store")]
     if let (Some(options), Some(taps)) = (&server.store, taps) {
-        return crate::store::start(options, run_for_store, taps, body, encoding).await;
+        return crate::store::start(options, run_for_store, taps, body, encoding, keep_alive).await;
     }
     let mut res = Response::new(Body::from_stream(body));
     let h = res.headers_mut();

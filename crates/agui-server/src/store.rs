@@ -18,9 +18,20 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use serde_json::json;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 /// How an [`AgentServer`](crate::AgentServer) persists its runs.
+///
+/// ```
+/// use agui_server::StoreOptions;
+/// use agui_server::agui_store::MemoryStore;
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// let options = StoreOptions::new(Arc::new(MemoryStore::new())).lease(Duration::from_secs(10));
+/// assert!(!options.cancel_on_disconnect);
+/// ```
 #[derive(Clone)]
 pub struct StoreOptions {
     /// Where events go.
@@ -28,15 +39,69 @@ pub struct StoreOptions {
     /// Cancel a run when the client that started it disconnects (default: the run goes on
     /// and stays resumable).
     pub cancel_on_disconnect: bool,
+    /// How long a run stays "alive" in the store without its server renewing it (default
+    /// 30 s; renewed every third of that while the run goes on). When a server dies in the
+    /// middle of a run, the first reader that finds the lease expired (a `connect`, a
+    /// resuming client, the thread route) closes the run with `RUN_ERROR` code `abandoned`,
+    /// so nobody waits on it forever. Servers sharing a store should have clocks within a
+    /// fraction of this.
+    pub lease: Duration,
+}
+
+impl StoreOptions {
+    /// The default options over `store`: runs outlive their client, 30 s leases.
+    pub fn new(store: Arc<dyn EventStore>) -> StoreOptions {
+        StoreOptions {
+            store,
+            cancel_on_disconnect: false,
+            lease: Duration::from_secs(30),
+        }
+    }
+
+    /// Sets [`cancel_on_disconnect`](Self::cancel_on_disconnect).
+    pub fn cancel_on_disconnect(mut self, cancel: bool) -> StoreOptions {
+        self.cancel_on_disconnect = cancel;
+        self
+    }
+
+    /// Sets [`lease`](Self::lease) (at least 100 ms).
+    pub fn lease(mut self, lease: Duration) -> StoreOptions {
+        self.lease = lease.max(Duration::from_millis(100));
+        self
+    }
 }
 
 impl std::fmt::Debug for StoreOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StoreOptions")
             .field("cancel_on_disconnect", &self.cancel_on_disconnect)
+            .field("lease", &self.lease)
             .finish()
     }
 }
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Closes the thread's running runs whose lease expired (their server died); errors are
+/// left to the caller's next store access to report.
+async fn sweep_abandoned(store: &dyn EventStore, thread: &str) {
+    let Ok(runs) = store.runs(thread).await else {
+        return;
+    };
+    let now = now_ms();
+    for r in runs.iter().filter(|r| r.status == RunStatus::Running) {
+        if let Ok(true) = store.abandon_if_expired(thread, &r.run_id, now).await {
+            tracing::warn!(thread_id = %thread, run_id = %r.run_id, "run abandoned by its server (lease expired); closed with RUN_ERROR");
+        }
+    }
+}
+
+/// How often a follower that is caught up checks a running run's lease.
+const LEASE_CHECK: Duration = Duration::from_secs(1);
 
 /// A store error as the JSON error response (404 unknown thread/run, 400 bad sequence...).
 pub(crate) fn store_error(e: &StoreError) -> Response {
@@ -82,20 +147,34 @@ fn is_terminal(e: &Event) -> bool {
 }
 
 /// An SSE response fed by a channel of frames.
-fn sse(rx: mpsc::Receiver<bytes::Bytes>, guard: Option<CancelGuard>) -> Response {
-    streamed(rx, guard, crate::negotiate::Encoding::Sse)
+fn sse(rx: mpsc::Receiver<bytes::Bytes>, keep_alive: Option<Duration>) -> Response {
+    streamed(rx, None, crate::negotiate::Encoding::Sse, keep_alive)
 }
 
-/// A response in `encoding` fed by a channel of frames.
+/// A response in `encoding` fed by a channel of frames. When no frame has come for
+/// `keep_alive`, a keep-alive comment is sent (SSE only: protobuf has no such frame), so
+/// proxies do not close a stream that waits on a slow run.
 fn streamed(
     rx: mpsc::Receiver<bytes::Bytes>,
     guard: Option<CancelGuard>,
     encoding: crate::negotiate::Encoding,
+    keep_alive: Option<Duration>,
 ) -> Response {
-    let stream = futures_util::stream::unfold((rx, guard), |(mut rx, guard)| async move {
-        let f = rx.recv().await?;
-        Some((Ok::<_, std::convert::Infallible>(f), (rx, guard)))
+    let beat = keep_alive.and_then(|every| {
+        let frame = crate::encode::FrameEncoder::new(encoding).keep_alive()?;
+        Some((every, frame))
     });
+    let stream =
+        futures_util::stream::unfold((rx, guard, beat), |(mut rx, guard, beat)| async move {
+            let f = match &beat {
+                Some((every, frame)) => match tokio::time::timeout(*every, rx.recv()).await {
+                    Ok(f) => f?,
+                    Err(_) => frame.clone(),
+                },
+                None => rx.recv().await?,
+            };
+            Some((Ok::<_, std::convert::Infallible>(f), (rx, guard, beat)))
+        });
     let mut res = Response::new(Body::from_stream(stream));
     let h = res.headers_mut();
     h.insert(
@@ -130,11 +209,18 @@ pub(crate) async fn start(
     taps: mpsc::UnboundedReceiver<Event>,
     drive: crate::body::RunBody,
     encoding: crate::negotiate::Encoding,
+    keep_alive: Option<Duration>,
 ) -> Response {
     let store = options.store.clone();
     let (thread, run_id) = (run.thread_id.clone(), run.run_id.clone());
     let (first_tx, first_rx) = oneshot::channel();
-    tokio::spawn(persist(store.clone(), run.clone(), taps, first_tx));
+    tokio::spawn(persist(
+        store.clone(),
+        run.clone(),
+        taps,
+        first_tx,
+        options.lease,
+    ));
     tokio::spawn(async move {
         let mut drive = drive;
         while drive.next().await.is_some() {}
@@ -188,18 +274,40 @@ pub(crate) async fn start(
             }
         }
     });
-    streamed(rx, guard, encoding)
+    streamed(rx, guard, encoding, keep_alive)
 }
 
-/// Appends the run's events as they come, in batches of what is waiting.
+/// Appends the run's events as they come, in batches of what is waiting, and renews the
+/// run's lease (before the first event, then every third of `lease`) until it ends.
 async fn persist(
     store: Arc<dyn EventStore>,
     run: Arc<RunShared>,
     mut taps: mpsc::UnboundedReceiver<Event>,
     first: oneshot::Sender<Result<u64, StoreError>>,
+    lease: Duration,
 ) {
     let mut first = Some(first);
-    while let Some(e) = taps.recv().await {
+    let renew = |store: Arc<dyn EventStore>, run: Arc<RunShared>| async move {
+        let until = now_ms() + lease.as_millis() as u64;
+        if let Err(e) = store.renew_lease(&run.thread_id, &run.run_id, until).await {
+            tracing::warn!(thread_id = %run.thread_id, run_id = %run.run_id, "cannot renew the run's lease: {e}");
+        }
+    };
+    renew(store.clone(), run.clone()).await;
+    let mut ticks = tokio::time::interval(lease / 3);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticks.tick().await;
+    loop {
+        let e = tokio::select! {
+            e = taps.recv() => match e {
+                Some(e) => e,
+                None => break,
+            },
+            _ = ticks.tick() => {
+                renew(store.clone(), run.clone()).await;
+                continue;
+            }
+        };
         let mut batch = vec![e];
         while batch.len() < 1024 {
             match taps.try_recv() {
@@ -211,6 +319,9 @@ async fn persist(
             Ok(range) => {
                 if let Some(tx) = first.take() {
                     let _ = tx.send(Ok(range.start));
+                }
+                if batch.iter().any(is_terminal) {
+                    return;
                 }
             }
             Err(e) => {
@@ -235,6 +346,7 @@ pub(crate) async fn threads(store: Arc<dyn EventStore>) -> Response {
 
 /// `GET P/threads/{id}`.
 pub(crate) async fn thread(store: Arc<dyn EventStore>, thread: String) -> Response {
+    sweep_abandoned(&*store, &thread).await;
     let info = match store.thread(&thread).await {
         Ok(i) => i,
         Err(e) => return store_error(&e),
@@ -251,6 +363,7 @@ pub(crate) async fn connect(
     thread: String,
     headers: HeaderMap,
     uri: axum::http::Uri,
+    keep_alive: Option<Duration>,
 ) -> Response {
     let query: std::collections::HashMap<String, String> = uri
         .query()
@@ -307,6 +420,7 @@ pub(crate) async fn connect(
         let running =
             |runs: &[agui_store::RunInfo]| runs.iter().any(|r| r.status == RunStatus::Running);
         let mut tail = store.tail(&thread, next);
+        let mut last_lease_check = std::time::Instant::now() - LEASE_CHECK;
         loop {
             // Stored events first; once caught up, stop when no run is in progress.
             let item = match tokio::time::timeout(std::time::Duration::from_millis(50), tail.next())
@@ -315,23 +429,35 @@ pub(crate) async fn connect(
                 Ok(Some(Ok(item))) => item,
                 Ok(_) => return,
                 Err(_) => {
+                    if last_lease_check.elapsed() >= LEASE_CHECK {
+                        last_lease_check = std::time::Instant::now();
+                        sweep_abandoned(&*store, &thread).await;
+                    }
                     if !store
                         .runs(&thread)
                         .await
                         .map(|r| running(&r))
                         .unwrap_or(false)
                     {
+                        // What the tail has not delivered yet (an abandoned run's
+                        // RUN_ERROR appended just now, say) is read directly.
+                        for item in store.read(&thread, next).await.unwrap_or_default() {
+                            if tx.send(frame(Some(item.seq), &item.event)).await.is_err() {
+                                return;
+                            }
+                        }
                         return;
                     }
                     continue;
                 }
             };
+            next = item.seq + 1;
             if tx.send(frame(Some(item.seq), &item.event)).await.is_err() {
                 return;
             }
         }
     });
-    sse(rx, None)
+    sse(rx, keep_alive)
 }
 
 /// `POST P` with `Last-Event-ID`: a client resuming a broken response. When the store holds
@@ -343,6 +469,7 @@ pub(crate) async fn reattach(
     thread: &str,
     run_id: &str,
     last_event_id: &str,
+    keep_alive: Option<Duration>,
 ) -> Option<Response> {
     let store = options.store.clone();
     let Ok(after) = last_event_id.trim().parse::<u64>() else {
@@ -357,6 +484,8 @@ pub(crate) async fn reattach(
     let (tx, rx) = mpsc::channel(64);
     tokio::spawn(async move {
         let mut tail = store.tail(&thread, after + 1);
+        let mut next = after + 1;
+        let mut last_lease_check = std::time::Instant::now() - LEASE_CHECK;
         loop {
             let item = match tokio::time::timeout(std::time::Duration::from_millis(50), tail.next())
                 .await
@@ -364,13 +493,30 @@ pub(crate) async fn reattach(
                 Ok(Some(Ok(item))) => item,
                 Ok(_) => return,
                 Err(_) => {
-                    // Caught up: stop once the run is over (its end was before `after`).
+                    // Caught up: stop once the run is over (its end was before `after`);
+                    // close it when its server died (its RUN_ERROR then comes next).
+                    if last_lease_check.elapsed() >= LEASE_CHECK {
+                        last_lease_check = std::time::Instant::now();
+                        let _ = store.abandon_if_expired(&thread, &run_id, now_ms()).await;
+                    }
                     match store.run(&thread, &run_id).await {
                         Ok(r) if r.status == RunStatus::Running => continue,
-                        _ => return,
+                        _ => {
+                            // Its end when the tail has not delivered it yet.
+                            let rest = store.read(&thread, next).await.unwrap_or_default();
+                            for item in rest.into_iter().filter(|i| i.run_id == run_id) {
+                                let end = is_terminal(&item.event);
+                                if tx.send(frame(Some(item.seq), &item.event)).await.is_err() || end
+                                {
+                                    return;
+                                }
+                            }
+                            return;
+                        }
                     }
                 }
             };
+            next = item.seq + 1;
             if item.run_id != run_id {
                 continue;
             }
@@ -381,5 +527,5 @@ pub(crate) async fn reattach(
             }
         }
     });
-    Some(sse(rx, None))
+    Some(sse(rx, keep_alive))
 }

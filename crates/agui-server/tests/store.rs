@@ -22,10 +22,7 @@ async fn server(store: Arc<dyn EventStore>) -> String {
     });
     let app = AgentServer::new(agent)
         .path("/agent")
-        .store(StoreOptions {
-            store,
-            cancel_on_disconnect: false,
-        })
+        .store(StoreOptions::new(store))
         .router();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -175,4 +172,44 @@ async fn bad_thread_run_and_sequence_are_json_errors() {
             .as_deref(),
         Some("r1")
     );
+}
+
+/// Store-mode responses (the run's own, and a thread followed through `connect`) get
+/// keep-alive comments while the run is silent, like plain responses do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_streams_get_keep_alive_comments_while_the_run_is_silent() {
+    let agent = agent_fn(|_input, ctx| async move {
+        ctx.say("early").await?;
+        tokio::time::sleep(Duration::from_millis(450)).await;
+        ctx.say("late").await?;
+        Ok(Finish::success())
+    });
+    let app = AgentServer::new(agent)
+        .path("/agent")
+        .config(agui_server::ServerConfig::default().keep_alive(Some(Duration::from_millis(100))))
+        .store(StoreOptions::new(Arc::new(MemoryStore::new())))
+        .router();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let run = {
+        let addr = addr.clone();
+        tokio::spawn(async move { request(&addr, "POST /agent HTTP/1.1", INPUT, |_| false).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let followed = request(&addr, "GET /agent/threads/t1/connect HTTP/1.1", "", |_| {
+        false
+    })
+    .await;
+    let run = run.await.unwrap();
+    for (what, body) in [("run", &run), ("connect", &followed)] {
+        assert!(body.starts_with("HTTP/1.1 200"), "{what}: {body}");
+        let pings = body.matches(": keep-alive\n\n").count();
+        assert!(pings >= 2, "{what}: {pings} keep-alives in {body:?}");
+        assert!(body.contains("RUN_FINISHED"), "{what}: {body}");
+    }
+    // The ids are untouched by the comments: 1..=n on the run's own response.
+    let seen = ids(&run);
+    assert_eq!(seen, (1..=seen.len() as u64).collect::<Vec<_>>());
 }

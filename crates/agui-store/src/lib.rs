@@ -205,6 +205,51 @@ pub trait EventStore: Send + Sync + 'static {
     /// reported as the first item.
     fn tail(&self, thread: &str, from_seq: u64) -> BoxStream<'static, Result<StoredEvent>>;
 
+    /// Records that the process running `run` of `thread` is alive until `until_ms` (Unix
+    /// milliseconds): a server renews this lease while the run goes on, so that a run whose
+    /// server died can be told from a run that is only quiet (see
+    /// [`EventStore::abandon_if_expired`]). The lease may be renewed before the run's first
+    /// event is stored.
+    fn renew_lease<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<()>>;
+
+    /// The expiry of `run`'s lease (Unix milliseconds), `None` when none was ever recorded
+    /// (a run written without a server, which is never considered abandoned).
+    fn lease<'a>(&'a self, thread: &'a str, run: &'a str) -> BoxFuture<'a, Result<Option<u64>>>;
+
+    /// Closes `run` with a `RUN_ERROR` (code `abandoned`) when it is still running and its
+    /// lease expired before `now_ms`: its server stopped without ending it, and readers that
+    /// follow it would otherwise wait forever. Returns whether it did. A run that ended
+    /// meanwhile (its server was only late) is left as it is.
+    fn abandon_if_expired<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(async move {
+            if self.run(thread, run).await?.status != RunStatus::Running {
+                return Ok(false);
+            }
+            match self.lease(thread, run).await? {
+                Some(until) if until < now_ms => {}
+                _ => return Ok(false),
+            }
+            let error =
+                agui_core::event::RunError::new("the run's server stopped before the run ended")
+                    .with_code("abandoned");
+            match self.append(thread, run, &[Event::from(error)]).await {
+                Ok(_) => Ok(true),
+                Err(StoreError::RunClosed { .. }) => Ok(false),
+                Err(e) => Err(e),
+            }
+        })
+    }
+
     /// Every stored event of `thread` from `from_seq` on (inclusive), decoded.
     fn read<'a>(
         &'a self,
@@ -305,6 +350,32 @@ impl<S: EventStore + ?Sized> EventStore for Arc<S> {
     }
     fn tail(&self, thread: &str, from_seq: u64) -> BoxStream<'static, Result<StoredEvent>> {
         (**self).tail(thread, from_seq)
+    }
+    fn read<'a>(
+        &'a self,
+        thread: &'a str,
+        from_seq: u64,
+    ) -> BoxFuture<'a, Result<Vec<StoredEvent>>> {
+        (**self).read(thread, from_seq)
+    }
+    fn renew_lease<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<()>> {
+        (**self).renew_lease(thread, run, until_ms)
+    }
+    fn lease<'a>(&'a self, thread: &'a str, run: &'a str) -> BoxFuture<'a, Result<Option<u64>>> {
+        (**self).lease(thread, run)
+    }
+    fn abandon_if_expired<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<bool>> {
+        (**self).abandon_if_expired(thread, run, now_ms)
     }
 }
 

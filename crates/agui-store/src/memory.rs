@@ -24,6 +24,8 @@ struct Thread {
 struct Inner {
     threads: HashMap<String, Thread>,
     order: Vec<String>,
+    /// (thread, run) → lease expiry (Unix ms).
+    leases: HashMap<(String, String), u64>,
 }
 
 /// An [`EventStore`] in memory: lost when the process ends. Cheap to clone (shared).
@@ -190,6 +192,27 @@ impl EventStore for MemoryStore {
 
     fn poll_interval(&self) -> Option<Duration> {
         None
+    }
+
+    fn renew_lease<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<()>> {
+        self.lock()
+            .leases
+            .insert((thread.to_owned(), run.to_owned()), until_ms);
+        std::future::ready(Ok(())).boxed()
+    }
+
+    fn lease<'a>(&'a self, thread: &'a str, run: &'a str) -> BoxFuture<'a, Result<Option<u64>>> {
+        let until = self
+            .lock()
+            .leases
+            .get(&(thread.to_owned(), run.to_owned()))
+            .copied();
+        std::future::ready(Ok(until)).boxed()
     }
 
     fn tail(&self, thread: &str, from_seq: u64) -> BoxStream<'static, Result<StoredEvent>> {

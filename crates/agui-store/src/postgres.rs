@@ -105,6 +105,12 @@ impl PostgresStore {
                  run_id BYTEA NOT NULL,
                  body BYTEA NOT NULL,
                  PRIMARY KEY (tid, seq)
+             );
+             CREATE TABLE IF NOT EXISTS {s}.leases (
+                 thread_id BYTEA NOT NULL,
+                 run_id BYTEA NOT NULL,
+                 until_ms BIGINT NOT NULL,
+                 PRIMARY KEY (thread_id, run_id)
              );",
             s = schema
         );
@@ -424,6 +430,48 @@ impl EventStore for PostgresStore {
 
     fn poll_interval(&self) -> Option<Duration> {
         Some(Duration::from_secs(1))
+    }
+
+    fn renew_lease<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let s = &self.inner.schema;
+            let until = i64::try_from(until_ms).unwrap_or(i64::MAX);
+            self.inner
+                .reader
+                .execute(
+                    &format!(
+                        "INSERT INTO {s}.leases (thread_id, run_id, until_ms) VALUES ($1, $2, $3)
+                         ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = EXCLUDED.until_ms"
+                    ),
+                    &[&thread.as_bytes(), &run.as_bytes(), &until],
+                )
+                .await
+                .map_err(pg)?;
+            Ok(())
+        })
+    }
+
+    fn lease<'a>(&'a self, thread: &'a str, run: &'a str) -> BoxFuture<'a, Result<Option<u64>>> {
+        Box::pin(async move {
+            let s = &self.inner.schema;
+            let row = self
+                .inner
+                .reader
+                .query_opt(
+                    &format!(
+                        "SELECT until_ms FROM {s}.leases WHERE thread_id = $1 AND run_id = $2"
+                    ),
+                    &[&thread.as_bytes(), &run.as_bytes()],
+                )
+                .await
+                .map_err(pg)?;
+            Ok(row.map(|r| r.get::<_, i64>(0).max(0) as u64))
+        })
     }
 
     fn tail(&self, thread: &str, from_seq: u64) -> BoxStream<'static, Result<StoredEvent>> {

@@ -558,6 +558,56 @@ async fn data_survives_reopening(open: Open) {
 }
 
 /// Every case of the suite, by name.
+/// Leases: renewed and read back (shared between instances); a running run whose lease
+/// expired is closed with `RUN_ERROR` code `abandoned`; a run with a live lease, without a
+/// lease, or already ended is left alone.
+async fn expired_leases_abandon_running_runs(open: Open) {
+    let store = open().await;
+    let other = open().await;
+    store
+        .append("t", "r1", &[started("t", "r1")])
+        .await
+        .unwrap();
+    assert_eq!(store.lease("t", "r1").await.unwrap(), None);
+    // No lease: never abandoned.
+    assert!(!store.abandon_if_expired("t", "r1", u64::MAX).await.unwrap());
+    store.renew_lease("t", "r1", 1_000).await.unwrap();
+    store.renew_lease("t", "r1", 2_000).await.unwrap();
+    assert_eq!(other.lease("t", "r1").await.unwrap(), Some(2_000));
+    // Live lease.
+    assert!(!other.abandon_if_expired("t", "r1", 1_500).await.unwrap());
+    assert_eq!(
+        store.run("t", "r1").await.unwrap().status,
+        RunStatus::Running
+    );
+    // Expired.
+    assert!(other.abandon_if_expired("t", "r1", 2_001).await.unwrap());
+    let run = store.run("t", "r1").await.unwrap();
+    assert_eq!(run.status, RunStatus::Error);
+    let last = store.read("t", run.last_seq).await.unwrap();
+    match &last[0].event {
+        Event::RunError(e) => assert_eq!(e.code.as_deref(), Some("abandoned")),
+        other => panic!("{other:?}"),
+    }
+    // Ended: nothing more happens, and the owner's late append is refused.
+    assert!(!store.abandon_if_expired("t", "r1", u64::MAX).await.unwrap());
+    assert!(matches!(
+        store.append("t", "r1", &[finished("t", "r1")]).await,
+        Err(StoreError::RunClosed { .. })
+    ));
+    // A finished run with an expired lease stays finished.
+    store.renew_lease("t", "r2", 5).await.unwrap();
+    store
+        .append("t", "r2", &[started("t", "r2"), finished("t", "r2")])
+        .await
+        .unwrap();
+    assert!(!store.abandon_if_expired("t", "r2", 10).await.unwrap());
+    assert_eq!(
+        store.run("t", "r2").await.unwrap().status,
+        RunStatus::Finished
+    );
+}
+
 pub fn cases() -> Vec<(&'static str, Case)> {
     macro_rules! case {
         ($f:ident) => {
@@ -579,5 +629,6 @@ pub fn cases() -> Vec<(&'static str, Case)> {
         case!(tail_follows_another_instance),
         case!(concurrent_appends_get_distinct_contiguous_sequences),
         case!(data_survives_reopening),
+        case!(expired_leases_abandon_running_runs),
     ]
 }
