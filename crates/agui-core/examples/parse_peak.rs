@@ -1,0 +1,67 @@
+//! Parses an SSE file read in 64 KiB chunks into validated typed events, one at a time
+//! (each dropped once decoded, as a consumer that folds them would), and prints the
+//! process's peak resident memory against the file's size (Linux: `VmHWM`).
+//!
+//! Issue 4's "peak memory while parsing the big workload ≤ 2× the file size":
+//!
+//! ```sh
+//! python3 ../shared/bench/gen_workloads.py --out /tmp/wl --only w4
+//! cargo run --release -p agui-core --example parse_peak -- /tmp/wl/w4_big.sse
+//! ```
+
+use agui_core::Event;
+use agui_core::codec::sse::SseDecoder;
+use std::io::Read;
+
+fn peak_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let path = std::env::args()
+        .nth(1)
+        .ok_or("usage: parse_peak FILE.sse")?;
+    let size = std::fs::metadata(&path)?.len();
+    let before = peak_kib().unwrap_or(0);
+    let mut file = std::fs::File::open(&path)?;
+    let mut decoder = SseDecoder::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let (mut events, mut largest) = (0usize, 0usize);
+    let mut take = |decoder: &mut SseDecoder, finish: bool| -> Result<(), String> {
+        loop {
+            let frame = if finish {
+                decoder.finish_ref()
+            } else {
+                decoder.next_frame_ref()
+            }
+            .map_err(|e| e.to_string())?;
+            let Some(frame) = frame else { return Ok(()) };
+            largest = largest.max(frame.data.len());
+            let event = Event::from_json_str(frame.data).map_err(|e| e.to_string())?;
+            std::hint::black_box(&event);
+            events += 1;
+        }
+    };
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        decoder.push(&buf[..n]);
+        take(&mut decoder, false)?;
+    }
+    take(&mut decoder, true)?;
+    let peak = peak_kib().unwrap_or(0);
+    println!(
+        "{events} events, file {:.1} MB, largest frame {:.1} MB; peak RSS {:.1} MB \
+         (before parsing {:.1} MB): {:.2}x the file size",
+        size as f64 / 1e6,
+        largest as f64 / 1e6,
+        peak as f64 * 1024.0 / 1e6,
+        before as f64 * 1024.0 / 1e6,
+        peak as f64 * 1024.0 / size as f64
+    );
+    Ok(())
+}
