@@ -5,8 +5,8 @@
 //! Issue 4's "peak memory while parsing the big workload ≤ 2× the file size":
 //!
 //! ```sh
-//! python3 ../shared/bench/gen_workloads.py --out /tmp/wl --only w4
-//! cargo run --release -p agui-core --example parse_peak -- /tmp/wl/w4_big.sse
+//! python3 ../shared/bench/gen_workloads.py --out target/workloads --only w4
+//! cargo run --release -p agui-core --example parse_peak -- target/workloads/w4_big.sse
 //! ```
 
 use agui_core::Event;

@@ -80,10 +80,26 @@ impl std::fmt::Debug for StoreOptions {
     }
 }
 
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+/// Now, in Unix milliseconds, as leases count it.
+fn lease_now() -> u64 {
+    u64::try_from(crate::event_ext::now_ms()).unwrap_or(0)
+}
+
+/// Sends the stored events of `thread` from `from` on (those of `run` only, when given)
+/// that a tail has not delivered yet: a run's end appended just before the tail stopped.
+async fn send_rest(
+    store: &dyn EventStore,
+    thread: &str,
+    from: u64,
+    run: Option<&str>,
+    tx: &mpsc::Sender<bytes::Bytes>,
+) {
+    let rest = store.read(thread, from).await.unwrap_or_default();
+    for item in rest.iter().filter(|i| run.is_none_or(|r| i.run_id == r)) {
+        if tx.send(frame(Some(item.seq), &item.event)).await.is_err() {
+            return;
+        }
+    }
 }
 
 /// Closes the thread's running runs whose lease expired (their server died); errors are
@@ -92,7 +108,7 @@ async fn sweep_abandoned(store: &dyn EventStore, thread: &str) {
     let Ok(runs) = store.runs(thread).await else {
         return;
     };
-    let now = now_ms();
+    let now = lease_now();
     for r in runs.iter().filter(|r| r.status == RunStatus::Running) {
         if let Ok(true) = store.abandon_if_expired(thread, &r.run_id, now).await {
             tracing::warn!(thread_id = %thread, run_id = %r.run_id, "run abandoned by its server (lease expired); closed with RUN_ERROR");
@@ -287,13 +303,13 @@ async fn persist(
     lease: Duration,
 ) {
     let mut first = Some(first);
-    let renew = |store: Arc<dyn EventStore>, run: Arc<RunShared>| async move {
-        let until = now_ms() + lease.as_millis() as u64;
+    let renew = || async {
+        let until = lease_now() + lease.as_millis() as u64;
         if let Err(e) = store.renew_lease(&run.thread_id, &run.run_id, until).await {
             tracing::warn!(thread_id = %run.thread_id, run_id = %run.run_id, "cannot renew the run's lease: {e}");
         }
     };
-    renew(store.clone(), run.clone()).await;
+    renew().await;
     let mut ticks = tokio::time::interval(lease / 3);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     ticks.tick().await;
@@ -304,7 +320,7 @@ async fn persist(
                 None => break,
             },
             _ = ticks.tick() => {
-                renew(store.clone(), run.clone()).await;
+                renew().await;
                 continue;
             }
         };
@@ -439,13 +455,7 @@ pub(crate) async fn connect(
                         .map(|r| running(&r))
                         .unwrap_or(false)
                     {
-                        // What the tail has not delivered yet (an abandoned run's
-                        // RUN_ERROR appended just now, say) is read directly.
-                        for item in store.read(&thread, next).await.unwrap_or_default() {
-                            if tx.send(frame(Some(item.seq), &item.event)).await.is_err() {
-                                return;
-                            }
-                        }
+                        send_rest(&*store, &thread, next, None, &tx).await;
                         return;
                     }
                     continue;
@@ -497,20 +507,14 @@ pub(crate) async fn reattach(
                     // close it when its server died (its RUN_ERROR then comes next).
                     if last_lease_check.elapsed() >= LEASE_CHECK {
                         last_lease_check = std::time::Instant::now();
-                        let _ = store.abandon_if_expired(&thread, &run_id, now_ms()).await;
+                        let _ = store
+                            .abandon_if_expired(&thread, &run_id, lease_now())
+                            .await;
                     }
                     match store.run(&thread, &run_id).await {
                         Ok(r) if r.status == RunStatus::Running => continue,
                         _ => {
-                            // Its end when the tail has not delivered it yet.
-                            let rest = store.read(&thread, next).await.unwrap_or_default();
-                            for item in rest.into_iter().filter(|i| i.run_id == run_id) {
-                                let end = is_terminal(&item.event);
-                                if tx.send(frame(Some(item.seq), &item.event)).await.is_err() || end
-                                {
-                                    return;
-                                }
-                            }
+                            send_rest(&*store, &thread, next, Some(&run_id), &tx).await;
                             return;
                         }
                     }

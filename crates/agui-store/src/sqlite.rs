@@ -90,6 +90,10 @@ CREATE TABLE IF NOT EXISTS leases (
 ) WITHOUT ROWID;
 ";
 
+/// A thread's events from a sequence on, at most a number of them: `(tid, seq, limit)`.
+const EVENTS_FROM: &str =
+    "SELECT seq, run_id, body FROM events WHERE tid = ?1 AND seq >= ?2 ORDER BY seq LIMIT ?3";
+
 struct Inner {
     path: PathBuf,
     options: SqliteOptions,
@@ -239,6 +243,21 @@ fn thread_row(c: &Connection, thread: &str) -> Result<Option<(i64, u64)>> {
         .map_err(backend)
 }
 
+/// The thread's `(tid, last_seq)` when events can be read from `from_seq` (at most one past
+/// the last sequence).
+fn readable_thread(c: &Connection, thread: &str, from_seq: u64) -> Result<(i64, u64)> {
+    let (tid, last) =
+        thread_row(c, thread)?.ok_or_else(|| StoreError::UnknownThread(thread.to_owned()))?;
+    if from_seq > last + 1 {
+        return Err(StoreError::SequenceOutOfRange {
+            thread: thread.to_owned(),
+            seq: from_seq,
+            last,
+        });
+    }
+    Ok((tid, last))
+}
+
 fn runs_of(c: &Connection, tid: i64) -> Result<Vec<RunInfo>> {
     let mut stmt = c
         .prepare_cached(
@@ -383,22 +402,9 @@ impl EventStore for SqliteStore {
         let thread = thread.to_owned();
         Box::pin(self.read(move |c| {
             let tx = c.transaction().map_err(backend)?;
-            let (tid, last) = thread_row(&tx, &thread)?
-                .ok_or_else(|| StoreError::UnknownThread(thread.clone()))?;
-            if from_seq > last + 1 {
-                return Err(StoreError::SequenceOutOfRange {
-                    thread,
-                    seq: from_seq,
-                    last,
-                });
-            }
+            let (tid, _) = readable_thread(&tx, &thread, from_seq)?;
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-            let mut stmt = tx
-                .prepare_cached(
-                    "SELECT seq, run_id, body FROM events WHERE tid = ?1 AND seq >= ?2
-                     ORDER BY seq LIMIT ?3",
-                )
-                .map_err(backend)?;
+            let mut stmt = tx.prepare_cached(EVENTS_FROM).map_err(backend)?;
             let rows = stmt
                 .query_map(params![tid, from_seq as i64, limit], |r| {
                     Ok(RawEvent {
@@ -424,22 +430,10 @@ impl EventStore for SqliteStore {
         let thread = thread.to_owned();
         Box::pin(self.read(move |c| {
             let tx = c.transaction().map_err(backend)?;
-            let (tid, last) = thread_row(&tx, &thread)?
-                .ok_or_else(|| StoreError::UnknownThread(thread.clone()))?;
-            if from_seq > last + 1 {
-                return Err(StoreError::SequenceOutOfRange {
-                    thread,
-                    seq: from_seq,
-                    last,
-                });
-            }
-            let mut stmt = tx
-                .prepare_cached(
-                    "SELECT seq, run_id, body FROM events WHERE tid = ?1 AND seq >= ?2 ORDER BY seq",
-                )
-                .map_err(backend)?;
+            let (tid, last) = readable_thread(&tx, &thread, from_seq)?;
+            let mut stmt = tx.prepare_cached(EVENTS_FROM).map_err(backend)?;
             let mut rows = stmt
-                .query(params![tid, from_seq.max(1) as i64])
+                .query(params![tid, from_seq.max(1) as i64, i64::MAX])
                 .map_err(backend)?;
             let expected = (last + 1).saturating_sub(from_seq.max(1));
             let mut out = Vec::with_capacity(usize::try_from(expected).unwrap_or(0).min(1 << 24));
@@ -450,7 +444,11 @@ impl EventStore for SqliteStore {
                 if run != run_id {
                     run.clone_into(&mut run_id);
                 }
-                let body = row.get_ref(2).map_err(backend)?.as_bytes().map_err(backend)?;
+                let body = row
+                    .get_ref(2)
+                    .map_err(backend)?
+                    .as_bytes()
+                    .map_err(backend)?;
                 let event = Event::from_json_slice(body).map_err(|e| StoreError::Corrupt {
                     thread: thread.clone(),
                     seq,

@@ -557,7 +557,6 @@ async fn data_survives_reopening(open: Open) {
     );
 }
 
-/// Every case of the suite, by name.
 /// Leases: renewed and read back (shared between instances); a running run whose lease
 /// expired is closed with `RUN_ERROR` code `abandoned`; a run with a live lease, without a
 /// lease, or already ended is left alone.
@@ -608,6 +607,7 @@ async fn expired_leases_abandon_running_runs(open: Open) {
     );
 }
 
+/// Every case of the suite, by name.
 pub fn cases() -> Vec<(&'static str, Case)> {
     macro_rules! case {
         ($f:ident) => {
