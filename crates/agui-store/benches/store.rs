@@ -1,4 +1,5 @@
-//! Append throughput (batched) and replay of a 1M-event thread.
+//! Append throughput (batched), many concurrent small runs (what a busy server does), and
+//! replay of a 1M-event thread.
 //!
 //! `cargo bench -p agui-store --features postgres` (PostgreSQL figures need
 //! `AGUI_TEST_POSTGRES_URL`; without it they are skipped, and say so).
@@ -11,6 +12,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 const BATCH: usize = 1000;
@@ -65,12 +67,72 @@ fn bench_append(
     g.finish();
 }
 
+/// Runs in flight at once in [`bench_runs`].
+const CONCURRENCY: usize = 32;
+
+/// One run the way a server stores it: its lease, `RUN_STARTED` alone, ten small batches of
+/// deltas, then `RUN_FINISHED`, each thread new.
+async fn one_run(store: &dyn EventStore, thread: &str) {
+    let run = "run";
+    store.renew_lease(thread, run, u64::MAX / 2).await.unwrap();
+    let start = Event::from_json_slice(
+        &serde_json::to_vec(&json!({"type": "RUN_STARTED", "threadId": thread, "runId": run}))
+            .unwrap(),
+    )
+    .unwrap();
+    store.append(thread, run, &[start]).await.unwrap();
+    for i in 0..10 {
+        let deltas: Vec<Event> = (i * 3..i * 3 + 3).map(content).collect();
+        store.append(thread, run, &deltas).await.unwrap();
+    }
+    let end = Event::from_json_slice(
+        &serde_json::to_vec(&json!({"type": "RUN_FINISHED", "threadId": thread, "runId": run}))
+            .unwrap(),
+    )
+    .unwrap();
+    store.append(thread, run, &[end]).await.unwrap();
+}
+
+/// `CONCURRENCY` runs at once, each on a thread of its own; reports runs per second.
+fn bench_runs(
+    c: &mut Criterion,
+    name: &str,
+    store: Arc<dyn EventStore>,
+    rt: &tokio::runtime::Runtime,
+) {
+    let mut g = c.benchmark_group("concurrent_runs");
+    g.throughput(Throughput::Elements(CONCURRENCY as u64));
+    g.measurement_time(Duration::from_secs(5));
+    let next = Arc::new(AtomicU64::new(0));
+    let prefix = format!("runs-{}", std::process::id());
+    g.bench_function(BenchmarkId::new(name, format!("c{CONCURRENCY}")), |b| {
+        b.to_async(rt).iter(|| {
+            let (store, next, prefix) = (store.clone(), next.clone(), prefix.clone());
+            async move {
+                let tasks: Vec<_> = (0..CONCURRENCY)
+                    .map(|_| {
+                        let store = store.clone();
+                        let thread = format!("{prefix}-{}", next.fetch_add(1, Ordering::Relaxed));
+                        tokio::spawn(async move { one_run(&*store, &thread).await })
+                    })
+                    .collect();
+                for t in tasks {
+                    t.await.unwrap();
+                }
+            }
+        })
+    });
+    g.finish();
+}
+
 fn appends(c: &mut Criterion) {
     let rt = rt();
     bench_append(c, "memory", Arc::new(MemoryStore::new()), &rt);
     let path = dir().join(format!("append-{}.db", std::process::id()));
     let sqlite = rt.block_on(SqliteStore::open(&path)).unwrap();
-    bench_append(c, "sqlite", Arc::new(sqlite), &rt);
+    bench_append(c, "sqlite", Arc::new(sqlite.clone()), &rt);
+    bench_runs(c, "memory", Arc::new(MemoryStore::new()), &rt);
+    bench_runs(c, "sqlite", Arc::new(sqlite), &rt);
     for ext in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
     }
@@ -82,6 +144,7 @@ fn appends(c: &mut Criterion) {
                 .block_on(agui_store::PostgresStore::connect(&url, &schema))
                 .unwrap();
             bench_append(c, "postgres", Arc::new(pg.clone()), &rt);
+            bench_runs(c, "postgres", Arc::new(pg.clone()), &rt);
             rt.block_on(pg.drop_schema()).unwrap();
         }
         _ => println!("append/postgres: skipped (AGUI_TEST_POSTGRES_URL is not set)"),

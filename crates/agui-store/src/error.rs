@@ -34,11 +34,21 @@ pub enum StoreError {
         /// The run.
         run: String,
     },
+    /// The run already exists in the thread (running or ended): a batch that begins with
+    /// `RUN_STARTED` must start a new run. Two requests with the same run id get one run.
+    #[error("run {run:?} already exists in thread {thread:?}")]
+    RunExists {
+        /// The thread.
+        thread: String,
+        /// The run.
+        run: String,
+    },
     /// The input does not make sense (empty id, mismatching ids, ...).
     #[error("invalid input: {0}")]
     Invalid(String),
-    /// A stored event could not be decoded.
-    #[error("stored event {seq} of thread {thread:?} cannot be decoded: {message}")]
+    /// A stored event could not be decoded (the events before it can still be read, see
+    /// [`EventStore::read_until_corrupt`](crate::EventStore::read_until_corrupt)).
+    #[error("the stored event at sequence {seq} of thread {thread:?} cannot be decoded: {message}")]
     Corrupt {
         /// The thread.
         thread: String,
@@ -47,6 +57,10 @@ pub enum StoreError {
         /// The decoder's message.
         message: String,
     },
+    /// The store's database is damaged (a corrupt SQLite file, missing tables or columns):
+    /// the message says what was found and how to recover.
+    #[error("the store is damaged: {0}")]
+    Damaged(String),
     /// The backend failed (I/O, database error, lost connection).
     #[error("store backend: {0}")]
     Backend(String),
@@ -54,12 +68,14 @@ pub enum StoreError {
 
 impl StoreError {
     /// The HTTP status that reports this error: 404 for an unknown thread or run, 400 for a
-    /// sequence out of range or invalid input, 409 for a closed run, 500 otherwise.
+    /// sequence out of range or invalid input, 409 for a closed or already existing run, 503
+    /// for a damaged store, 500 otherwise (a corrupt event, a failing backend).
     pub fn http_status(&self) -> u16 {
         match self {
             StoreError::UnknownThread(_) | StoreError::UnknownRun { .. } => 404,
             StoreError::SequenceOutOfRange { .. } | StoreError::Invalid(_) => 400,
-            StoreError::RunClosed { .. } => 409,
+            StoreError::RunClosed { .. } | StoreError::RunExists { .. } => 409,
+            StoreError::Damaged(_) => 503,
             StoreError::Corrupt { .. } | StoreError::Backend(_) => 500,
         }
     }
@@ -71,8 +87,10 @@ impl StoreError {
             StoreError::UnknownRun { .. } => "unknown_run",
             StoreError::SequenceOutOfRange { .. } => "sequence_out_of_range",
             StoreError::RunClosed { .. } => "run_closed",
+            StoreError::RunExists { .. } => "run_exists",
             StoreError::Invalid(_) => "invalid_input",
             StoreError::Corrupt { .. } => "corrupt_event",
+            StoreError::Damaged(_) => "store_damaged",
             StoreError::Backend(_) => "store_backend",
         }
     }

@@ -41,7 +41,7 @@ mod tail;
 pub use error::StoreError;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
-pub use postgres::PostgresStore;
+pub use postgres::{PostgresOptions, PostgresStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore, Synchronous};
 pub use tail::tail_stream;
@@ -134,10 +134,122 @@ impl RunStatus {
 pub struct ThreadInfo {
     /// The thread id.
     pub thread_id: String,
-    /// The sequence of its last event (its event count).
+    /// The sequence of its last event (its event count; 0 for a claimed thread with no
+    /// events yet).
     pub last_seq: u64,
     /// How many runs it has.
     pub run_count: u64,
+    /// Who the thread belongs to ([`EventStore::claim_thread`]); `None` for a thread made
+    /// by a plain [`EventStore::append`] or claimed without an owner.
+    pub owner: Option<String>,
+    /// When the thread was made (Unix milliseconds; 0 for threads stored before this field
+    /// existed).
+    pub created_ms: u64,
+    /// When events were last appended to it, or when it was claimed (Unix milliseconds;
+    /// never decreases; 0 for threads stored before this field existed and not appended to
+    /// since).
+    pub updated_ms: u64,
+    /// A title for lists: the text of the first user message in the first stored
+    /// `RUN_STARTED.input.messages` that has one, whitespace collapsed, cut to 80
+    /// characters (then followed by `…`). Set once, never changed.
+    pub title: Option<String>,
+    /// The status of the thread's most recently started run (`None` before any run).
+    pub last_status: Option<RunStatus>,
+}
+
+/// Which threads [`EventStore::list_threads`] returns.
+#[derive(Debug, Clone, Default)]
+pub struct ThreadQuery {
+    /// `Some(x)`: only the threads owned by `x`; `None`: every thread.
+    pub owner: Option<String>,
+    /// The most threads in one page: clamped to 1..=1000, 0 meaning 50.
+    pub limit: usize,
+    /// Where to go on from: a [`ThreadPage::next_cursor`]; `None` for the first page.
+    pub cursor: Option<String>,
+}
+
+/// One page of [`EventStore::list_threads`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadPage {
+    /// The threads, newest activity first (`updated_ms` descending, then `thread_id`
+    /// ascending).
+    pub threads: Vec<ThreadInfo>,
+    /// An opaque cursor for the next page, present only when more threads follow.
+    pub next_cursor: Option<String>,
+}
+
+/// The page size [`ThreadQuery::limit`] asks for, clamped.
+pub(crate) fn page_limit(limit: usize) -> usize {
+    match limit {
+        0 => 50,
+        n => n.min(1000),
+    }
+}
+
+/// The cursor of a page that ends with the thread `(updated_ms, thread_id)`: the
+/// hexadecimal of `{updated_ms}:{thread_id}`.
+pub(crate) fn encode_cursor(updated_ms: u64, thread: &str) -> String {
+    use std::fmt::Write;
+    let plain = format!("{updated_ms}:{thread}");
+    let mut out = String::with_capacity(plain.len() * 2);
+    for b in plain.bytes() {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+/// The `(updated_ms, thread_id)` a cursor of [`encode_cursor`] names.
+pub(crate) fn decode_cursor(cursor: &str) -> Result<(u64, String)> {
+    let bad = || StoreError::Invalid(format!("malformed thread cursor {:?}", truncated(cursor)));
+    if !cursor.len().is_multiple_of(2) || !cursor.is_ascii() {
+        return Err(bad());
+    }
+    let bytes = (0..cursor.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&cursor[i..i + 2], 16))
+        .collect::<std::result::Result<Vec<u8>, _>>()
+        .map_err(|_| bad())?;
+    let plain = String::from_utf8(bytes).map_err(|_| bad())?;
+    let (ms, thread) = plain.split_once(':').ok_or_else(bad)?;
+    if ms.is_empty() || !ms.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let ms: u64 = ms.parse().map_err(|_| bad())?;
+    // Database columns are signed 64-bit.
+    if ms > i64::MAX as u64 {
+        return Err(bad());
+    }
+    Ok((ms, thread.to_owned()))
+}
+
+/// At most 64 characters of `s` (for error messages quoting input).
+fn truncated(s: &str) -> &str {
+    s.char_indices().nth(64).map_or(s, |(i, _)| &s[..i])
+}
+
+/// Builds a page from up to `limit + 1` threads in list order.
+pub(crate) fn page_of(mut threads: Vec<ThreadInfo>, limit: usize) -> ThreadPage {
+    let next_cursor = if threads.len() > limit {
+        threads.truncate(limit);
+        threads
+            .last()
+            .map(|t| encode_cursor(t.updated_ms, &t.thread_id))
+    } else {
+        None
+    };
+    ThreadPage {
+        threads,
+        next_cursor,
+    }
+}
+
+/// The current time in Unix milliseconds.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .min(i64::MAX as u64)
 }
 
 /// A run of a thread.
@@ -165,6 +277,15 @@ pub trait EventStore: Send + Sync + 'static {
     /// atomic step, and returns their sequence numbers. A `RUN_STARTED` sets the run's parent
     /// (which must be a run of the thread); `RUN_FINISHED` / `RUN_ERROR` close it, after which
     /// nothing more may be appended to it.
+    ///
+    /// A batch that begins with `RUN_STARTED` starts the run: if the thread already has a
+    /// run with this id (running or ended) it fails with [`StoreError::RunExists`] and stores
+    /// nothing, atomically — of two concurrent appends starting the same run, exactly one
+    /// wins. A batch that begins with another event may start a run too (it is created
+    /// when new) or continue one.
+    ///
+    /// A thread made by `append` has no owner; its `updated_ms` becomes the time of the
+    /// append, and its title is taken from the batch's `RUN_STARTED.input` if it has none.
     fn append<'a>(
         &'a self,
         thread: &'a str,
@@ -182,8 +303,40 @@ pub trait EventStore: Send + Sync + 'static {
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<RawEvent>>>;
 
-    /// Every thread, in creation order.
+    /// Every thread, in creation order (see [`EventStore::list_threads`] for pages).
     fn threads(&self) -> BoxFuture<'_, Result<Vec<ThreadInfo>>>;
+
+    /// Makes thread `thread` with owner `owner` if it does not exist (with no events:
+    /// `last_seq` 0, `run_count` 0, `created_ms` and `updated_ms` now), or leaves an existing
+    /// thread unchanged; returns the thread's info, whose `owner` the caller compares with
+    /// its principal. Atomic: of concurrent claims of a new thread, one sets the owner and
+    /// every caller sees it.
+    fn claim_thread<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<ThreadInfo>>;
+
+    /// One page of threads, newest activity first (`updated_ms` descending, then
+    /// `thread_id` ascending), filtered by owner; `next_cursor` continues from the page's
+    /// last thread (keyset pagination: a thread appended to meanwhile moves to the front
+    /// and is not listed twice on later pages). A malformed cursor is
+    /// [`StoreError::Invalid`].
+    fn list_threads<'a>(&'a self, query: &'a ThreadQuery) -> BoxFuture<'a, Result<ThreadPage>>;
+
+    /// Removes thread `thread` with its runs, events and leases; returns whether it
+    /// existed. Afterwards every read behaves as for an unknown thread, its id can be used
+    /// again from scratch, and live tails of it end with [`StoreError::UnknownThread`] (at
+    /// once in this process, at their next wake-up or poll elsewhere).
+    fn delete_thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<bool>>;
+
+    /// Checks the backing database thoroughly (SQLite: `PRAGMA quick_check`, which reads
+    /// the whole file; PostgreSQL: the tables and their columns): [`StoreError::Damaged`]
+    /// with what was found and how to recover. For start-up, not for every request.
+    fn check_integrity(&self) -> BoxFuture<'_, Result<()>>;
+
+    /// A cheap liveness probe: the database answers a trivial query.
+    fn health(&self) -> BoxFuture<'_, Result<()>>;
 
     /// One thread ([`StoreError::UnknownThread`] if absent).
     fn thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<ThreadInfo>>;
@@ -192,7 +345,8 @@ pub trait EventStore: Send + Sync + 'static {
     fn runs<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<Vec<RunInfo>>>;
 
     /// A receiver that changes (to the new last sequence, or to some value) after events are
-    /// appended to `thread`. Used by [`tail_stream`]; it may miss changes made by other
+    /// appended to `thread`, and whose sender is dropped (so `changed()` fails) when the
+    /// thread is deleted. Used by [`tail_stream`]; it may miss changes made by other
     /// processes, which [`EventStore::poll_interval`] covers.
     fn subscribe(&self, thread: &str) -> tokio::sync::watch::Receiver<u64>;
 
@@ -201,8 +355,10 @@ pub trait EventStore: Send + Sync + 'static {
     fn poll_interval(&self) -> Option<Duration>;
 
     /// The stored events of `thread` from `from_seq` on, then the live ones as they are
-    /// appended; never ends by itself. An unknown thread or a sequence out of range is
-    /// reported as the first item.
+    /// appended; ends only after an error. An unknown thread or a sequence out of range is
+    /// reported as the first item; a stored event that cannot be decoded comes as
+    /// [`StoreError::Corrupt`] after every event before it; a deleted thread ends the tail
+    /// with [`StoreError::UnknownThread`].
     fn tail(&self, thread: &str, from_seq: u64) -> BoxStream<'static, Result<StoredEvent>>;
 
     /// Records that the process running `run` of `thread` is alive until `until_ms` (Unix
@@ -250,7 +406,9 @@ pub trait EventStore: Send + Sync + 'static {
         })
     }
 
-    /// Every stored event of `thread` from `from_seq` on (inclusive), decoded.
+    /// Every stored event of `thread` from `from_seq` on (inclusive), decoded. A stored
+    /// event that cannot be decoded fails the whole read with [`StoreError::Corrupt`] (see
+    /// [`EventStore::read_until_corrupt`] for the events before it).
     fn read<'a>(
         &'a self,
         thread: &'a str,
@@ -259,6 +417,28 @@ pub trait EventStore: Send + Sync + 'static {
         Box::pin(async move {
             let raw = self.read_raw(thread, from_seq, usize::MAX).await?;
             raw.into_iter().map(|r| r.decode(thread)).collect()
+        })
+    }
+
+    /// Like [`EventStore::read`], but a stored event that cannot be decoded does not hide
+    /// the others: the events before the first such event, and its
+    /// [`StoreError::Corrupt`] (`None` when every event decoded). Other failures (unknown
+    /// thread, sequence out of range, backend) are still `Err`.
+    fn read_until_corrupt<'a>(
+        &'a self,
+        thread: &'a str,
+        from_seq: u64,
+    ) -> BoxFuture<'a, Result<(Vec<StoredEvent>, Option<StoreError>)>> {
+        Box::pin(async move {
+            let raw = self.read_raw(thread, from_seq, usize::MAX).await?;
+            let mut out = Vec::with_capacity(raw.len());
+            for r in raw {
+                match r.decode(thread) {
+                    Ok(e) => out.push(e),
+                    Err(e) => return Ok((out, Some(e))),
+                }
+            }
+            Ok((out, None))
         })
     }
 
@@ -336,6 +516,25 @@ impl<S: EventStore + ?Sized> EventStore for Arc<S> {
     fn threads(&self) -> BoxFuture<'_, Result<Vec<ThreadInfo>>> {
         (**self).threads()
     }
+    fn claim_thread<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<ThreadInfo>> {
+        (**self).claim_thread(thread, owner)
+    }
+    fn list_threads<'a>(&'a self, query: &'a ThreadQuery) -> BoxFuture<'a, Result<ThreadPage>> {
+        (**self).list_threads(query)
+    }
+    fn delete_thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<bool>> {
+        (**self).delete_thread(thread)
+    }
+    fn check_integrity(&self) -> BoxFuture<'_, Result<()>> {
+        (**self).check_integrity()
+    }
+    fn health(&self) -> BoxFuture<'_, Result<()>> {
+        (**self).health()
+    }
     fn thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<ThreadInfo>> {
         (**self).thread(thread)
     }
@@ -357,6 +556,29 @@ impl<S: EventStore + ?Sized> EventStore for Arc<S> {
         from_seq: u64,
     ) -> BoxFuture<'a, Result<Vec<StoredEvent>>> {
         (**self).read(thread, from_seq)
+    }
+    fn read_until_corrupt<'a>(
+        &'a self,
+        thread: &'a str,
+        from_seq: u64,
+    ) -> BoxFuture<'a, Result<(Vec<StoredEvent>, Option<StoreError>)>> {
+        (**self).read_until_corrupt(thread, from_seq)
+    }
+    fn run<'a>(&'a self, thread: &'a str, run: &'a str) -> BoxFuture<'a, Result<RunInfo>> {
+        (**self).run(thread, run)
+    }
+    fn lineage<'a>(&'a self, thread: &'a str, run: &'a str) -> BoxFuture<'a, Result<Vec<RunInfo>>> {
+        (**self).lineage(thread, run)
+    }
+    fn branch<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<StoredEvent>>> {
+        (**self).branch(thread, run)
+    }
+    fn compacted<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<Vec<Event>>> {
+        (**self).compacted(thread)
     }
     fn renew_lease<'a>(
         &'a self,
@@ -457,4 +679,211 @@ pub async fn open(locator: &str) -> Result<Arc<dyn EventStore>> {
     Err(StoreError::Invalid(format!(
         "unknown store {locator:?}: expected memory, sqlite:PATH or postgres://..."
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt;
+
+    /// A store whose every method fails with its own name: calling each through an `Arc`
+    /// tells whether the `Arc` forwards it or falls back on the trait's default.
+    struct Probe;
+
+    fn named<T: Send + 'static>(name: &'static str) -> BoxFuture<'static, Result<T>> {
+        Box::pin(async move { Err(StoreError::Invalid(name.into())) })
+    }
+
+    impl EventStore for Probe {
+        fn append<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+            _: &'a [Event],
+        ) -> BoxFuture<'a, Result<Range<u64>>> {
+            named("append")
+        }
+        fn read_raw<'a>(
+            &'a self,
+            _: &'a str,
+            _: u64,
+            _: usize,
+        ) -> BoxFuture<'a, Result<Vec<RawEvent>>> {
+            named("read_raw")
+        }
+        fn threads(&self) -> BoxFuture<'_, Result<Vec<ThreadInfo>>> {
+            named("threads")
+        }
+        fn claim_thread<'a>(
+            &'a self,
+            _: &'a str,
+            _: Option<&'a str>,
+        ) -> BoxFuture<'a, Result<ThreadInfo>> {
+            named("claim_thread")
+        }
+        fn list_threads<'a>(&'a self, _: &'a ThreadQuery) -> BoxFuture<'a, Result<ThreadPage>> {
+            named("list_threads")
+        }
+        fn delete_thread<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<bool>> {
+            named("delete_thread")
+        }
+        fn check_integrity(&self) -> BoxFuture<'_, Result<()>> {
+            named("check_integrity")
+        }
+        fn health(&self) -> BoxFuture<'_, Result<()>> {
+            named("health")
+        }
+        fn thread<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<ThreadInfo>> {
+            named("thread")
+        }
+        fn runs<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<Vec<RunInfo>>> {
+            named("runs")
+        }
+        fn subscribe(&self, _: &str) -> tokio::sync::watch::Receiver<u64> {
+            tokio::sync::watch::channel(4242).1
+        }
+        fn poll_interval(&self) -> Option<Duration> {
+            Some(Duration::from_millis(4242))
+        }
+        fn tail(&self, _: &str, _: u64) -> BoxStream<'static, Result<StoredEvent>> {
+            futures_util::stream::once(named("tail")).boxed()
+        }
+        fn renew_lease<'a>(&'a self, _: &'a str, _: &'a str, _: u64) -> BoxFuture<'a, Result<()>> {
+            named("renew_lease")
+        }
+        fn lease<'a>(&'a self, _: &'a str, _: &'a str) -> BoxFuture<'a, Result<Option<u64>>> {
+            named("lease")
+        }
+        fn abandon_if_expired<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+            _: u64,
+        ) -> BoxFuture<'a, Result<bool>> {
+            named("abandon_if_expired")
+        }
+        fn read<'a>(&'a self, _: &'a str, _: u64) -> BoxFuture<'a, Result<Vec<StoredEvent>>> {
+            named("read")
+        }
+        fn read_until_corrupt<'a>(
+            &'a self,
+            _: &'a str,
+            _: u64,
+        ) -> BoxFuture<'a, Result<(Vec<StoredEvent>, Option<StoreError>)>> {
+            named("read_until_corrupt")
+        }
+        fn run<'a>(&'a self, _: &'a str, _: &'a str) -> BoxFuture<'a, Result<RunInfo>> {
+            named("run")
+        }
+        fn lineage<'a>(&'a self, _: &'a str, _: &'a str) -> BoxFuture<'a, Result<Vec<RunInfo>>> {
+            named("lineage")
+        }
+        fn branch<'a>(&'a self, _: &'a str, _: &'a str) -> BoxFuture<'a, Result<Vec<StoredEvent>>> {
+            named("branch")
+        }
+        fn compacted<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<Vec<Event>>> {
+            named("compacted")
+        }
+    }
+
+    fn name<T: std::fmt::Debug>(r: Result<T>) -> String {
+        match r {
+            Err(StoreError::Invalid(m)) => m,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn arc_forwards_every_method() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let s: Arc<dyn EventStore> = Arc::new(Probe);
+        let q = ThreadQuery::default();
+        rt.block_on(async {
+            assert_eq!(name(s.append("t", "r", &[]).await), "append");
+            assert_eq!(name(s.read_raw("t", 1, 1).await), "read_raw");
+            assert_eq!(name(s.threads().await), "threads");
+            assert_eq!(name(s.claim_thread("t", None).await), "claim_thread");
+            assert_eq!(name(s.list_threads(&q).await), "list_threads");
+            assert_eq!(name(s.delete_thread("t").await), "delete_thread");
+            assert_eq!(name(s.check_integrity().await), "check_integrity");
+            assert_eq!(name(s.health().await), "health");
+            assert_eq!(name(s.thread("t").await), "thread");
+            assert_eq!(name(s.runs("t").await), "runs");
+            assert_eq!(*s.subscribe("t").borrow(), 4242);
+            assert_eq!(s.poll_interval(), Some(Duration::from_millis(4242)));
+            assert_eq!(name(s.tail("t", 1).next().await.unwrap()), "tail");
+            assert_eq!(name(s.renew_lease("t", "r", 1).await), "renew_lease");
+            assert_eq!(name(s.lease("t", "r").await), "lease");
+            assert_eq!(
+                name(s.abandon_if_expired("t", "r", 1).await),
+                "abandon_if_expired"
+            );
+            assert_eq!(name(s.read("t", 1).await), "read");
+            assert_eq!(
+                name(s.read_until_corrupt("t", 1).await),
+                "read_until_corrupt"
+            );
+            assert_eq!(name(s.run("t", "r").await), "run");
+            assert_eq!(name(s.lineage("t", "r").await), "lineage");
+            assert_eq!(name(s.branch("t", "r").await), "branch");
+            assert_eq!(name(s.compacted("t").await), "compacted");
+        });
+    }
+
+    #[test]
+    fn cursors_round_trip_and_reject_garbage() {
+        for (ms, id) in [(0, ""), (1_700_000_000_123, "a:b:c"), (7, "é \u{0} '")] {
+            let c = encode_cursor(ms, id);
+            assert!(c.bytes().all(|b| b.is_ascii_hexdigit()));
+            assert_eq!(decode_cursor(&c).unwrap(), (ms, id.to_owned()));
+        }
+        let hex = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+        for bad in [
+            "".to_owned(),
+            "abc".to_owned(),
+            "zz".to_owned(),
+            "é1".to_owned(),
+            hex("12"),
+            hex(":x"),
+            hex("-1:x"),
+            hex("+1:x"),
+            hex("99999999999999999999:x"),
+            hex(&format!("{}:x", u64::MAX)),
+            "ff3a78".to_owned(),
+        ] {
+            match decode_cursor(&bad) {
+                Err(e @ StoreError::Invalid(_)) => assert_eq!(e.http_status(), 400),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        assert_eq!(page_limit(0), 50);
+        assert_eq!(page_limit(1), 1);
+        assert_eq!(page_limit(5000), 1000);
+    }
+
+    #[test]
+    fn errors_have_their_status_and_code() {
+        let exists = StoreError::RunExists {
+            thread: "t".into(),
+            run: "r".into(),
+        };
+        assert_eq!((exists.http_status(), exists.code()), (409, "run_exists"));
+        let damaged = StoreError::Damaged("x".into());
+        assert_eq!(
+            (damaged.http_status(), damaged.code()),
+            (503, "store_damaged")
+        );
+        let corrupt = StoreError::Corrupt {
+            thread: "t".into(),
+            seq: 17,
+            message: "bad".into(),
+        };
+        assert_eq!(
+            (corrupt.http_status(), corrupt.code()),
+            (500, "corrupt_event")
+        );
+        assert!(corrupt.to_string().contains("sequence 17"), "{corrupt}");
+    }
 }

@@ -4,28 +4,70 @@ use crate::notify::Notifier;
 use crate::prepare::prepare;
 use crate::{
     EventStore, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent, ThreadInfo,
+    ThreadPage, ThreadQuery, decode_cursor, now_ms, page_limit, page_of,
 };
 use agui_core::Event;
 use futures_util::future::{BoxFuture, FutureExt};
 use futures_util::stream::BoxStream;
-use std::collections::HashMap;
-use std::ops::Range;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::{Bound, Range};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-#[derive(Default)]
 struct Thread {
+    /// Its place in creation order (key of [`Inner::created`]).
+    serial: u64,
     /// (run id, JSON); event `seq` is at index `seq - 1`.
     events: Vec<(Arc<str>, Arc<[u8]>)>,
     runs: Vec<RunInfo>,
+    owner: Option<String>,
+    created_ms: u64,
+    updated_ms: u64,
+    title: Option<String>,
 }
 
 #[derive(Default)]
 struct Inner {
     threads: HashMap<String, Thread>,
-    order: Vec<String>,
+    /// Creation serial → thread id.
+    created: BTreeMap<u64, String>,
+    next_serial: u64,
+    /// The list order of [`EventStore::list_threads`]: newest activity first, then id.
+    by_activity: BTreeSet<(Reverse<u64>, String)>,
     /// (thread, run) → lease expiry (Unix ms).
     leases: HashMap<(String, String), u64>,
+}
+
+impl Inner {
+    /// Makes thread `id` (absent so far).
+    fn create(&mut self, id: &str, owner: Option<String>, now: u64) -> &mut Thread {
+        let serial = self.next_serial;
+        self.next_serial += 1;
+        self.created.insert(serial, id.to_owned());
+        self.by_activity.insert((Reverse(now), id.to_owned()));
+        self.threads.entry(id.to_owned()).or_insert(Thread {
+            serial,
+            events: Vec::new(),
+            runs: Vec::new(),
+            owner,
+            created_ms: now,
+            updated_ms: now,
+            title: None,
+        })
+    }
+
+    /// Moves thread `id` to `now` in the activity order (never backwards).
+    fn touch(&mut self, id: &str, now: u64) {
+        if let Some(t) = self.threads.get_mut(id)
+            && now > t.updated_ms
+        {
+            self.by_activity
+                .remove(&(Reverse(t.updated_ms), id.to_owned()));
+            t.updated_ms = now;
+            self.by_activity.insert((Reverse(now), id.to_owned()));
+        }
+    }
 }
 
 /// An [`EventStore`] in memory: lost when the process ends. Cheap to clone (shared).
@@ -43,6 +85,29 @@ impl MemoryStore {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Replaces the stored JSON of event `seq` of `thread` with `json`, unchecked: lets
+    /// tests reproduce a damaged record (what a disk or a hand edit can do to the other
+    /// backends). Not for anything else.
+    #[doc(hidden)]
+    pub fn replace_raw_unchecked(&self, thread: &str, seq: u64, json: Vec<u8>) -> Result<()> {
+        let mut inner = self.lock();
+        let t = inner
+            .threads
+            .get_mut(thread)
+            .ok_or_else(|| unknown(thread))?;
+        let last = t.events.len() as u64;
+        let slot = seq
+            .checked_sub(1)
+            .and_then(|i| t.events.get_mut(i as usize))
+            .ok_or_else(|| StoreError::SequenceOutOfRange {
+                thread: thread.to_owned(),
+                seq,
+                last,
+            })?;
+        slot.1 = Arc::from(json);
+        Ok(())
     }
 }
 
@@ -67,13 +132,19 @@ impl EventStore for MemoryStore {
             }
             let runs: &[RunInfo] = existing.map_or(&[], |t| &t.runs);
             let current = runs.iter().position(|r| r.run_id == run);
-            if let Some(i) = current
-                && runs[i].status != RunStatus::Running
-            {
-                return Err(StoreError::RunClosed {
-                    thread: thread.to_owned(),
-                    run: run.to_owned(),
-                });
+            if let Some(i) = current {
+                if prepared.starts_run {
+                    return Err(StoreError::RunExists {
+                        thread: thread.to_owned(),
+                        run: run.to_owned(),
+                    });
+                }
+                if runs[i].status != RunStatus::Running {
+                    return Err(StoreError::RunClosed {
+                        thread: thread.to_owned(),
+                        run: run.to_owned(),
+                    });
+                }
             }
             if let Some(p) = &prepared.parent
                 && !runs.iter().any(|r| &r.run_id == p)
@@ -83,10 +154,15 @@ impl EventStore for MemoryStore {
                     run: p.clone(),
                 });
             }
-            if !inner.threads.contains_key(thread) {
-                inner.order.push(thread.to_owned());
+            let now = now_ms();
+            if inner.threads.contains_key(thread) {
+                inner.touch(thread, now);
+            } else {
+                inner.create(thread, None, now);
             }
-            let t = inner.threads.entry(thread.to_owned()).or_default();
+            let Some(t) = inner.threads.get_mut(thread) else {
+                return Err(unknown(thread));
+            };
             let first = last + 1;
             let end = first + prepared.bodies.len() as u64;
             let i = match current {
@@ -109,6 +185,9 @@ impl EventStore for MemoryStore {
             }
             if let Some(s) = prepared.closes {
                 info.status = s;
+            }
+            if t.title.is_none() {
+                t.title = prepared.title;
             }
             let run_id: Arc<str> = Arc::from(run);
             t.events.extend(
@@ -159,11 +238,80 @@ impl EventStore for MemoryStore {
     fn threads(&self) -> BoxFuture<'_, Result<Vec<ThreadInfo>>> {
         let inner = self.lock();
         let list = inner
-            .order
-            .iter()
-            .map(|id| info(id, &inner.threads[id]))
+            .created
+            .values()
+            .filter_map(|id| inner.threads.get(id).map(|t| info(id, t)))
             .collect();
         std::future::ready(Ok(list)).boxed()
+    }
+
+    fn claim_thread<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<ThreadInfo>> {
+        let result = (|| {
+            if thread.is_empty() {
+                return Err(StoreError::Invalid("thread id is empty".into()));
+            }
+            let mut inner = self.lock();
+            let t = match inner.threads.contains_key(thread) {
+                true => inner.threads.get(thread),
+                false => Some(&*inner.create(thread, owner.map(str::to_owned), now_ms())),
+            };
+            t.map(|t| info(thread, t)).ok_or_else(|| unknown(thread))
+        })();
+        std::future::ready(result).boxed()
+    }
+
+    fn list_threads<'a>(&'a self, query: &'a ThreadQuery) -> BoxFuture<'a, Result<ThreadPage>> {
+        let result = (|| {
+            let limit = page_limit(query.limit);
+            let after = match &query.cursor {
+                Some(c) => {
+                    let (ms, id) = decode_cursor(c)?;
+                    Bound::Excluded((Reverse(ms), id))
+                }
+                None => Bound::Unbounded,
+            };
+            let inner = self.lock();
+            let list = inner
+                .by_activity
+                .range((after, Bound::Unbounded))
+                .filter_map(|(_, id)| inner.threads.get(id).map(|t| (id, t)))
+                .filter(|(_, t)| query.owner.is_none() || t.owner == query.owner)
+                .take(limit + 1)
+                .map(|(id, t)| info(id, t))
+                .collect();
+            Ok(page_of(list, limit))
+        })();
+        std::future::ready(result).boxed()
+    }
+
+    fn delete_thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<bool>> {
+        let mut inner = self.lock();
+        let existed = match inner.threads.remove(thread) {
+            Some(t) => {
+                inner.created.remove(&t.serial);
+                inner
+                    .by_activity
+                    .remove(&(Reverse(t.updated_ms), thread.to_owned()));
+                true
+            }
+            None => false,
+        };
+        inner.leases.retain(|(t, _), _| t != thread);
+        drop(inner);
+        self.notifier.close(thread);
+        std::future::ready(Ok(existed)).boxed()
+    }
+
+    fn check_integrity(&self) -> BoxFuture<'_, Result<()>> {
+        std::future::ready(Ok(())).boxed()
+    }
+
+    fn health(&self) -> BoxFuture<'_, Result<()>> {
+        std::future::ready(Ok(())).boxed()
     }
 
     fn thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<ThreadInfo>> {
@@ -225,5 +373,10 @@ fn info(id: &str, t: &Thread) -> ThreadInfo {
         thread_id: id.to_owned(),
         last_seq: t.events.len() as u64,
         run_count: t.runs.len() as u64,
+        owner: t.owner.clone(),
+        created_ms: t.created_ms,
+        updated_ms: t.updated_ms,
+        title: t.title.clone(),
+        last_status: t.runs.last().map(|r| r.status),
     }
 }

@@ -31,6 +31,13 @@ impl Notifier {
         }
     }
 
+    /// Closes the channel of `thread` (deleted): its subscribers' `changed()` fails, which
+    /// ends their tails; later subscribers get a new channel.
+    pub(crate) fn close(&self, thread: &str) {
+        let mut map = self.threads.lock().unwrap_or_else(|p| p.into_inner());
+        map.remove(thread);
+    }
+
     /// Wakes every subscriber (a notification whose thread is unknown).
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) fn notify_all(&self) {

@@ -5,27 +5,383 @@
 //! Every table lives in one schema, named at connection (several stores can share a
 //! database). Thread and run ids are stored as `bytea`, so any string, even one with a NUL
 //! character that `text` refuses, is kept verbatim; every value goes through a query
-//! parameter. An append is one transaction that locks the thread's row, so sequence numbers
-//! stay contiguous whichever instance writes; `append` returns after the commit, which
-//! PostgreSQL makes durable (with its default `synchronous_commit = on`).
+//! parameter. An append is one call of a PL/pgSQL function of the schema, which locks the
+//! thread's row, checks the run and stores the batch in one statement: sequence numbers
+//! stay contiguous and a run starts once whichever instance writes, at the cost of one
+//! round trip. `append` returns after the commit, which PostgreSQL makes durable (with its
+//! default `synchronous_commit = on`).
+//!
+//! Queries run on a small pool of connections ([`PostgresOptions::pool_size`]), each
+//! keeping its prepared statements; a connection that broke is replaced at its next use.
+//! Schemas made by earlier versions are migrated at connection (missing columns added).
 
 use crate::notify::Notifier;
 use crate::prepare::prepare;
 use crate::{
     EventStore, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent, ThreadInfo,
+    ThreadPage, ThreadQuery, decode_cursor, now_ms, page_limit, page_of,
 };
 use agui_core::Event;
 use futures_util::future::BoxFuture;
 use futures_util::stream::{BoxStream, StreamExt};
+use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio_postgres::{AsyncMessage, Client, NoTls};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{AsyncMessage, Client, NoTls, Row, Statement};
+
+/// The channel that announces deleted threads to every instance (payload
+/// `{schema}:{thread}`), so that their live tails end.
+const DELETED_CHANNEL: &str = "agui_store_deleted";
+
+/// Options of [`PostgresStore::connect_with`].
+#[derive(Debug, Clone)]
+pub struct PostgresOptions {
+    /// The most connections the store opens for queries (opened when needed; at least
+    /// 1). Appends to different threads run in parallel on them. A further connection
+    /// listens for notifications.
+    pub pool_size: usize,
+    /// How often a live tail re-reads the store when no notification came.
+    pub poll_interval: Duration,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        PostgresOptions {
+            pool_size: 8,
+            poll_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// The store's SQL, with its schema in it, made once.
+struct Sql {
+    append: String,
+    delete: String,
+    claim: String,
+    thread_row: String,
+    thread_info: String,
+    threads: String,
+    list: String,
+    events_from: String,
+    runs: String,
+    lease_put: String,
+    lease_get: String,
+}
+
+impl Sql {
+    fn new(s: &str) -> Sql {
+        let info = format!(
+            "SELECT t.thread_id, t.last_seq,
+                (SELECT count(*) FROM {s}.runs r WHERE r.tid = t.tid),
+                t.owner, t.created_ms, t.updated_ms, t.title,
+                (SELECT r.status FROM {s}.runs r WHERE r.tid = t.tid
+                 ORDER BY r.first_seq DESC LIMIT 1)
+             FROM {s}.threads t"
+        );
+        Sql {
+            append: format!("SELECT {s}.append_v1($1, $2, $3, $4, $5, $6, $7, $8, $9)"),
+            delete: format!("SELECT {s}.delete_v1($1, $2)"),
+            claim: format!(
+                "INSERT INTO {s}.threads (thread_id, last_seq, owner, created_ms, updated_ms)
+                 VALUES ($1, 0, $2, $3, $3) ON CONFLICT (thread_id) DO NOTHING"
+            ),
+            thread_row: format!("SELECT tid, last_seq FROM {s}.threads WHERE thread_id = $1"),
+            thread_info: format!("{info} WHERE t.thread_id = $1"),
+            threads: format!("{info} ORDER BY t.tid"),
+            list: info,
+            events_from: format!(
+                "SELECT seq, run_id, body FROM {s}.events
+                 WHERE tid = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq LIMIT $4"
+            ),
+            runs: format!(
+                "SELECT run_id, parent_run_id, status, first_seq, last_seq FROM {s}.runs
+                 WHERE tid = $1 ORDER BY first_seq"
+            ),
+            lease_put: format!(
+                "INSERT INTO {s}.leases (thread_id, run_id, until_ms) VALUES ($1, $2, $3)
+                 ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = EXCLUDED.until_ms"
+            ),
+            lease_get: format!(
+                "SELECT until_ms FROM {s}.leases WHERE thread_id = $1 AND run_id = $2"
+            ),
+        }
+    }
+}
+
+/// The tables, the migration of older schemas, the indexes and the functions of schema
+/// `s` (idempotent).
+fn ddl(s: &str) -> String {
+    format!(
+        "CREATE SCHEMA IF NOT EXISTS {s};
+         CREATE TABLE IF NOT EXISTS {s}.threads (
+             tid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+             thread_id BYTEA NOT NULL UNIQUE,
+             last_seq BIGINT NOT NULL
+         );
+         ALTER TABLE {s}.threads
+             ADD COLUMN IF NOT EXISTS owner BYTEA,
+             ADD COLUMN IF NOT EXISTS created_ms BIGINT NOT NULL DEFAULT 0,
+             ADD COLUMN IF NOT EXISTS updated_ms BIGINT NOT NULL DEFAULT 0,
+             ADD COLUMN IF NOT EXISTS title BYTEA;
+         CREATE TABLE IF NOT EXISTS {s}.runs (
+             tid BIGINT NOT NULL,
+             run_id BYTEA NOT NULL,
+             parent_run_id BYTEA,
+             status TEXT NOT NULL,
+             first_seq BIGINT NOT NULL,
+             last_seq BIGINT NOT NULL,
+             PRIMARY KEY (tid, run_id)
+         );
+         CREATE TABLE IF NOT EXISTS {s}.events (
+             tid BIGINT NOT NULL,
+             seq BIGINT NOT NULL,
+             run_id BYTEA NOT NULL,
+             body BYTEA NOT NULL,
+             PRIMARY KEY (tid, seq)
+         );
+         CREATE TABLE IF NOT EXISTS {s}.leases (
+             thread_id BYTEA NOT NULL,
+             run_id BYTEA NOT NULL,
+             until_ms BIGINT NOT NULL,
+             PRIMARY KEY (thread_id, run_id)
+         );
+         CREATE INDEX IF NOT EXISTS threads_by_activity ON {s}.threads (updated_ms DESC, thread_id);
+         CREATE INDEX IF NOT EXISTS threads_by_owner ON {s}.threads (owner, updated_ms DESC, thread_id);
+         CREATE INDEX IF NOT EXISTS runs_by_start ON {s}.runs (tid, first_seq);
+
+         -- One append: the first sequence, or -1 (the batch starts a run that exists), -2
+         -- (the run ended), -3 (unknown parent run). Nothing is written before a refusal.
+         CREATE OR REPLACE FUNCTION {s}.append_v1(
+             p_thread BYTEA, p_run BYTEA, p_bodies BYTEA[], p_starts BOOLEAN,
+             p_parent BYTEA, p_status TEXT, p_title BYTEA, p_now BIGINT, p_payload TEXT
+         ) RETURNS BIGINT LANGUAGE plpgsql AS $fn$
+         DECLARE
+             v_tid BIGINT;
+             v_last BIGINT;
+             v_status TEXT;
+             v_n BIGINT := coalesce(cardinality(p_bodies), 0);
+         BEGIN
+             SELECT tid, last_seq INTO v_tid, v_last
+                 FROM {s}.threads WHERE thread_id = p_thread FOR UPDATE;
+             IF NOT FOUND THEN
+                 IF p_parent IS NOT NULL THEN
+                     RETURN -3;
+                 END IF;
+                 INSERT INTO {s}.threads (thread_id, last_seq, created_ms, updated_ms)
+                     VALUES (p_thread, 0, p_now, p_now) ON CONFLICT (thread_id) DO NOTHING;
+                 SELECT tid, last_seq INTO v_tid, v_last
+                     FROM {s}.threads WHERE thread_id = p_thread FOR UPDATE;
+             END IF;
+             SELECT status INTO v_status FROM {s}.runs WHERE tid = v_tid AND run_id = p_run;
+             IF FOUND THEN
+                 IF p_starts THEN
+                     RETURN -1;
+                 END IF;
+                 IF v_status <> 'running' THEN
+                     RETURN -2;
+                 END IF;
+             END IF;
+             IF p_parent IS NOT NULL AND NOT EXISTS (
+                 SELECT 1 FROM {s}.runs WHERE tid = v_tid AND run_id = p_parent
+             ) THEN
+                 RETURN -3;
+             END IF;
+             INSERT INTO {s}.events (tid, seq, run_id, body)
+                 SELECT v_tid, v_last + u.i, p_run, u.body
+                 FROM unnest(p_bodies) WITH ORDINALITY AS u(body, i);
+             INSERT INTO {s}.runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
+                 VALUES (v_tid, p_run, p_parent, p_status, v_last + 1, v_last + v_n)
+                 ON CONFLICT (tid, run_id) DO UPDATE SET
+                     parent_run_id = coalesce({s}.runs.parent_run_id, EXCLUDED.parent_run_id),
+                     status = EXCLUDED.status,
+                     last_seq = EXCLUDED.last_seq;
+             UPDATE {s}.threads SET last_seq = v_last + v_n,
+                     updated_ms = GREATEST(updated_ms, p_now),
+                     title = coalesce(title, p_title)
+                 WHERE tid = v_tid;
+             PERFORM pg_notify('{s}', p_payload);
+             RETURN v_last + 1;
+         END
+         $fn$;
+
+         -- Deletes a thread (waiting for appends in progress), its runs, events and leases;
+         -- whether it existed.
+         CREATE OR REPLACE FUNCTION {s}.delete_v1(p_thread BYTEA, p_payload TEXT)
+         RETURNS BOOLEAN LANGUAGE plpgsql AS $fn$
+         DECLARE
+             v_tid BIGINT;
+         BEGIN
+             DELETE FROM {s}.leases WHERE thread_id = p_thread;
+             SELECT tid INTO v_tid FROM {s}.threads WHERE thread_id = p_thread FOR UPDATE;
+             IF NOT FOUND THEN
+                 RETURN FALSE;
+             END IF;
+             DELETE FROM {s}.events WHERE tid = v_tid;
+             DELETE FROM {s}.runs WHERE tid = v_tid;
+             DELETE FROM {s}.threads WHERE tid = v_tid;
+             IF p_payload = '' THEN
+                 PERFORM pg_notify('{s}', '');
+             ELSE
+                 PERFORM pg_notify('{DELETED_CHANNEL}', '{s}:' || p_payload);
+             END IF;
+             RETURN TRUE;
+         END
+         $fn$;"
+    )
+}
+
+/// What [`EventStore::check_integrity`] expects: `(table, columns)`.
+const EXPECTED: [(&str, &[&str]); 4] = [
+    (
+        "threads",
+        &[
+            "tid",
+            "thread_id",
+            "last_seq",
+            "owner",
+            "created_ms",
+            "updated_ms",
+            "title",
+        ],
+    ),
+    (
+        "runs",
+        &[
+            "tid",
+            "run_id",
+            "parent_run_id",
+            "status",
+            "first_seq",
+            "last_seq",
+        ],
+    ),
+    ("events", &["tid", "seq", "run_id", "body"]),
+    ("leases", &["thread_id", "run_id", "until_ms"]),
+];
+
+/// One connection of the pool with its prepared statements.
+struct Conn {
+    client: Client,
+    statements: HashMap<String, Statement>,
+}
+
+impl Conn {
+    /// `sql` prepared on this connection (once).
+    async fn statement(&mut self, sql: &str) -> Result<Statement> {
+        if let Some(s) = self.statements.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.client.prepare(sql).await.map_err(pg)?;
+        self.statements.insert(sql.to_owned(), s.clone());
+        Ok(s)
+    }
+
+    async fn query(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+        let s = self.statement(sql).await?;
+        self.client.query(&s, params).await.map_err(pg)
+    }
+
+    async fn query_opt(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>> {
+        let s = self.statement(sql).await?;
+        self.client.query_opt(&s, params).await.map_err(pg)
+    }
+
+    async fn query_one(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row> {
+        let s = self.statement(sql).await?;
+        self.client.query_one(&s, params).await.map_err(pg)
+    }
+
+    async fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
+        let s = self.statement(sql).await?;
+        self.client.execute(&s, params).await.map_err(pg)
+    }
+}
+
+/// At most `size` connections, opened when needed.
+struct Pool {
+    url: String,
+    free: Mutex<Vec<Conn>>,
+    permits: tokio::sync::Semaphore,
+}
+
+/// A connection taken from the [`Pool`], given back when dropped (unless broken).
+struct Pooled<'a> {
+    conn: Option<Conn>,
+    pool: &'a Pool,
+    _permit: tokio::sync::SemaphorePermit<'a>,
+}
+
+impl std::ops::Deref for Pooled<'_> {
+    type Target = Conn;
+    fn deref(&self) -> &Conn {
+        self.conn
+            .as_ref()
+            .expect("a pooled connection is present until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Pooled<'_> {
+    fn deref_mut(&mut self) -> &mut Conn {
+        self.conn
+            .as_mut()
+            .expect("a pooled connection is present until dropped")
+    }
+}
+
+impl Drop for Pooled<'_> {
+    fn drop(&mut self) {
+        if let Some(c) = self.conn.take()
+            && !c.client.is_closed()
+        {
+            self.pool
+                .free
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(c);
+        }
+    }
+}
+
+impl Pool {
+    async fn get(&self) -> Result<Pooled<'_>> {
+        let permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|e| StoreError::Backend(format!("connection pool: {e}")))?;
+        let reused = loop {
+            let c = self.free.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            match c {
+                Some(c) if c.client.is_closed() => continue,
+                other => break other,
+            }
+        };
+        let conn = match reused {
+            Some(c) => c,
+            None => Conn {
+                client: client(&self.url).await?,
+                statements: HashMap::new(),
+            },
+        };
+        Ok(Pooled {
+            conn: Some(conn),
+            pool: self,
+            _permit: permit,
+        })
+    }
+}
 
 struct Inner {
     schema: String,
-    writer: tokio::sync::Mutex<Client>,
-    reader: Client,
+    sql: Sql,
+    pool: Pool,
+    options: PostgresOptions,
     /// Kept so that the LISTEN connection stays open.
     _listener: Client,
     notifier: Arc<Notifier>,
@@ -61,90 +417,118 @@ fn valid_schema(s: &str) -> bool {
 
 async fn client(url: &str) -> Result<Client> {
     let (client, conn) = tokio_postgres::connect(url, NoTls).await.map_err(pg)?;
+    // A lost connection surfaces as an error on the next query (and the pool replaces it).
     tokio::spawn(async move {
-        if let Err(e) = conn.await {
-            tracing_free_log(&e);
-        }
+        let _ = conn.await;
     });
     Ok(client)
 }
 
-fn tracing_free_log(_e: &tokio_postgres::Error) {
-    // A lost connection surfaces as an error on the next query; nothing to do here.
+/// A NOTIFY payload naming `thread`: `""` (wake every tail) when it cannot, because of a NUL
+/// character or the payload size limit.
+fn payload(thread: &str) -> &str {
+    if thread.contains('\0') || thread.len() > 7000 {
+        ""
+    } else {
+        thread
+    }
+}
+
+fn text(b: Vec<u8>) -> String {
+    String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+fn ms(v: i64) -> u64 {
+    v.max(0) as u64
+}
+
+/// A row of [`Sql::list`].
+fn thread_info(r: &Row) -> ThreadInfo {
+    ThreadInfo {
+        thread_id: text(r.get(0)),
+        last_seq: ms(r.get(1)),
+        run_count: ms(r.get(2)),
+        owner: r.get::<_, Option<Vec<u8>>>(3).map(text),
+        created_ms: ms(r.get(4)),
+        updated_ms: ms(r.get(5)),
+        title: r.get::<_, Option<Vec<u8>>>(6).map(text),
+        last_status: r
+            .get::<_, Option<&str>>(7)
+            .map(|s| RunStatus::parse(s).unwrap_or(RunStatus::Running)),
+    }
 }
 
 impl PostgresStore {
-    /// Connects to `url` and uses (creating when absent) the tables of `schema`.
+    /// Connects to `url` and uses (creating or migrating when needed) the tables of
+    /// `schema`, with the default options.
     pub async fn connect(url: &str, schema: &str) -> Result<PostgresStore> {
+        Self::connect_with(url, schema, PostgresOptions::default()).await
+    }
+
+    /// Connects to `url` and uses (creating or migrating when needed) the tables of
+    /// `schema`.
+    pub async fn connect_with(
+        url: &str,
+        schema: &str,
+        options: PostgresOptions,
+    ) -> Result<PostgresStore> {
         if !valid_schema(schema) {
             return Err(StoreError::Invalid(format!(
                 "schema name {schema:?}: use lower-case letters, digits and _ (at most 63)"
             )));
         }
-        let writer = client(url).await?;
-        let reader = client(url).await?;
-        let ddl = format!(
-            "CREATE SCHEMA IF NOT EXISTS {s};
-             CREATE TABLE IF NOT EXISTS {s}.threads (
-                 tid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                 thread_id BYTEA NOT NULL UNIQUE,
-                 last_seq BIGINT NOT NULL
-             );
-             CREATE TABLE IF NOT EXISTS {s}.runs (
-                 tid BIGINT NOT NULL,
-                 run_id BYTEA NOT NULL,
-                 parent_run_id BYTEA,
-                 status TEXT NOT NULL,
-                 first_seq BIGINT NOT NULL,
-                 last_seq BIGINT NOT NULL,
-                 PRIMARY KEY (tid, run_id)
-             );
-             CREATE TABLE IF NOT EXISTS {s}.events (
-                 tid BIGINT NOT NULL,
-                 seq BIGINT NOT NULL,
-                 run_id BYTEA NOT NULL,
-                 body BYTEA NOT NULL,
-                 PRIMARY KEY (tid, seq)
-             );
-             CREATE TABLE IF NOT EXISTS {s}.leases (
-                 thread_id BYTEA NOT NULL,
-                 run_id BYTEA NOT NULL,
-                 until_ms BIGINT NOT NULL,
-                 PRIMARY KEY (thread_id, run_id)
-             );",
-            s = schema
-        );
-        // Two instances may create the schema at once: serialise with an advisory lock.
-        writer
-            .batch_execute(&format!(
-                "BEGIN; SELECT pg_advisory_xact_lock(hashtext('agui-store:{schema}')); {ddl} COMMIT;"
-            ))
-            .await
-            .map_err(pg)?;
+        let pool = Pool {
+            url: url.to_owned(),
+            free: Mutex::new(Vec::new()),
+            permits: tokio::sync::Semaphore::new(options.pool_size.max(1)),
+        };
+        {
+            let conn = pool.get().await?;
+            // Two instances may create or migrate the schema at once: serialise with an
+            // advisory lock.
+            conn.client
+                .batch_execute(&format!(
+                    "BEGIN; SELECT pg_advisory_xact_lock(hashtext('agui-store:{schema}')); {} COMMIT;",
+                    ddl(schema)
+                ))
+                .await
+                .map_err(pg)?;
+        }
 
         let notifier = Arc::new(Notifier::default());
         let (listener, mut conn) = tokio_postgres::connect(url, NoTls).await.map_err(pg)?;
         let n = notifier.clone();
+        let own = schema.to_owned();
         tokio::spawn(async move {
             let mut messages = futures_util::stream::poll_fn(move |cx| conn.poll_message(cx));
             while let Some(Ok(message)) = messages.next().await {
-                if let AsyncMessage::Notification(note) = message {
-                    match note.payload() {
-                        "" => n.notify_all(),
-                        thread => n.notify(thread, 0),
+                let AsyncMessage::Notification(note) = message else {
+                    continue;
+                };
+                if note.channel() == DELETED_CHANNEL {
+                    if let Some((s, thread)) = note.payload().split_once(':')
+                        && s == own
+                    {
+                        n.close(thread);
                     }
+                    continue;
+                }
+                match note.payload() {
+                    "" => n.notify_all(),
+                    thread => n.notify(thread, 0),
                 }
             }
         });
         listener
-            .batch_execute(&format!("LISTEN {schema}"))
+            .batch_execute(&format!("LISTEN {schema}; LISTEN {DELETED_CHANNEL}"))
             .await
             .map_err(pg)?;
         Ok(PostgresStore {
             inner: Arc::new(Inner {
                 schema: schema.to_owned(),
-                writer: tokio::sync::Mutex::new(writer),
-                reader,
+                sql: Sql::new(schema),
+                pool,
+                options,
                 _listener: listener,
                 notifier,
             }),
@@ -153,32 +537,22 @@ impl PostgresStore {
 
     /// Drops the store's schema and everything in it (for tests and tear-down).
     pub async fn drop_schema(&self) -> Result<()> {
-        let w = self.inner.writer.lock().await;
-        w.batch_execute(&format!(
-            "DROP SCHEMA IF EXISTS {} CASCADE",
-            self.inner.schema
-        ))
-        .await
-        .map_err(pg)
-    }
-
-    async fn thread_row(&self, c: &Client, thread: &str) -> Result<Option<(i64, u64)>> {
-        let row = c
-            .query_opt(
-                &format!(
-                    "SELECT tid, last_seq FROM {}.threads WHERE thread_id = $1",
-                    self.inner.schema
-                ),
-                &[&thread.as_bytes()],
-            )
+        let conn = self.inner.pool.get().await?;
+        conn.client
+            .batch_execute(&format!(
+                "DROP SCHEMA IF EXISTS {} CASCADE",
+                self.inner.schema
+            ))
             .await
-            .map_err(pg)?;
-        Ok(row.map(|r| (r.get(0), r.get::<_, i64>(1) as u64)))
+            .map_err(pg)
     }
-}
 
-fn text(b: Vec<u8>) -> String {
-    String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    async fn thread_row(&self, c: &mut Conn, thread: &str) -> Result<Option<(i64, u64)>> {
+        let row = c
+            .query_opt(&self.inner.sql.thread_row, &[&thread.as_bytes()])
+            .await?;
+        Ok(row.map(|r| (r.get(0), ms(r.get(1)))))
+    }
 }
 
 impl EventStore for PostgresStore {
@@ -190,114 +564,58 @@ impl EventStore for PostgresStore {
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         Box::pin(async move {
             let prepared = prepare(thread, run, events)?;
-            let s = &self.inner.schema;
-            let mut w = self.inner.writer.lock().await;
+            let mut c = self.inner.pool.get().await?;
             if prepared.bodies.is_empty() {
-                drop(w);
-                let last = self
-                    .thread_row(&self.inner.reader, thread)
-                    .await?
-                    .map_or(0, |(_, l)| l);
+                let last = self.thread_row(&mut c, thread).await?.map_or(0, |(_, l)| l);
                 return Ok(last + 1..last + 1);
             }
-            let tx = w.transaction().await.map_err(pg)?;
-            tx.execute(
-                &format!(
-                    "INSERT INTO {s}.threads (thread_id, last_seq) VALUES ($1, 0)
-                     ON CONFLICT (thread_id) DO NOTHING"
-                ),
-                &[&thread.as_bytes()],
-            )
-            .await
-            .map_err(pg)?;
-            let row = tx
-                .query_one(
-                    &format!(
-                        "SELECT tid, last_seq FROM {s}.threads WHERE thread_id = $1 FOR UPDATE"
-                    ),
-                    &[&thread.as_bytes()],
-                )
-                .await
-                .map_err(pg)?;
-            let (tid, last): (i64, i64) = (row.get(0), row.get(1));
-            let status: Option<String> = tx
-                .query_opt(
-                    &format!("SELECT status FROM {s}.runs WHERE tid = $1 AND run_id = $2"),
-                    &[&tid, &run.as_bytes()],
-                )
-                .await
-                .map_err(pg)?
-                .map(|r| r.get(0));
-            if status.as_deref().is_some_and(|st| st != "running") {
-                return Err(StoreError::RunClosed {
-                    thread: thread.to_owned(),
-                    run: run.to_owned(),
-                });
-            }
-            if let Some(p) = &prepared.parent {
-                let found = tx
-                    .query_opt(
-                        &format!("SELECT 1 FROM {s}.runs WHERE tid = $1 AND run_id = $2"),
-                        &[&tid, &p.as_bytes()],
-                    )
-                    .await
-                    .map_err(pg)?
-                    .is_some();
-                if !found {
-                    return Err(StoreError::UnknownRun {
-                        thread: thread.to_owned(),
-                        run: p.clone(),
-                    });
-                }
-            }
-            let first = last + 1;
-            let end = first + prepared.bodies.len() as i64;
             let bodies: Vec<&[u8]> = prepared.bodies.iter().map(Vec::as_slice).collect();
-            tx.execute(
-                &format!(
-                    "INSERT INTO {s}.events (tid, seq, run_id, body)
-                     SELECT $1, $2::BIGINT + u.i - 1, $3, u.body
-                     FROM unnest($4::BYTEA[]) WITH ORDINALITY AS u(body, i)"
-                ),
-                &[&tid, &first, &run.as_bytes(), &bodies],
-            )
-            .await
-            .map_err(pg)?;
-            let status = prepared.closes.unwrap_or(RunStatus::Running).as_str();
             let parent = prepared.parent.as_deref().map(str::as_bytes);
-            tx.execute(
-                &format!(
-                    "INSERT INTO {s}.runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
-                     VALUES ($1, $2, $3, $4, $5, $6)
-                     ON CONFLICT (tid, run_id) DO UPDATE SET
-                        parent_run_id = coalesce({s}.runs.parent_run_id, excluded.parent_run_id),
-                        status = excluded.status,
-                        last_seq = excluded.last_seq"
-                ),
-                &[&tid, &run.as_bytes(), &parent, &status, &first, &(end - 1)],
-            )
-            .await
-            .map_err(pg)?;
-            tx.execute(
-                &format!("UPDATE {s}.threads SET last_seq = $1 WHERE tid = $2"),
-                &[&(end - 1), &tid],
-            )
-            .await
-            .map_err(pg)?;
-            // Delivered at commit to every instance's listener. A payload cannot hold NUL
-            // and has a size limit: such threads wake every tail instead.
-            let payload = if thread.contains('\0') || thread.len() > 7000 {
-                ""
-            } else {
-                thread
-            };
-            tx.execute("SELECT pg_notify($1, $2)", &[s, &payload])
-                .await
-                .map_err(pg)?;
-            tx.commit().await.map_err(pg)?;
-            drop(w);
-            self.inner.notifier.notify(thread, (end - 1) as u64);
-            Ok(first as u64..end as u64)
+            let status = prepared.closes.unwrap_or(RunStatus::Running).as_str();
+            let title = prepared.title.as_deref().map(str::as_bytes);
+            let now = now_ms() as i64;
+            let row = c
+                .query_one(
+                    &self.inner.sql.append,
+                    &[
+                        &thread.as_bytes(),
+                        &run.as_bytes(),
+                        &bodies,
+                        &prepared.starts_run,
+                        &parent,
+                        &status,
+                        &title,
+                        &now,
+                        &payload(thread),
+                    ],
+                )
+                .await?;
+            drop(c);
+            let first: i64 = row.get(0);
+            let (thread_id, run_id) = (thread.to_owned(), run.to_owned());
+            match first {
+                -1 => Err(StoreError::RunExists {
+                    thread: thread_id,
+                    run: run_id,
+                }),
+                -2 => Err(StoreError::RunClosed {
+                    thread: thread_id,
+                    run: run_id,
+                }),
+                -3 => Err(StoreError::UnknownRun {
+                    thread: thread_id,
+                    run: prepared.parent.unwrap_or_default(),
+                }),
+                first if first >= 1 => {
+                    let first = first as u64;
+                    let end = first + prepared.bodies.len() as u64;
+                    self.inner.notifier.notify(thread, end - 1);
+                    Ok(first..end)
+                }
+                other => Err(StoreError::Backend(format!(
+                    "postgres: append returned {other}"
+                ))),
+            }
         })
     }
 
@@ -308,9 +626,9 @@ impl EventStore for PostgresStore {
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<RawEvent>>> {
         Box::pin(async move {
-            let c = &self.inner.reader;
+            let mut c = self.inner.pool.get().await?;
             let (tid, last) = self
-                .thread_row(c, thread)
+                .thread_row(&mut c, thread)
                 .await?
                 .ok_or_else(|| StoreError::UnknownThread(thread.to_owned()))?;
             if from_seq > last + 1 {
@@ -323,19 +641,14 @@ impl EventStore for PostgresStore {
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
             let rows = c
                 .query(
-                    &format!(
-                        "SELECT seq, run_id, body FROM {}.events
-                         WHERE tid = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq LIMIT $4",
-                        self.inner.schema
-                    ),
+                    &self.inner.sql.events_from,
                     &[&tid, &(from_seq as i64), &(last as i64), &limit],
                 )
-                .await
-                .map_err(pg)?;
+                .await?;
             Ok(rows
                 .into_iter()
                 .map(|r| RawEvent {
-                    seq: r.get::<_, i64>(0) as u64,
+                    seq: ms(r.get(0)),
                     run_id: text(r.get(1)),
                     json: r.get(2),
                 })
@@ -345,80 +658,171 @@ impl EventStore for PostgresStore {
 
     fn threads(&self) -> BoxFuture<'_, Result<Vec<ThreadInfo>>> {
         Box::pin(async move {
-            let s = &self.inner.schema;
-            let rows = self
-                .inner
-                .reader
-                .query(
-                    &format!(
-                        "SELECT t.thread_id, t.last_seq, (SELECT count(*) FROM {s}.runs r WHERE r.tid = t.tid)
-                         FROM {s}.threads t ORDER BY t.tid"
-                    ),
-                    &[],
+            let mut c = self.inner.pool.get().await?;
+            let rows = c.query(&self.inner.sql.threads, &[]).await?;
+            Ok(rows.iter().map(thread_info).collect())
+        })
+    }
+
+    fn claim_thread<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<ThreadInfo>> {
+        Box::pin(async move {
+            if thread.is_empty() {
+                return Err(StoreError::Invalid("thread id is empty".into()));
+            }
+            let mut c = self.inner.pool.get().await?;
+            let owner = owner.map(str::as_bytes);
+            // A thread deleted between the insert and the read is claimed again.
+            for _ in 0..3 {
+                c.execute(
+                    &self.inner.sql.claim,
+                    &[&thread.as_bytes(), &owner, &(now_ms() as i64)],
                 )
-                .await
-                .map_err(pg)?;
-            Ok(rows
-                .into_iter()
-                .map(|r| ThreadInfo {
-                    thread_id: text(r.get(0)),
-                    last_seq: r.get::<_, i64>(1) as u64,
-                    run_count: r.get::<_, i64>(2) as u64,
-                })
-                .collect())
+                .await?;
+                if let Some(row) = c
+                    .query_opt(&self.inner.sql.thread_info, &[&thread.as_bytes()])
+                    .await?
+                {
+                    return Ok(thread_info(&row));
+                }
+            }
+            Err(StoreError::UnknownThread(thread.to_owned()))
+        })
+    }
+
+    fn list_threads<'a>(&'a self, query: &'a ThreadQuery) -> BoxFuture<'a, Result<ThreadPage>> {
+        Box::pin(async move {
+            let limit = page_limit(query.limit);
+            let cursor = query.cursor.as_deref().map(decode_cursor).transpose()?;
+            let owner = query.owner.as_deref().map(str::as_bytes);
+            let mut sql = format!("{} WHERE true", self.inner.sql.list);
+            let mut args: Vec<&(dyn ToSql + Sync)> = Vec::new();
+            if let Some(o) = &owner {
+                args.push(o);
+                sql += &format!(" AND t.owner = ${}", args.len());
+            }
+            let after = cursor.as_ref().map(|(ms, id)| (*ms as i64, id.as_bytes()));
+            if let Some((ms, id)) = &after {
+                args.push(ms);
+                args.push(id);
+                let (m, i) = (args.len() - 1, args.len());
+                // The first term bounds the index scan; the second skips the ties already
+                // listed.
+                sql += &format!(
+                    " AND t.updated_ms <= ${m} AND (t.updated_ms < ${m} OR t.thread_id > ${i})"
+                );
+            }
+            let n = limit as i64 + 1;
+            args.push(&n);
+            sql += &format!(
+                " ORDER BY t.updated_ms DESC, t.thread_id LIMIT ${}",
+                args.len()
+            );
+            let mut c = self.inner.pool.get().await?;
+            let rows = c.query(&sql, &args).await?;
+            Ok(page_of(rows.iter().map(thread_info).collect(), limit))
+        })
+    }
+
+    fn delete_thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(async move {
+            let mut c = self.inner.pool.get().await?;
+            let row = c
+                .query_one(
+                    &self.inner.sql.delete,
+                    &[&thread.as_bytes(), &payload(thread)],
+                )
+                .await?;
+            drop(c);
+            self.inner.notifier.close(thread);
+            Ok(row.get(0))
+        })
+    }
+
+    fn check_integrity(&self) -> BoxFuture<'_, Result<()>> {
+        Box::pin(async move {
+            let s = &self.inner.schema;
+            let mut c = self.inner.pool.get().await?;
+            let rows = c
+                .query(
+                    "SELECT table_name::text, column_name::text FROM information_schema.columns
+                     WHERE table_schema = $1",
+                    &[s],
+                )
+                .await?;
+            let have: Vec<(String, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+            let mut missing: Vec<String> = Vec::new();
+            for (table, columns) in EXPECTED {
+                for col in columns {
+                    if !have.iter().any(|(t, c)| t == table && c == col) {
+                        missing.push(format!("{table}.{col}"));
+                    }
+                }
+            }
+            let functions: Vec<String> = c
+                .query(
+                    "SELECT p.proname::text FROM pg_proc p
+                     JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1",
+                    &[s],
+                )
+                .await?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            for f in ["append_v1", "delete_v1"] {
+                if !functions.iter().any(|h| h == f) {
+                    missing.push(format!("function {f}"));
+                }
+            }
+            if missing.is_empty() {
+                return Ok(());
+            }
+            Err(StoreError::Damaged(format!(
+                "PostgreSQL schema {s} lacks {}. Connecting a store to it again re-creates \
+                 what is missing (but not lost data): restore the schema from a backup, or \
+                 drop it to start with an empty store",
+                missing.join(", ")
+            )))
+        })
+    }
+
+    fn health(&self) -> BoxFuture<'_, Result<()>> {
+        Box::pin(async move {
+            let mut c = self.inner.pool.get().await?;
+            c.query_one("SELECT 1", &[]).await?;
+            Ok(())
         })
     }
 
     fn thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<ThreadInfo>> {
         Box::pin(async move {
-            let s = &self.inner.schema;
-            let row = self
-                .inner
-                .reader
-                .query_opt(
-                    &format!(
-                        "SELECT t.last_seq, (SELECT count(*) FROM {s}.runs r WHERE r.tid = t.tid)
-                         FROM {s}.threads t WHERE t.thread_id = $1"
-                    ),
-                    &[&thread.as_bytes()],
-                )
-                .await
-                .map_err(pg)?
-                .ok_or_else(|| StoreError::UnknownThread(thread.to_owned()))?;
-            Ok(ThreadInfo {
-                thread_id: thread.to_owned(),
-                last_seq: row.get::<_, i64>(0) as u64,
-                run_count: row.get::<_, i64>(1) as u64,
-            })
+            let mut c = self.inner.pool.get().await?;
+            c.query_opt(&self.inner.sql.thread_info, &[&thread.as_bytes()])
+                .await?
+                .map(|r| thread_info(&r))
+                .ok_or_else(|| StoreError::UnknownThread(thread.to_owned()))
         })
     }
 
     fn runs<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<Vec<RunInfo>>> {
         Box::pin(async move {
-            let c = &self.inner.reader;
+            let mut c = self.inner.pool.get().await?;
             let (tid, _) = self
-                .thread_row(c, thread)
+                .thread_row(&mut c, thread)
                 .await?
                 .ok_or_else(|| StoreError::UnknownThread(thread.to_owned()))?;
-            let rows = c
-                .query(
-                    &format!(
-                        "SELECT run_id, parent_run_id, status, first_seq, last_seq FROM {}.runs
-                         WHERE tid = $1 ORDER BY first_seq",
-                        self.inner.schema
-                    ),
-                    &[&tid],
-                )
-                .await
-                .map_err(pg)?;
+            let rows = c.query(&self.inner.sql.runs, &[&tid]).await?;
             Ok(rows
                 .into_iter()
                 .map(|r| RunInfo {
                     run_id: text(r.get(0)),
                     parent_run_id: r.get::<_, Option<Vec<u8>>>(1).map(text),
                     status: RunStatus::parse(r.get(2)).unwrap_or(RunStatus::Running),
-                    first_seq: r.get::<_, i64>(3) as u64,
-                    last_seq: r.get::<_, i64>(4) as u64,
+                    first_seq: ms(r.get(3)),
+                    last_seq: ms(r.get(4)),
                 })
                 .collect())
         })
@@ -429,7 +833,7 @@ impl EventStore for PostgresStore {
     }
 
     fn poll_interval(&self) -> Option<Duration> {
-        Some(Duration::from_secs(1))
+        Some(self.inner.options.poll_interval)
     }
 
     fn renew_lease<'a>(
@@ -439,38 +843,27 @@ impl EventStore for PostgresStore {
         until_ms: u64,
     ) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
-            let s = &self.inner.schema;
             let until = i64::try_from(until_ms).unwrap_or(i64::MAX);
-            self.inner
-                .reader
-                .execute(
-                    &format!(
-                        "INSERT INTO {s}.leases (thread_id, run_id, until_ms) VALUES ($1, $2, $3)
-                         ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = EXCLUDED.until_ms"
-                    ),
-                    &[&thread.as_bytes(), &run.as_bytes(), &until],
-                )
-                .await
-                .map_err(pg)?;
+            let mut c = self.inner.pool.get().await?;
+            c.execute(
+                &self.inner.sql.lease_put,
+                &[&thread.as_bytes(), &run.as_bytes(), &until],
+            )
+            .await?;
             Ok(())
         })
     }
 
     fn lease<'a>(&'a self, thread: &'a str, run: &'a str) -> BoxFuture<'a, Result<Option<u64>>> {
         Box::pin(async move {
-            let s = &self.inner.schema;
-            let row = self
-                .inner
-                .reader
+            let mut c = self.inner.pool.get().await?;
+            let row = c
                 .query_opt(
-                    &format!(
-                        "SELECT until_ms FROM {s}.leases WHERE thread_id = $1 AND run_id = $2"
-                    ),
+                    &self.inner.sql.lease_get,
                     &[&thread.as_bytes(), &run.as_bytes()],
                 )
-                .await
-                .map_err(pg)?;
-            Ok(row.map(|r| r.get::<_, i64>(0).max(0) as u64))
+                .await?;
+            Ok(row.map(|r| ms(r.get(0))))
         })
     }
 

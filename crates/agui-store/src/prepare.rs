@@ -2,6 +2,10 @@
 
 use crate::{Result, RunStatus, StoreError};
 use agui_core::Event;
+use agui_core::message::Message;
+
+/// The longest thread title, in characters (an ellipsis follows a title cut there).
+pub(crate) const TITLE_CHARS: usize = 80;
 
 /// An append, checked and encoded.
 pub(crate) struct Prepared {
@@ -11,6 +15,11 @@ pub(crate) struct Prepared {
     pub parent: Option<String>,
     /// The run's status after the batch, if the batch closes it.
     pub closes: Option<RunStatus>,
+    /// Whether the batch begins with `RUN_STARTED` (so the run must be new).
+    pub starts_run: bool,
+    /// The thread title this batch offers: the first user message of the first
+    /// `RUN_STARTED.input` of the batch that has one (kept only if the thread has none yet).
+    pub title: Option<String>,
 }
 
 pub(crate) fn prepare(thread: &str, run: &str, events: &[Event]) -> Result<Prepared> {
@@ -22,6 +31,7 @@ pub(crate) fn prepare(thread: &str, run: &str, events: &[Event]) -> Result<Prepa
     }
     let mut parent = None;
     let mut closes = None;
+    let mut title = None;
     let mut bodies = Vec::with_capacity(events.len());
     for (i, event) in events.iter().enumerate() {
         if closes.is_some() {
@@ -38,6 +48,9 @@ pub(crate) fn prepare(thread: &str, run: &str, events: &[Event]) -> Result<Prepa
                     )));
                 }
                 parent = e.parent_run_id.clone().or(parent);
+                if title.is_none() {
+                    title = e.input.as_deref().and_then(|i| title_of(&i.messages));
+                }
                 Some((&e.thread_id, &e.run_id))
             }
             Event::RunFinished(e) => {
@@ -64,5 +77,62 @@ pub(crate) fn prepare(thread: &str, run: &str, events: &[Event]) -> Result<Prepa
         bodies,
         parent,
         closes,
+        starts_run: matches!(events.first(), Some(Event::RunStarted(_))),
+        title,
     })
+}
+
+/// The text of the first user message with any text, whitespace collapsed to single spaces,
+/// cut to [`TITLE_CHARS`] characters with `…` appended when cut.
+pub(crate) fn title_of(messages: &[Message]) -> Option<String> {
+    messages.iter().find_map(|m| match m {
+        Message::User(u) => {
+            let text = u.content.to_text();
+            let mut words = text.split_whitespace();
+            let mut out = String::from(words.next()?);
+            for w in words {
+                out.push(' ');
+                out.push_str(w);
+            }
+            if let Some((cut, _)) = out.char_indices().nth(TITLE_CHARS) {
+                out.truncate(cut);
+                out.push('…');
+            }
+            Some(out)
+        }
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agui_core::message::{AssistantMessage, UserMessage};
+
+    fn user(text: &str) -> Message {
+        Message::User(UserMessage {
+            id: "u".into(),
+            content: agui_core::content::Content::Text(text.into()),
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn title_is_the_first_user_text_collapsed_and_cut() {
+        assert_eq!(title_of(&[]), None);
+        let assistant = Message::Assistant(AssistantMessage::default());
+        assert_eq!(
+            title_of(&[
+                assistant.clone(),
+                user("  \n\t "),
+                user(" Hello\n\n  world\t! ")
+            ]),
+            Some("Hello world !".into())
+        );
+        let exact = "é".repeat(TITLE_CHARS);
+        assert_eq!(title_of(&[user(&exact)]), Some(exact.clone()));
+        let long = format!("{exact}xyz");
+        assert_eq!(title_of(&[user(&long)]), Some(format!("{exact}…")));
+        assert_eq!(title_of(&[assistant]), None);
+    }
 }

@@ -14,16 +14,23 @@
 //! while a write is in progress. Sequence numbers are assigned inside the write transaction
 //! from the stored last sequence, so several processes may share one file; live tails see
 //! other processes' appends by polling (once a second), their own at once.
+//!
+//! A file that is not a database, or whose pages SQLite finds damaged, gives
+//! [`StoreError::Damaged`] (at opening, at the failing statement, or from
+//! [`EventStore::check_integrity`]) with the way out. Files made by earlier versions are
+//! migrated when opened (missing columns are added).
 
 use crate::notify::Notifier;
 use crate::prepare::prepare;
 use crate::{
     EventStore, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent, ThreadInfo,
+    ThreadPage, ThreadQuery, decode_cursor, now_ms, page_limit, page_of,
 };
 use agui_core::Event;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::types::{Value, ValueRef};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -64,7 +71,11 @@ const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS threads (
     tid INTEGER PRIMARY KEY,
     thread_id TEXT NOT NULL UNIQUE,
-    last_seq INTEGER NOT NULL
+    last_seq INTEGER NOT NULL,
+    owner TEXT,
+    created_ms INTEGER NOT NULL DEFAULT 0,
+    updated_ms INTEGER NOT NULL DEFAULT 0,
+    title TEXT
 );
 CREATE TABLE IF NOT EXISTS runs (
     tid INTEGER NOT NULL,
@@ -90,6 +101,30 @@ CREATE TABLE IF NOT EXISTS leases (
 ) WITHOUT ROWID;
 ";
 
+/// Columns of `threads` added after the first release: `(name, declaration)`, added by
+/// [`migrate`] to files that lack them.
+const THREAD_COLUMNS: [(&str, &str); 4] = [
+    ("owner", "TEXT"),
+    ("created_ms", "INTEGER NOT NULL DEFAULT 0"),
+    ("updated_ms", "INTEGER NOT NULL DEFAULT 0"),
+    ("title", "TEXT"),
+];
+
+/// Indexes, made after [`migrate`] (they use its columns). Thread lists walk
+/// `threads_by_activity` (or `threads_by_owner`) from the cursor on: keyset pagination.
+const INDEXES: &str = "
+CREATE INDEX IF NOT EXISTS threads_by_activity ON threads (updated_ms DESC, thread_id);
+CREATE INDEX IF NOT EXISTS threads_by_owner ON threads (owner, updated_ms DESC, thread_id);
+CREATE INDEX IF NOT EXISTS runs_by_start ON runs (tid, first_seq);
+";
+
+/// A thread's [`ThreadInfo`] (see [`thread_info`]), from `threads t`.
+const THREAD_INFO: &str = "SELECT t.thread_id, t.last_seq,
+    (SELECT count(*) FROM runs r WHERE r.tid = t.tid),
+    t.owner, t.created_ms, t.updated_ms, t.title,
+    (SELECT r.status FROM runs r WHERE r.tid = t.tid ORDER BY r.first_seq DESC LIMIT 1)
+    FROM threads t";
+
 /// A thread's events from a sequence on, at most a number of them: `(tid, seq, limit)`.
 const EVENTS_FROM: &str =
     "SELECT seq, run_id, body FROM events WHERE tid = ?1 AND seq >= ?2 ORDER BY seq LIMIT ?3";
@@ -108,8 +143,86 @@ pub struct SqliteStore {
     inner: Arc<Inner>,
 }
 
-fn backend(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(e.to_string())
+/// A SQLite error: [`StoreError::Damaged`] (without advice yet, see [`advise`]) when
+/// SQLite finds the file corrupt or not a database, [`StoreError::Backend`] otherwise.
+fn backend(e: rusqlite::Error) -> StoreError {
+    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+    match e.sqlite_error_code() {
+        Some(DatabaseCorrupt | NotADatabase) => StoreError::Damaged(format!("SQLite reports: {e}")),
+        _ => StoreError::Backend(e.to_string()),
+    }
+}
+
+/// Adds to a [`StoreError::Damaged`] report the file and the ways out.
+fn advise(path: &Path, e: StoreError) -> StoreError {
+    match e {
+        StoreError::Damaged(report) => {
+            let p = path.display();
+            StoreError::Damaged(format!(
+                "{report} (file {p}). Restore the file from a backup, or move it away (with \
+                 its -wal and -shm files) to start with an empty store; `sqlite3 {p} .recover` \
+                 can salvage what is still readable into a new database"
+            ))
+        }
+        other => other,
+    }
+}
+
+/// Adds the columns of [`THREAD_COLUMNS`] that `threads` lacks (a file of an earlier
+/// version).
+fn migrate(c: &Connection) -> Result<()> {
+    let have: Vec<String> = {
+        let mut stmt = c.prepare("PRAGMA table_info(threads)").map_err(backend)?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(1))
+            .map_err(backend)?;
+        rows.collect::<Result<_, _>>().map_err(backend)?
+    };
+    for (name, decl) in THREAD_COLUMNS {
+        if !have.iter().any(|h| h == name) {
+            c.execute_batch(&format!("ALTER TABLE threads ADD COLUMN {name} {decl}"))
+                .map_err(backend)?;
+        }
+    }
+    Ok(())
+}
+
+/// A row of [`THREAD_INFO`].
+fn thread_info(r: &Row<'_>) -> rusqlite::Result<ThreadInfo> {
+    Ok(ThreadInfo {
+        thread_id: r.get(0)?,
+        last_seq: r.get::<_, i64>(1)?.max(0) as u64,
+        run_count: r.get::<_, i64>(2)?.max(0) as u64,
+        owner: r.get(3)?,
+        created_ms: r.get::<_, i64>(4)?.max(0) as u64,
+        updated_ms: r.get::<_, i64>(5)?.max(0) as u64,
+        title: r.get(6)?,
+        last_status: r
+            .get::<_, Option<String>>(7)?
+            .map(|s| RunStatus::parse(&s).unwrap_or(RunStatus::Running)),
+    })
+}
+
+/// The thread's info, `None` when absent.
+fn thread_info_of(c: &Connection, thread: &str) -> Result<Option<ThreadInfo>> {
+    c.prepare_cached(&format!("{THREAD_INFO} WHERE t.thread_id = ?1"))
+        .map_err(backend)?
+        .query_row([thread], thread_info)
+        .optional()
+        .map_err(backend)
+}
+
+/// A stored value as bytes (`None` for a number or NULL, which no event is).
+fn bytes_of(v: ValueRef<'_>) -> Option<&[u8]> {
+    match v {
+        ValueRef::Text(b) | ValueRef::Blob(b) => Some(b),
+        _ => None,
+    }
+}
+
+/// A stored id as a string (lossy: ids are stored from Rust strings).
+fn string_of(v: ValueRef<'_>) -> String {
+    bytes_of(v).map_or_else(String::new, |b| String::from_utf8_lossy(b).into_owned())
 }
 
 fn connect(path: &Path, options: &SqliteOptions, write: bool) -> Result<Connection> {
@@ -121,6 +234,9 @@ fn connect(path: &Path, options: &SqliteOptions, write: bool) -> Result<Connecti
         | OpenFlags::SQLITE_OPEN_URI;
     let conn = Connection::open_with_flags(path, flags).map_err(backend)?;
     conn.busy_timeout(options.busy_timeout).map_err(backend)?;
+    // Reads the header: a file that is not a database fails here, not at first use.
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))
+        .map_err(backend)?;
     let sync = match options.synchronous {
         Synchronous::Full => "FULL",
         Synchronous::Normal => "NORMAL",
@@ -158,8 +274,19 @@ impl SqliteStore {
                     StoreError::Backend(format!("cannot create {}: {e}", dir.display()))
                 })?;
             }
-            let writer = connect(&path, &options, true)?;
-            writer.execute_batch(SCHEMA).map_err(backend)?;
+            let mut writer = connect(&path, &options, true).map_err(|e| advise(&path, e))?;
+            // One transaction, so that two processes opening an old file at once do not
+            // both add its columns.
+            let made = (|| {
+                let tx = writer
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(backend)?;
+                tx.execute_batch(SCHEMA).map_err(backend)?;
+                migrate(&tx)?;
+                tx.execute_batch(INDEXES).map_err(backend)?;
+                tx.commit().map_err(backend)
+            })();
+            made.map_err(|e| advise(&path, e))?;
             Ok(SqliteStore {
                 inner: Arc::new(Inner {
                     path,
@@ -173,11 +300,22 @@ impl SqliteStore {
         .await
     }
 
-    /// Records `run`'s lease on the writer connection.
-    async fn write_lease(&self, thread: String, run: String, until_ms: u64) -> Result<()> {
+    /// Runs `f` on the writer connection, on the blocking pool.
+    async fn write<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
         let inner = self.inner.clone();
         blocking(move || {
-            let conn = inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+            let mut conn = inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+            f(&mut conn).map_err(|e| advise(&inner.path, e))
+        })
+        .await
+    }
+
+    /// Records `run`'s lease on the writer connection.
+    async fn write_lease(&self, thread: String, run: String, until_ms: u64) -> Result<()> {
+        self.write(move |conn| {
             conn.prepare_cached(
                 "INSERT INTO leases (thread_id, run_id, until_ms) VALUES (?1, ?2, ?3)
                  ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = excluded.until_ms",
@@ -210,7 +348,7 @@ impl SqliteStore {
                 Some(c) => c,
                 None => connect(&inner.path, &inner.options, false)?,
             };
-            let out = f(&mut conn);
+            let out = f(&mut conn).map_err(|e| advise(&inner.path, e));
             let mut pool = inner.readers.lock().unwrap_or_else(|p| p.into_inner());
             if pool.len() < 8 {
                 pool.push(conn);
@@ -279,6 +417,49 @@ fn runs_of(c: &Connection, tid: i64) -> Result<Vec<RunInfo>> {
     rows.collect::<Result<_, _>>().map_err(backend)
 }
 
+/// The events of `thread` from `from_seq` on, decoded straight from SQLite's buffers, up to
+/// the first that cannot be decoded, and that one's error.
+fn decode_from(
+    c: &mut Connection,
+    thread: &str,
+    from_seq: u64,
+) -> Result<(Vec<StoredEvent>, Option<StoreError>)> {
+    let tx = c.transaction().map_err(backend)?;
+    let (tid, last) = readable_thread(&tx, thread, from_seq)?;
+    let mut stmt = tx.prepare_cached(EVENTS_FROM).map_err(backend)?;
+    let mut rows = stmt
+        .query(params![tid, from_seq.max(1) as i64, i64::MAX])
+        .map_err(backend)?;
+    let expected = (last + 1).saturating_sub(from_seq.max(1));
+    let mut out = Vec::with_capacity(usize::try_from(expected).unwrap_or(0).min(1 << 24));
+    let mut run_id = String::new();
+    while let Some(row) = rows.next().map_err(backend)? {
+        let seq = row.get::<_, i64>(0).map_err(backend)? as u64;
+        let corrupt = |message: String| StoreError::Corrupt {
+            thread: thread.to_owned(),
+            seq,
+            message,
+        };
+        let run = row.get_ref(1).map_err(backend)?;
+        match run {
+            ValueRef::Text(b) if b == run_id.as_bytes() => {}
+            other => run_id = string_of(other),
+        }
+        let Some(body) = bytes_of(row.get_ref(2).map_err(backend)?) else {
+            return Ok((out, Some(corrupt("the stored body is not text".into()))));
+        };
+        match Event::from_json_slice(body) {
+            Ok(event) => out.push(StoredEvent {
+                seq,
+                run_id: run_id.clone(),
+                event,
+            }),
+            Err(e) => return Ok((out, Some(corrupt(e.to_string())))),
+        }
+    }
+    Ok((out, None))
+}
+
 impl EventStore for SqliteStore {
     fn append<'a>(
         &'a self,
@@ -288,104 +469,119 @@ impl EventStore for SqliteStore {
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         Box::pin(async move {
             let prepared = prepare(thread, run, events)?;
-            let inner = self.inner.clone();
             let (thread_id, run_id) = (thread.to_owned(), run.to_owned());
-            let range = blocking(move || {
-                let mut conn = inner.writer.lock().unwrap_or_else(|p| p.into_inner());
-                let tx = conn
-                    .transaction_with_behavior(TransactionBehavior::Immediate)
-                    .map_err(backend)?;
-                let existing = thread_row(&tx, &thread_id)?;
-                let last = existing.map_or(0, |(_, l)| l);
-                if prepared.bodies.is_empty() {
-                    return Ok(last + 1..last + 1);
-                }
-                let current: Option<String> = match existing {
-                    Some((tid, _)) => tx
-                        .prepare_cached("SELECT status FROM runs WHERE tid = ?1 AND run_id = ?2")
-                        .map_err(backend)?
-                        .query_row(params![tid, run_id], |r| r.get(0))
-                        .optional()
-                        .map_err(backend)?,
-                    None => None,
-                };
-                if current.as_deref().is_some_and(|s| s != "running") {
-                    return Err(StoreError::RunClosed {
-                        thread: thread_id,
-                        run: run_id,
-                    });
-                }
-                if let Some(p) = &prepared.parent {
-                    let found = match existing {
+            let range = self
+                .write(move |conn| {
+                    let tx = conn
+                        .transaction_with_behavior(TransactionBehavior::Immediate)
+                        .map_err(backend)?;
+                    let existing = thread_row(&tx, &thread_id)?;
+                    let last = existing.map_or(0, |(_, l)| l);
+                    if prepared.bodies.is_empty() {
+                        return Ok(last + 1..last + 1);
+                    }
+                    let current: Option<String> = match existing {
                         Some((tid, _)) => tx
-                            .prepare_cached("SELECT 1 FROM runs WHERE tid = ?1 AND run_id = ?2")
+                            .prepare_cached(
+                                "SELECT status FROM runs WHERE tid = ?1 AND run_id = ?2",
+                            )
                             .map_err(backend)?
-                            .query_row(params![tid, p], |_| Ok(()))
+                            .query_row(params![tid, run_id], |r| r.get(0))
                             .optional()
-                            .map_err(backend)?
-                            .is_some(),
-                        None => false,
+                            .map_err(backend)?,
+                        None => None,
                     };
-                    if !found {
-                        return Err(StoreError::UnknownRun {
+                    // Inside the write transaction: of two appends starting one run, the second
+                    // sees the first's run.
+                    if prepared.starts_run && current.is_some() {
+                        return Err(StoreError::RunExists {
                             thread: thread_id,
-                            run: p.clone(),
+                            run: run_id,
                         });
                     }
-                }
-                let tid = match existing {
-                    Some((tid, _)) => tid,
-                    None => {
-                        tx.prepare_cached(
-                            "INSERT INTO threads (thread_id, last_seq) VALUES (?1, 0)",
-                        )
-                        .map_err(backend)?
-                        .execute([&thread_id])
-                        .map_err(backend)?;
-                        tx.last_insert_rowid()
+                    if current.as_deref().is_some_and(|s| s != "running") {
+                        return Err(StoreError::RunClosed {
+                            thread: thread_id,
+                            run: run_id,
+                        });
                     }
-                };
-                let first = last + 1;
-                let end = first + prepared.bodies.len() as u64;
-                {
-                    let mut insert = tx
+                    if let Some(p) = &prepared.parent {
+                        let found = match existing {
+                            Some((tid, _)) => tx
+                                .prepare_cached("SELECT 1 FROM runs WHERE tid = ?1 AND run_id = ?2")
+                                .map_err(backend)?
+                                .query_row(params![tid, p], |_| Ok(()))
+                                .optional()
+                                .map_err(backend)?
+                                .is_some(),
+                            None => false,
+                        };
+                        if !found {
+                            return Err(StoreError::UnknownRun {
+                                thread: thread_id,
+                                run: p.clone(),
+                            });
+                        }
+                    }
+                    let now = now_ms() as i64;
+                    let tid = match existing {
+                        Some((tid, _)) => tid,
+                        None => {
+                            tx.prepare_cached(
+                                "INSERT INTO threads (thread_id, last_seq, created_ms, updated_ms)
+                             VALUES (?1, 0, ?2, ?2)",
+                            )
+                            .map_err(backend)?
+                            .execute(params![thread_id, now])
+                            .map_err(backend)?;
+                            tx.last_insert_rowid()
+                        }
+                    };
+                    let first = last + 1;
+                    let end = first + prepared.bodies.len() as u64;
+                    {
+                        let mut insert = tx
                         .prepare_cached(
                             "INSERT INTO events (tid, seq, run_id, body) VALUES (?1, ?2, ?3, ?4)",
                         )
                         .map_err(backend)?;
-                    for (seq, body) in (first..).zip(&prepared.bodies) {
-                        insert
-                            .execute(params![tid, seq as i64, run_id, body])
-                            .map_err(backend)?;
+                        for (seq, body) in (first..).zip(&prepared.bodies) {
+                            insert
+                                .execute(params![tid, seq as i64, run_id, body])
+                                .map_err(backend)?;
+                        }
                     }
-                }
-                let status = prepared.closes.unwrap_or(RunStatus::Running).as_str();
-                tx.prepare_cached(
-                    "INSERT INTO runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
+                    let status = prepared.closes.unwrap_or(RunStatus::Running).as_str();
+                    tx.prepare_cached(
+                        "INSERT INTO runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                      ON CONFLICT (tid, run_id) DO UPDATE SET
                         parent_run_id = coalesce(runs.parent_run_id, excluded.parent_run_id),
                         status = excluded.status,
                         last_seq = excluded.last_seq",
-                )
-                .map_err(backend)?
-                .execute(params![
-                    tid,
-                    run_id,
-                    prepared.parent,
-                    status,
-                    first as i64,
-                    (end - 1) as i64
-                ])
-                .map_err(backend)?;
-                tx.prepare_cached("UPDATE threads SET last_seq = ?1 WHERE tid = ?2")
+                    )
                     .map_err(backend)?
-                    .execute(params![(end - 1) as i64, tid])
+                    .execute(params![
+                        tid,
+                        run_id,
+                        prepared.parent,
+                        status,
+                        first as i64,
+                        (end - 1) as i64
+                    ])
                     .map_err(backend)?;
-                tx.commit().map_err(backend)?;
-                Ok(first..end)
-            })
-            .await?;
+                    tx.prepare_cached(
+                        "UPDATE threads SET last_seq = ?1, updated_ms = max(updated_ms, ?2),
+                        title = coalesce(title, ?3)
+                     WHERE tid = ?4",
+                    )
+                    .map_err(backend)?
+                    .execute(params![(end - 1) as i64, now, prepared.title, tid])
+                    .map_err(backend)?;
+                    tx.commit().map_err(backend)?;
+                    Ok(first..end)
+                })
+                .await?;
             if !range.is_empty() {
                 self.inner.notifier.notify(thread, range.end - 1);
             }
@@ -407,10 +603,12 @@ impl EventStore for SqliteStore {
             let mut stmt = tx.prepare_cached(EVENTS_FROM).map_err(backend)?;
             let rows = stmt
                 .query_map(params![tid, from_seq as i64, limit], |r| {
+                    // A body that is not text or a blob (a damaged row) reads as empty,
+                    // which fails to decode as that event, not as the whole page.
                     Ok(RawEvent {
                         seq: r.get::<_, i64>(0)? as u64,
-                        run_id: r.get(1)?,
-                        json: r.get(2)?,
+                        run_id: string_of(r.get_ref(1)?),
+                        json: bytes_of(r.get_ref(2)?).map_or_else(Vec::new, <[u8]>::to_vec),
                     })
                 })
                 .map_err(backend)?;
@@ -428,82 +626,172 @@ impl EventStore for SqliteStore {
         from_seq: u64,
     ) -> BoxFuture<'a, Result<Vec<StoredEvent>>> {
         let thread = thread.to_owned();
-        Box::pin(self.read(move |c| {
-            let tx = c.transaction().map_err(backend)?;
-            let (tid, last) = readable_thread(&tx, &thread, from_seq)?;
-            let mut stmt = tx.prepare_cached(EVENTS_FROM).map_err(backend)?;
-            let mut rows = stmt
-                .query(params![tid, from_seq.max(1) as i64, i64::MAX])
-                .map_err(backend)?;
-            let expected = (last + 1).saturating_sub(from_seq.max(1));
-            let mut out = Vec::with_capacity(usize::try_from(expected).unwrap_or(0).min(1 << 24));
-            let mut run_id = String::new();
-            while let Some(row) = rows.next().map_err(backend)? {
-                let seq = row.get::<_, i64>(0).map_err(backend)? as u64;
-                let run = row.get_ref(1).map_err(backend)?.as_str().map_err(backend)?;
-                if run != run_id {
-                    run.clone_into(&mut run_id);
-                }
-                let body = row
-                    .get_ref(2)
-                    .map_err(backend)?
-                    .as_bytes()
-                    .map_err(backend)?;
-                let event = Event::from_json_slice(body).map_err(|e| StoreError::Corrupt {
-                    thread: thread.clone(),
-                    seq,
-                    message: e.to_string(),
-                })?;
-                out.push(StoredEvent {
-                    seq,
-                    run_id: run_id.clone(),
-                    event,
-                });
+        Box::pin(async move {
+            match self
+                .read(move |c| decode_from(c, &thread, from_seq))
+                .await?
+            {
+                (events, None) => Ok(events),
+                (_, Some(e)) => Err(e),
             }
-            Ok(out)
-        }))
+        })
+    }
+
+    fn read_until_corrupt<'a>(
+        &'a self,
+        thread: &'a str,
+        from_seq: u64,
+    ) -> BoxFuture<'a, Result<(Vec<StoredEvent>, Option<StoreError>)>> {
+        let thread = thread.to_owned();
+        Box::pin(self.read(move |c| decode_from(c, &thread, from_seq)))
     }
 
     fn threads(&self) -> BoxFuture<'_, Result<Vec<ThreadInfo>>> {
         Box::pin(self.read(|c| {
             let mut stmt = c
-                .prepare_cached(
-                    "SELECT t.thread_id, t.last_seq, (SELECT count(*) FROM runs r WHERE r.tid = t.tid)
-                     FROM threads t ORDER BY t.tid",
-                )
+                .prepare_cached(&format!("{THREAD_INFO} ORDER BY t.tid"))
                 .map_err(backend)?;
-            let rows = stmt
-                .query_map([], |r| {
-                    Ok(ThreadInfo {
-                        thread_id: r.get(0)?,
-                        last_seq: r.get::<_, i64>(1)? as u64,
-                        run_count: r.get::<_, i64>(2)? as u64,
-                    })
-                })
-                .map_err(backend)?;
+            let rows = stmt.query_map([], thread_info).map_err(backend)?;
             rows.collect::<Result<_, _>>().map_err(backend)
+        }))
+    }
+
+    fn claim_thread<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<ThreadInfo>> {
+        let (thread, owner) = (thread.to_owned(), owner.map(str::to_owned));
+        Box::pin(async move {
+            if thread.is_empty() {
+                return Err(StoreError::Invalid("thread id is empty".into()));
+            }
+            self.write(move |conn| {
+                let tx = conn
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(backend)?;
+                tx.prepare_cached(
+                    "INSERT INTO threads (thread_id, last_seq, owner, created_ms, updated_ms)
+                     VALUES (?1, 0, ?2, ?3, ?3) ON CONFLICT (thread_id) DO NOTHING",
+                )
+                .map_err(backend)?
+                .execute(params![thread, owner, now_ms() as i64])
+                .map_err(backend)?;
+                let info = thread_info_of(&tx, &thread)?
+                    .ok_or_else(|| StoreError::UnknownThread(thread.clone()))?;
+                tx.commit().map_err(backend)?;
+                Ok(info)
+            })
+            .await
+        })
+    }
+
+    fn list_threads<'a>(&'a self, query: &'a ThreadQuery) -> BoxFuture<'a, Result<ThreadPage>> {
+        Box::pin(async move {
+            let limit = page_limit(query.limit);
+            let cursor = query.cursor.as_deref().map(decode_cursor).transpose()?;
+            let owner = query.owner.clone();
+            let list = self
+                .read(move |c| {
+                    let mut sql = format!("{THREAD_INFO} WHERE 1");
+                    let mut args: Vec<Value> = Vec::new();
+                    if let Some(o) = owner {
+                        args.push(Value::Text(o));
+                        sql += &format!(" AND t.owner = ?{}", args.len());
+                    }
+                    if let Some((ms, id)) = cursor {
+                        args.push(Value::Integer(ms as i64));
+                        args.push(Value::Text(id));
+                        let (m, i) = (args.len() - 1, args.len());
+                        // The first term bounds the index walk; the second skips the ties
+                        // already listed.
+                        sql += &format!(
+                            " AND t.updated_ms <= ?{m} AND (t.updated_ms < ?{m} OR t.thread_id > ?{i})"
+                        );
+                    }
+                    args.push(Value::Integer(limit as i64 + 1));
+                    sql += &format!(
+                        " ORDER BY t.updated_ms DESC, t.thread_id LIMIT ?{}",
+                        args.len()
+                    );
+                    let mut stmt = c.prepare_cached(&sql).map_err(backend)?;
+                    let rows = stmt
+                        .query_map(rusqlite::params_from_iter(args), thread_info)
+                        .map_err(backend)?;
+                    rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+                })
+                .await?;
+            Ok(page_of(list, limit))
+        })
+    }
+
+    fn delete_thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<bool>> {
+        let thread_id = thread.to_owned();
+        Box::pin(async move {
+            let existed = self
+                .write(move |conn| {
+                    let tx = conn
+                        .transaction_with_behavior(TransactionBehavior::Immediate)
+                        .map_err(backend)?;
+                    let row = thread_row(&tx, &thread_id)?;
+                    if let Some((tid, _)) = row {
+                        for table in ["events", "runs", "threads"] {
+                            tx.prepare_cached(&format!("DELETE FROM {table} WHERE tid = ?1"))
+                                .map_err(backend)?
+                                .execute([tid])
+                                .map_err(backend)?;
+                        }
+                    }
+                    tx.prepare_cached("DELETE FROM leases WHERE thread_id = ?1")
+                        .map_err(backend)?
+                        .execute([&thread_id])
+                        .map_err(backend)?;
+                    tx.commit().map_err(backend)?;
+                    Ok(row.is_some())
+                })
+                .await?;
+            self.inner.notifier.close(thread);
+            Ok(existed)
+        })
+    }
+
+    fn check_integrity(&self) -> BoxFuture<'_, Result<()>> {
+        Box::pin(self.read(|c| {
+            let mut stmt = c.prepare("PRAGMA quick_check").map_err(backend)?;
+            let rows = stmt
+                .query_map([], |r| r.get::<_, String>(0))
+                .map_err(backend)?;
+            let report = rows.collect::<Result<Vec<_>, _>>().map_err(backend)?;
+            if report == ["ok"] {
+                return Ok(());
+            }
+            let mut lines: Vec<&str> = report.iter().take(5).map(String::as_str).collect();
+            if report.len() > 5 {
+                lines.push("…");
+            }
+            Err(StoreError::Damaged(format!(
+                "SQLite's quick_check reports: {}",
+                lines.join("; ")
+            )))
+        }))
+    }
+
+    fn health(&self) -> BoxFuture<'_, Result<()>> {
+        Box::pin(self.read(|c| {
+            c.prepare_cached("SELECT 1")
+                .map_err(backend)?
+                .query_row([], |_| Ok(()))
+                .map_err(backend)
         }))
     }
 
     fn thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<ThreadInfo>> {
         let thread = thread.to_owned();
-        Box::pin(self.read(move |c| {
-            c.prepare_cached(
-                "SELECT t.thread_id, t.last_seq, (SELECT count(*) FROM runs r WHERE r.tid = t.tid)
-                 FROM threads t WHERE t.thread_id = ?1",
-            )
-            .map_err(backend)?
-            .query_row([&thread], |r| {
-                Ok(ThreadInfo {
-                    thread_id: r.get(0)?,
-                    last_seq: r.get::<_, i64>(1)? as u64,
-                    run_count: r.get::<_, i64>(2)? as u64,
-                })
-            })
-            .optional()
-            .map_err(backend)?
-            .ok_or(StoreError::UnknownThread(thread))
-        }))
+        Box::pin(
+            self.read(move |c| {
+                thread_info_of(c, &thread)?.ok_or(StoreError::UnknownThread(thread))
+            }),
+        )
     }
 
     fn runs<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<Vec<RunInfo>>> {

@@ -1,10 +1,14 @@
-//! The shared behavioural suite against every backend.
+//! The shared behavioural suite against every backend, and what only one backend has: files
+//! and schemas of the previous version, damaged files.
 
 mod common;
 
-use agui_store::{EventStore, MemoryStore, SqliteStore};
-use common::Open;
-use libtest_mimic::{Arguments, Trial};
+use agui_store::{EventStore, MemoryStore, RunStatus, SqliteStore, StoreError, ThreadQuery};
+use common::{Backend, Corrupt};
+#[cfg(feature = "postgres")]
+use futures_util::future::BoxFuture;
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -23,58 +27,393 @@ fn unique(prefix: &str) -> String {
     )
 }
 
-fn memory() -> Open {
-    let store = MemoryStore::new();
-    Arc::new(move || {
-        let s: Arc<dyn EventStore> = Arc::new(store.clone());
-        Box::pin(async move { s })
-    })
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
-fn sqlite() -> Open {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("agui-store-tests");
-    let path = dir.join(format!("{}.db", unique("suite")));
-    Arc::new(move || {
-        let path = path.clone();
-        Box::pin(async move {
-            let s: Arc<dyn EventStore> = Arc::new(SqliteStore::open(&path).await.unwrap());
-            s
-        })
-    })
+fn memory() -> Backend {
+    let store = MemoryStore::new();
+    let corrupt_store = store.clone();
+    Backend {
+        open: Arc::new(move || {
+            let s: Arc<dyn EventStore> = Arc::new(store.clone());
+            Box::pin(async move { s })
+        }),
+        corrupt: Arc::new(move |thread, seq, body| {
+            corrupt_store
+                .replace_raw_unchecked(&thread, seq, body)
+                .unwrap();
+            Box::pin(async {})
+        }),
+    }
+}
+
+fn sqlite_path() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("agui-store-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(format!("{}.db", unique("suite")))
+}
+
+fn sqlite() -> Backend {
+    let path = sqlite_path();
+    let corrupt_path = path.clone();
+    let corrupt: Corrupt = Arc::new(move |thread, seq, body| {
+        let c = rusqlite::Connection::open(&corrupt_path).unwrap();
+        let n = c
+            .execute(
+                "UPDATE events SET body = ?1
+                 WHERE seq = ?2 AND tid = (SELECT tid FROM threads WHERE thread_id = ?3)",
+                rusqlite::params![body, seq as i64, thread],
+            )
+            .unwrap();
+        assert_eq!(n, 1);
+        Box::pin(async {})
+    });
+    Backend {
+        open: Arc::new(move || {
+            let path = path.clone();
+            Box::pin(async move {
+                let s: Arc<dyn EventStore> = Arc::new(SqliteStore::open(&path).await.unwrap());
+                s
+            })
+        }),
+        corrupt,
+    }
 }
 
 #[cfg(feature = "postgres")]
-fn postgres(url: &str, schema: &str) -> Open {
+async fn pg_client(url: &str) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    client
+}
+
+#[cfg(feature = "postgres")]
+fn postgres(url: &str, schema: &str) -> Backend {
     let (url, schema) = (url.to_owned(), schema.to_owned());
-    Arc::new(move || {
-        let (url, schema) = (url.clone(), schema.clone());
+    let (corrupt_url, corrupt_schema) = (url.clone(), schema.clone());
+    let corrupt: Corrupt = Arc::new(move |thread, seq, body| {
+        let (url, schema) = (corrupt_url.clone(), corrupt_schema.clone());
         Box::pin(async move {
-            let s: Arc<dyn EventStore> = Arc::new(
-                agui_store::PostgresStore::connect(&url, &schema)
-                    .await
-                    .unwrap(),
-            );
-            s
+            let c = pg_client(&url).await;
+            let n = c
+                .execute(
+                    &format!(
+                        "UPDATE {schema}.events SET body = $1 WHERE seq = $2
+                         AND tid = (SELECT tid FROM {schema}.threads WHERE thread_id = $3)"
+                    ),
+                    &[&body, &(seq as i64), &thread.as_bytes()],
+                )
+                .await
+                .unwrap();
+            assert_eq!(n, 1);
         })
-    })
+    });
+    Backend {
+        open: Arc::new(move || {
+            let (url, schema) = (url.clone(), schema.clone());
+            Box::pin(async move {
+                let s: Arc<dyn EventStore> = Arc::new(
+                    agui_store::PostgresStore::connect(&url, &schema)
+                        .await
+                        .unwrap(),
+                );
+                s
+            })
+        }),
+        corrupt,
+    }
 }
 
 fn trial(
     backend: &'static str,
     name: &'static str,
     case: common::Case,
-    make: fn() -> Open,
+    make: fn() -> Backend,
 ) -> Trial {
     Trial::test(format!("{backend}::{name}"), move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(case(make()));
+        rt().block_on(case(make()));
         Ok(())
     })
 }
+
+/// The tables of the first release, by hand.
+const OLD_SQLITE: &str = "
+CREATE TABLE threads (tid INTEGER PRIMARY KEY, thread_id TEXT NOT NULL UNIQUE,
+    last_seq INTEGER NOT NULL);
+CREATE TABLE runs (tid INTEGER NOT NULL, run_id TEXT NOT NULL, parent_run_id TEXT,
+    status TEXT NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,
+    PRIMARY KEY (tid, run_id)) WITHOUT ROWID;
+CREATE TABLE events (tid INTEGER NOT NULL, seq INTEGER NOT NULL, run_id TEXT NOT NULL,
+    body BLOB NOT NULL, PRIMARY KEY (tid, seq)) WITHOUT ROWID;
+CREATE TABLE leases (thread_id TEXT NOT NULL, run_id TEXT NOT NULL, until_ms INTEGER NOT NULL,
+    PRIMARY KEY (thread_id, run_id)) WITHOUT ROWID;
+INSERT INTO threads VALUES (1, 'old', 2);
+INSERT INTO runs VALUES (1, 'r1', NULL, 'finished', 1, 2);
+INSERT INTO events VALUES (1, 1, 'r1', CAST('{\"type\":\"RUN_STARTED\",\"threadId\":\"old\",\"runId\":\"r1\"}' AS BLOB));
+INSERT INTO events VALUES (1, 2, 'r1', CAST('{\"type\":\"RUN_FINISHED\",\"threadId\":\"old\",\"runId\":\"r1\"}' AS BLOB));
+INSERT INTO leases VALUES ('old', 'r1', 1000);
+";
+
+/// What a store opened on the previous version's data must do: read it, carry on, and
+/// support what is new.
+async fn previous_version_data_is_usable(s: Arc<dyn EventStore>) {
+    let old = s.thread("old").await.unwrap();
+    assert_eq!((old.last_seq, old.run_count), (2, 1));
+    assert_eq!((old.owner.clone(), old.title.clone()), (None, None));
+    assert_eq!((old.created_ms, old.updated_ms), (0, 0));
+    assert_eq!(old.last_status, Some(RunStatus::Finished));
+    assert_eq!(s.read("old", 1).await.unwrap().len(), 2);
+    assert_eq!(s.lease("old", "r1").await.unwrap(), Some(1000));
+    assert!(matches!(
+        s.append("old", "r1", &[common::started("old", "r1")]).await,
+        Err(StoreError::RunExists { .. })
+    ));
+    assert_eq!(
+        s.append("old", "r2", &[common::started("old", "r2")])
+            .await
+            .unwrap(),
+        3..4
+    );
+    assert!(s.thread("old").await.unwrap().updated_ms > 0);
+    s.claim_thread("new", Some("alice")).await.unwrap();
+    let page = s.list_threads(&ThreadQuery::default()).await.unwrap();
+    let ids: Vec<&str> = page.threads.iter().map(|t| t.thread_id.as_str()).collect();
+    assert_eq!(ids.len(), 2);
+    assert!(ids.contains(&"old") && ids.contains(&"new"));
+    s.check_integrity().await.unwrap();
+    assert!(s.delete_thread("old").await.unwrap());
+}
+
+fn sqlite_opens_previous_version() -> Result<(), Failed> {
+    let path = sqlite_path();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(OLD_SQLITE)
+        .unwrap();
+    let rt = rt();
+    rt.block_on(async {
+        let s = SqliteStore::open(&path).await.unwrap();
+        previous_version_data_is_usable(Arc::new(s)).await;
+        // Opening again finds nothing to migrate.
+        let s = SqliteStore::open(&path).await.unwrap();
+        assert_eq!(s.thread("old_gone").await.map(|_| ()).ok(), None);
+        assert_eq!(
+            s.thread("new").await.unwrap().owner.as_deref(),
+            Some("alice")
+        );
+    });
+    Ok(())
+}
+
+fn remove_db(path: &Path) {
+    for ext in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
+    }
+}
+
+/// A file that is not a SQLite database, and one whose pages in the middle were
+/// overwritten: reported as damaged (at opening or by `check_integrity`), never opened as
+/// if sound, never a panic.
+fn sqlite_reports_damaged_files() -> Result<(), Failed> {
+    let rt = rt();
+    let path = sqlite_path();
+    std::fs::write(&path, "this is a text file, not a database\n".repeat(300)).unwrap();
+    match rt.block_on(SqliteStore::open(&path)) {
+        Err(e @ StoreError::Damaged(_)) => {
+            let m = e.to_string();
+            assert_eq!((e.http_status(), e.code()), (503, "store_damaged"));
+            assert!(
+                m.contains("not a database") && m.contains(".recover"),
+                "{m}"
+            );
+        }
+        Err(e) => return Err(format!("expected Damaged, got {e:?}").into()),
+        Ok(_) => return Err("a text file opened as a store".into()),
+    }
+    remove_db(&path);
+
+    let path = sqlite_path();
+    rt.block_on(async {
+        let s = SqliteStore::open(&path).await.unwrap();
+        let text = "x".repeat(1024);
+        for r in 0..20 {
+            let run = format!("r{r}");
+            let mut events = vec![common::started("t", &run)];
+            events.extend((0..98).map(|i| common::custom(serde_json::json!([i, text]))));
+            events.push(common::finished("t", &run));
+            s.append("t", &run, &events).await.unwrap();
+        }
+        assert_eq!(s.thread("t").await.unwrap().last_seq, 2000);
+    });
+    // Everything into the main file, then four pages in the middle overwritten.
+    let page_size: u64 = {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .unwrap();
+        c.query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0))
+            .unwrap() as u64
+    };
+    let len = std::fs::metadata(&path).unwrap().len();
+    assert!(len > page_size * 100, "{len} bytes");
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        for k in 5..9 {
+            f.seek(SeekFrom::Start(page_size * k)).unwrap();
+            f.write_all(&vec![0xAB; page_size as usize]).unwrap();
+        }
+        f.sync_all().unwrap();
+    }
+    let outcome = rt.block_on(async {
+        match SqliteStore::open(&path).await {
+            Err(e) => Err(e),
+            Ok(s) => {
+                s.health().await.unwrap();
+                s.check_integrity().await.map(|()| s)
+            }
+        }
+    });
+    match outcome {
+        Err(e @ StoreError::Damaged(_)) => {
+            let m = e.to_string();
+            assert!(m.contains(".recover") && m.contains("backup"), "{m}");
+            println!("reported: {m}");
+        }
+        Err(e) => return Err(format!("expected Damaged, got {e:?}").into()),
+        Ok(_) => return Err("a damaged file passed opening and check_integrity".into()),
+    }
+    remove_db(&path);
+    Ok(())
+}
+
+#[cfg(feature = "postgres")]
+fn pg_trial(
+    name: &'static str,
+    url: String,
+    f: fn(String, String) -> BoxFuture<'static, ()>,
+) -> Trial {
+    Trial::test(name, move || {
+        let rt = rt();
+        // A fresh schema per trial; dropped afterwards, even when the case failed.
+        let schema = unique("agui_test");
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rt.block_on(f(url.clone(), schema.clone()))
+        }));
+        rt.block_on(async {
+            let c = pg_client(&url).await;
+            c.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                .await
+                .unwrap();
+        });
+        if let Err(panic) = outcome {
+            std::panic::resume_unwind(panic);
+        }
+        Ok(())
+    })
+}
+
+#[cfg(feature = "postgres")]
+fn pg_opens_previous_version(url: String, schema: String) -> BoxFuture<'static, ()> {
+    Box::pin(async move {
+        let c = pg_client(&url).await;
+        c.batch_execute(&format!(
+            "CREATE SCHEMA {s};
+             CREATE TABLE {s}.threads (tid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                 thread_id BYTEA NOT NULL UNIQUE, last_seq BIGINT NOT NULL);
+             CREATE TABLE {s}.runs (tid BIGINT NOT NULL, run_id BYTEA NOT NULL,
+                 parent_run_id BYTEA, status TEXT NOT NULL, first_seq BIGINT NOT NULL,
+                 last_seq BIGINT NOT NULL, PRIMARY KEY (tid, run_id));
+             CREATE TABLE {s}.events (tid BIGINT NOT NULL, seq BIGINT NOT NULL,
+                 run_id BYTEA NOT NULL, body BYTEA NOT NULL, PRIMARY KEY (tid, seq));
+             CREATE TABLE {s}.leases (thread_id BYTEA NOT NULL, run_id BYTEA NOT NULL,
+                 until_ms BIGINT NOT NULL, PRIMARY KEY (thread_id, run_id));
+             INSERT INTO {s}.threads (thread_id, last_seq) VALUES ('old'::bytea, 2);
+             INSERT INTO {s}.runs VALUES (1, 'r1'::bytea, NULL, 'finished', 1, 2);
+             INSERT INTO {s}.events VALUES
+                 (1, 1, 'r1'::bytea, convert_to('{{\"type\":\"RUN_STARTED\",\"threadId\":\"old\",\"runId\":\"r1\"}}', 'UTF8')),
+                 (1, 2, 'r1'::bytea, convert_to('{{\"type\":\"RUN_FINISHED\",\"threadId\":\"old\",\"runId\":\"r1\"}}', 'UTF8'));
+             INSERT INTO {s}.leases VALUES ('old'::bytea, 'r1'::bytea, 1000);",
+            s = schema
+        ))
+        .await
+        .unwrap();
+        let s = agui_store::PostgresStore::connect(&url, &schema)
+            .await
+            .unwrap();
+        previous_version_data_is_usable(Arc::new(s)).await;
+        // Connecting again finds nothing to migrate.
+        let s = agui_store::PostgresStore::connect(&url, &schema)
+            .await
+            .unwrap();
+        assert_eq!(
+            s.thread("new").await.unwrap().owner.as_deref(),
+            Some("alice")
+        );
+    })
+}
+
+#[cfg(feature = "postgres")]
+fn pg_integrity_names_what_is_missing(url: String, schema: String) -> BoxFuture<'static, ()> {
+    Box::pin(async move {
+        let s = agui_store::PostgresStore::connect(&url, &schema)
+            .await
+            .unwrap();
+        s.health().await.unwrap();
+        s.check_integrity().await.unwrap();
+        let c = pg_client(&url).await;
+        c.batch_execute(&format!(
+            "ALTER TABLE {schema}.threads DROP COLUMN title; DROP TABLE {schema}.leases"
+        ))
+        .await
+        .unwrap();
+        match s.check_integrity().await {
+            Err(e @ StoreError::Damaged(_)) => {
+                let m = e.to_string();
+                assert!(
+                    m.contains("threads.title") && m.contains("leases.until_ms"),
+                    "{m}"
+                );
+                assert_eq!(e.http_status(), 503);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Connecting again repairs the structure.
+        let s = agui_store::PostgresStore::connect(&url, &schema)
+            .await
+            .unwrap();
+        s.check_integrity().await.unwrap();
+    })
+}
+
+/// A PostgreSQL-only trial: `(url, schema)` → the test.
+#[cfg(feature = "postgres")]
+type PgCase = fn(String, String) -> BoxFuture<'static, ()>;
+#[cfg(not(feature = "postgres"))]
+type PgCase = ();
+
+#[cfg(feature = "postgres")]
+const PG_ONLY: [(&str, PgCase); 2] = [
+    (
+        "postgres::connects_to_a_schema_of_the_previous_version",
+        pg_opens_previous_version,
+    ),
+    (
+        "postgres::integrity_names_what_is_missing",
+        pg_integrity_names_what_is_missing,
+    ),
+];
+#[cfg(not(feature = "postgres"))]
+const PG_ONLY: [(&str, PgCase); 2] = [
+    ("postgres::connects_to_a_schema_of_the_previous_version", ()),
+    ("postgres::integrity_names_what_is_missing", ()),
+];
 
 fn main() {
     let args = Arguments::from_args();
@@ -98,11 +437,7 @@ fn main() {
         #[cfg(feature = "postgres")]
         if let Some(url) = pg_url.clone() {
             trials.push(Trial::test(format!("postgres::{name}"), move || {
-                let rt = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .enable_all()
-                    .build()
-                    .unwrap();
+                let rt = rt();
                 // A fresh schema per trial; dropped afterwards, even when the case failed.
                 let schema = unique("agui_test");
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -122,6 +457,23 @@ fn main() {
             continue;
         }
         trials.push(Trial::test(format!("postgres::{name}"), || Ok(())).with_ignored_flag(true));
+    }
+    trials.push(Trial::test(
+        "sqlite::opens_a_file_of_the_previous_version",
+        sqlite_opens_previous_version,
+    ));
+    trials.push(Trial::test(
+        "sqlite::reports_damaged_files",
+        sqlite_reports_damaged_files,
+    ));
+    for (name, f) in PG_ONLY {
+        #[cfg(feature = "postgres")]
+        if let Some(url) = pg_url.clone() {
+            trials.push(pg_trial(name, url, f));
+            continue;
+        }
+        let _ = f;
+        trials.push(Trial::test(name, || Ok(())).with_ignored_flag(true));
     }
     libtest_mimic::run(&args, trials).exit();
 }

@@ -6,7 +6,7 @@
 
 use agui_core::Event;
 use agui_core::engine::pipeline::Pipeline;
-use agui_store::{EventStore, RunStatus, StoreError};
+use agui_store::{EventStore, RunStatus, StoreError, ThreadInfo, ThreadQuery};
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
@@ -17,7 +17,18 @@ use std::time::Duration;
 /// (a fresh database per trial), so a test can "reopen" it or run two instances.
 pub type Open = Arc<dyn Fn() -> BoxFuture<'static, Arc<dyn EventStore>> + Send + Sync>;
 
-pub type Case = fn(Open) -> BoxFuture<'static, ()>;
+/// Writes `body` as the stored JSON of event `seq` of `thread`, bypassing every check (what
+/// a damaged disk or a hand edit does): `(thread, seq, body)`.
+pub type Corrupt = Arc<dyn Fn(String, u64, Vec<u8>) -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// What a case gets from its backend.
+#[derive(Clone)]
+pub struct Backend {
+    pub open: Open,
+    pub corrupt: Corrupt,
+}
+
+pub type Case = fn(Backend) -> BoxFuture<'static, ()>;
 
 pub fn ev(v: Value) -> Event {
     Event::from_json_slice(&serde_json::to_vec(&v).unwrap()).unwrap()
@@ -607,11 +618,634 @@ async fn expired_leases_abandon_running_runs(open: Open) {
     );
 }
 
+/// A `RUN_STARTED` whose input carries `messages`.
+pub fn started_with(t: &str, r: &str, messages: Value) -> Event {
+    ev(json!({"type": "RUN_STARTED", "threadId": t, "runId": r,
+              "input": {"threadId": t, "runId": r, "messages": messages, "tools": [],
+                        "context": [], "state": null, "forwardedProps": null}}))
+}
+
+pub fn custom(v: Value) -> Event {
+    ev(json!({"type": "CUSTOM", "name": "n", "value": v}))
+}
+
+async fn starting_an_existing_run_is_refused(open: Open) {
+    let s = open().await;
+    s.append("t", "r1", &[started("t", "r1")]).await.unwrap();
+    // Running, then ended: both refused, nothing stored.
+    for round in 0..2 {
+        let before = s.thread("t").await.unwrap();
+        match s
+            .append("t", "r1", &[started("t", "r1"), custom(json!(1))])
+            .await
+        {
+            Err(e @ StoreError::RunExists { .. }) => {
+                assert_eq!((e.http_status(), e.code()), (409, "run_exists"));
+                assert!(e.to_string().contains("r1"), "{e}");
+            }
+            other => panic!("round {round}: {other:?}"),
+        }
+        let now = s.thread("t").await.unwrap();
+        assert_eq!(
+            (now.last_seq, now.run_count),
+            (before.last_seq, before.run_count)
+        );
+        if round == 0 {
+            s.append("t", "r1", &[finished("t", "r1")]).await.unwrap();
+        }
+    }
+    let before = s.thread("t").await.unwrap();
+    // A batch that does not begin with RUN_STARTED still creates a new run (library use)
+    // and continues a running one.
+    assert_eq!(
+        s.append("t", "lib", &[custom(json!(1))]).await.unwrap(),
+        before.last_seq + 1..before.last_seq + 2
+    );
+    s.append("t", "lib", &[custom(json!(2))]).await.unwrap();
+    assert_eq!(s.run("t", "lib").await.unwrap().status, RunStatus::Running);
+    // ... but cannot be started afterwards: it exists.
+    assert!(matches!(
+        s.append("t", "lib", &[started("t", "lib")]).await,
+        Err(StoreError::RunExists { .. })
+    ));
+    // The same run id in another thread is another run.
+    assert_eq!(
+        s.append("u", "r1", &[started("u", "r1")]).await.unwrap(),
+        1..2
+    );
+    let kinds: Vec<String> = s
+        .read("t", 1)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.event.type_str().to_owned())
+        .collect();
+    assert_eq!(kinds, ["RUN_STARTED", "RUN_FINISHED", "CUSTOM", "CUSTOM"]);
+}
+
+/// Two instances (two connections for PostgreSQL, two writers for SQLite) start the same
+/// run at the same moment: exactly one wins, in new threads and in an existing one.
+async fn racing_starts_of_one_run_have_one_winner(open: Open) {
+    let a = open().await;
+    let b = open().await;
+    for round in 0..20 {
+        let thread = if round % 2 == 0 {
+            format!("new{round}")
+        } else {
+            "shared".to_owned()
+        };
+        let run = format!("r{round}");
+        let events = [started(&thread, &run), custom(json!(round))];
+        let (x, y) = tokio::join!(
+            a.append(&thread, &run, &events),
+            b.append(&thread, &run, &events)
+        );
+        let outcomes = [&x, &y];
+        let won = outcomes.iter().filter(|o| o.is_ok()).count();
+        let refused = outcomes
+            .iter()
+            .filter(|o| matches!(o, Err(StoreError::RunExists { .. })))
+            .count();
+        assert_eq!((won, refused), (1, 1), "round {round}: {x:?} {y:?}");
+        let runs = a.runs(&thread).await.unwrap();
+        assert_eq!(runs.iter().filter(|r| r.run_id == run).count(), 1);
+        let starts = a
+            .read(&thread, 1)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.run_id == run && e.event.type_str() == "RUN_STARTED")
+            .count();
+        assert_eq!(starts, 1, "round {round}");
+    }
+    assert_eq!(a.runs("shared").await.unwrap().len(), 10);
+    assert_eq!(b.thread("shared").await.unwrap().last_seq, 20);
+}
+
+async fn threads_are_claimed_once(open: Open) {
+    let s = open().await;
+    let claimed = s.claim_thread("c", Some("alice")).await.unwrap();
+    assert_eq!(claimed.thread_id, "c");
+    assert_eq!(claimed.owner.as_deref(), Some("alice"));
+    assert_eq!((claimed.last_seq, claimed.run_count), (0, 0));
+    assert!(claimed.created_ms > 0);
+    assert_eq!(claimed.updated_ms, claimed.created_ms);
+    assert_eq!(
+        (claimed.title.as_deref(), claimed.last_status),
+        (None, None)
+    );
+    // Claimed again by someone else: unchanged, and the caller sees the owner.
+    assert_eq!(s.claim_thread("c", Some("bob")).await.unwrap(), claimed);
+    assert_eq!(s.claim_thread("c", None).await.unwrap(), claimed);
+    assert_eq!(s.thread("c").await.unwrap(), claimed);
+    // A claimed thread reads as an empty thread, and its tail sees the first append.
+    assert!(s.read("c", 1).await.unwrap().is_empty());
+    assert!(s.runs("c").await.unwrap().is_empty());
+    let mut tail = s.tail("c", 1);
+    s.append("c", "r1", &[started("c", "r1")]).await.unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(10), tail.next())
+        .await
+        .expect("the tail of a claimed thread sees its first event")
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.seq, 1);
+    let after = s.thread("c").await.unwrap();
+    assert_eq!(after.owner.as_deref(), Some("alice"));
+    assert_eq!((after.last_seq, after.run_count), (1, 1));
+    assert_eq!(after.created_ms, claimed.created_ms);
+    // Claiming a thread made by append changes nothing: it has no owner.
+    s.append("plain", "r1", &[started("plain", "r1")])
+        .await
+        .unwrap();
+    let plain = s.claim_thread("plain", Some("mallory")).await.unwrap();
+    assert_eq!((plain.owner, plain.last_seq), (None, 1));
+    // Claimed without an owner.
+    assert_eq!(s.claim_thread("free", None).await.unwrap().owner, None);
+    assert!(matches!(
+        s.claim_thread("", Some("x")).await,
+        Err(StoreError::Invalid(_))
+    ));
+    // Concurrent claims of a new thread: one owner, seen by all.
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let s = if i % 2 == 0 { s.clone() } else { open().await };
+        tasks.push(tokio::spawn(async move {
+            s.claim_thread("race", Some(&format!("owner{i}")))
+                .await
+                .unwrap()
+        }));
+    }
+    let mut owners = Vec::new();
+    for t in tasks {
+        owners.push(t.await.unwrap().owner.unwrap());
+    }
+    assert!(owners.windows(2).all(|w| w[0] == w[1]), "{owners:?}");
+    assert_eq!(
+        s.thread("race").await.unwrap().owner.as_ref(),
+        Some(&owners[0])
+    );
+    let ids: Vec<String> = s
+        .threads()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.thread_id)
+        .collect();
+    assert_eq!(ids, ["c", "plain", "free", "race"]);
+}
+
+async fn threads_carry_title_status_and_times(open: Open) {
+    let s = open().await;
+    let messages = json!([
+        {"id": "s", "role": "system", "content": "You are terse."},
+        {"id": "a", "role": "assistant", "content": "Hi"},
+        {"id": "u", "role": "user", "content": "  Plan\n\n a   trip\tto Oslo  "},
+        {"id": "u2", "role": "user", "content": "second"}
+    ]);
+    s.append("t", "r1", &[started_with("t", "r1", messages)])
+        .await
+        .unwrap();
+    let info = s.thread("t").await.unwrap();
+    assert_eq!(info.title.as_deref(), Some("Plan a trip to Oslo"));
+    assert_eq!(info.last_status, Some(RunStatus::Running));
+    assert!(info.created_ms > 0 && info.updated_ms >= info.created_ms);
+    s.append("t", "r1", &[finished("t", "r1")]).await.unwrap();
+    let later = s.thread("t").await.unwrap();
+    assert_eq!(later.last_status, Some(RunStatus::Finished));
+    assert_eq!(later.created_ms, info.created_ms);
+    assert!(later.updated_ms >= info.updated_ms);
+    // Set once: a later run's first user message does not change it.
+    s.append(
+        "t",
+        "r2",
+        &[started_with(
+            "t",
+            "r2",
+            json!([{"id": "x", "role": "user", "content": "Other"}]),
+        )],
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.thread("t").await.unwrap().title, info.title);
+    assert_eq!(
+        s.thread("t").await.unwrap().last_status,
+        Some(RunStatus::Running)
+    );
+    s.append(
+        "t",
+        "r2",
+        &[ev(json!({"type": "RUN_ERROR", "message": "boom"}))],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        s.thread("t").await.unwrap().last_status,
+        Some(RunStatus::Error)
+    );
+
+    // No user text in the first run (no input; then only an image): the first later run
+    // that has one gives the title, cut at 80 characters.
+    s.append("u", "r1", &[started("u", "r1"), finished("u", "r1")])
+        .await
+        .unwrap();
+    assert_eq!(s.thread("u").await.unwrap().title, None);
+    let image = json!([{"id": "i", "role": "user", "content": [
+        {"type": "image", "source": {"type": "url", "value": "https://example.com/a.png"}}
+    ]}]);
+    s.append("u", "r2", &[started_with("u", "r2", image)])
+        .await
+        .unwrap();
+    assert_eq!(s.thread("u").await.unwrap().title, None);
+    let long = format!("{} tail", "ä".repeat(79));
+    s.append(
+        "u",
+        "r3",
+        &[started_with(
+            "u",
+            "r3",
+            json!([{"id": "l", "role": "user", "content": [
+                {"type": "text", "text": long}
+            ]}]),
+        )],
+    )
+    .await
+    .unwrap();
+    let title = s.thread("u").await.unwrap().title.unwrap();
+    assert_eq!(title, format!("{} …", "ä".repeat(79)));
+    assert_eq!(title.chars().count(), 81);
+
+    // Serialized camelCase, like the rest.
+    let v = serde_json::to_value(s.thread("t").await.unwrap()).unwrap();
+    for key in [
+        "threadId",
+        "lastSeq",
+        "runCount",
+        "owner",
+        "createdMs",
+        "updatedMs",
+        "title",
+        "lastStatus",
+    ] {
+        assert!(v.get(key).is_some(), "{key} in {v}");
+    }
+    assert_eq!(v["lastStatus"], "error");
+    let page = s
+        .list_threads(&ThreadQuery {
+            limit: 1,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let v = serde_json::to_value(&page).unwrap();
+    assert!(
+        v["threads"].is_array() && v["nextCursor"].is_string(),
+        "{v}"
+    );
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// Waits until the clock is past `ms`, so that the next append is strictly newer.
+async fn pass(ms: u64) {
+    while now_ms() <= ms {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// Every page of a listing, following the cursors.
+async fn all_pages(
+    s: &Arc<dyn EventStore>,
+    owner: Option<&str>,
+    limit: usize,
+) -> Vec<Vec<ThreadInfo>> {
+    let mut pages = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = s
+            .list_threads(&ThreadQuery {
+                owner: owner.map(str::to_owned),
+                limit,
+                cursor: cursor.take(),
+            })
+            .await
+            .unwrap();
+        pages.push(page.threads);
+        assert!(pages.len() <= 1000, "the cursors never end");
+        match page.next_cursor {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    pages
+}
+
+fn in_list_order(list: &[ThreadInfo]) -> bool {
+    list.windows(2).all(|w| {
+        (std::cmp::Reverse(w[0].updated_ms), &w[0].thread_id)
+            < (std::cmp::Reverse(w[1].updated_ms), &w[1].thread_id)
+    })
+}
+
+async fn threads_are_paged_newest_first(open: Open) {
+    let s = open().await;
+    let ids: Vec<String> = (0..60).map(|i| format!("p{i:02}")).collect();
+    for id in &ids {
+        s.append(id, "r", &[started(id, "r")]).await.unwrap();
+    }
+    let pages = all_pages(&s, None, 25).await;
+    let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
+    assert_eq!(sizes, [25, 25, 10]);
+    let listed: Vec<ThreadInfo> = pages.into_iter().flatten().collect();
+    assert!(in_list_order(&listed));
+    let mut seen: Vec<&str> = listed.iter().map(|t| t.thread_id.as_str()).collect();
+    seen.sort();
+    assert_eq!(seen, ids);
+    // The same listing, one page at a time or all at once.
+    let one = all_pages(&s, None, 1).await;
+    assert_eq!(one.len(), 60);
+    assert_eq!(one.into_iter().flatten().collect::<Vec<_>>(), listed);
+    let all = s
+        .list_threads(&ThreadQuery {
+            limit: 5000,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!((all.threads.len(), all.next_cursor), (60, None));
+    let default = s.list_threads(&ThreadQuery::default()).await.unwrap();
+    assert_eq!(default.threads.len(), 50);
+    assert!(default.next_cursor.is_some());
+
+    // Activity moves a thread to the front.
+    pass(listed.iter().map(|t| t.updated_ms).max().unwrap()).await;
+    s.append("p00", "r", &[custom(json!(1))]).await.unwrap();
+    let first = s
+        .list_threads(&ThreadQuery {
+            limit: 2,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(first.threads[0].thread_id, "p00");
+    assert!(first.threads[0].updated_ms > first.threads[1].updated_ms);
+
+    // By owner.
+    for (id, owner) in [
+        ("o1", "alice"),
+        ("o2", "alice"),
+        ("o3", "alice"),
+        ("o4", "bob"),
+    ] {
+        s.claim_thread(id, Some(owner)).await.unwrap();
+    }
+    let alice = all_pages(&s, Some("alice"), 2).await;
+    assert_eq!(alice.iter().map(Vec::len).collect::<Vec<_>>(), [2, 1]);
+    let mut mine: Vec<String> = alice.into_iter().flatten().map(|t| t.thread_id).collect();
+    mine.sort();
+    assert_eq!(mine, ["o1", "o2", "o3"]);
+    let bob = all_pages(&s, Some("bob"), 10).await;
+    assert_eq!(
+        bob.concat()
+            .iter()
+            .map(|t| t.thread_id.as_str())
+            .collect::<Vec<_>>(),
+        ["o4"]
+    );
+    assert!(all_pages(&s, Some("nobody"), 10).await.concat().is_empty());
+    assert_eq!(all_pages(&s, None, 1000).await.concat().len(), 64);
+
+    // Malformed cursors.
+    for bad in ["not a cursor", "zz", "3132", "ff3a78", "e282ac"] {
+        match s
+            .list_threads(&ThreadQuery {
+                cursor: Some(bad.into()),
+                ..Default::default()
+            })
+            .await
+        {
+            Err(e @ StoreError::Invalid(_)) => assert_eq!(e.http_status(), 400),
+            other => panic!("{bad:?}: {other:?}"),
+        }
+    }
+}
+
+async fn deleted_threads_are_gone(open: Open) {
+    let s = open().await;
+    let other = open().await;
+    s.claim_thread("t", Some("alice")).await.unwrap();
+    s.append("t", "r1", &whole_run("t", "r1", "a"))
+        .await
+        .unwrap();
+    s.append("t", "r2", &[started_from("t", "r2", "r1")])
+        .await
+        .unwrap();
+    s.renew_lease("t", "r2", 5_000).await.unwrap();
+    s.append("keep", "r1", &[started("keep", "r1")])
+        .await
+        .unwrap();
+    let mut here = s.tail("t", 1);
+    let mut there = other.tail("t", 9);
+    for seq in 1..=10 {
+        assert_eq!(here.next().await.unwrap().unwrap().seq, seq);
+    }
+    for seq in 9..=10 {
+        assert_eq!(there.next().await.unwrap().unwrap().seq, seq);
+    }
+
+    assert!(s.delete_thread("t").await.unwrap());
+    assert!(!s.delete_thread("t").await.unwrap());
+    assert!(!other.delete_thread("never").await.unwrap());
+    // Live tails end, here and on the other instance.
+    for tail in [&mut here, &mut there] {
+        let end = tokio::time::timeout(Duration::from_secs(10), tail.next())
+            .await
+            .expect("the tail of a deleted thread ends");
+        assert!(
+            matches!(end, Some(Err(StoreError::UnknownThread(_)))),
+            "{end:?}"
+        );
+        assert!(tail.next().await.is_none());
+    }
+    // Every read is as for an unknown thread.
+    for store in [&s, &other] {
+        assert!(matches!(
+            store.thread("t").await,
+            Err(StoreError::UnknownThread(_))
+        ));
+        assert!(matches!(
+            store.read("t", 1).await,
+            Err(StoreError::UnknownThread(_))
+        ));
+        assert!(matches!(
+            store.read_raw("t", 1, 10).await,
+            Err(StoreError::UnknownThread(_))
+        ));
+        assert!(matches!(
+            store.read_until_corrupt("t", 1).await,
+            Err(StoreError::UnknownThread(_))
+        ));
+        assert!(matches!(
+            store.runs("t").await,
+            Err(StoreError::UnknownThread(_))
+        ));
+        assert!(matches!(
+            store.compacted("t").await,
+            Err(StoreError::UnknownThread(_))
+        ));
+        assert!(matches!(
+            store.tail("t", 1).next().await,
+            Some(Err(StoreError::UnknownThread(_)))
+        ));
+        assert_eq!(store.lease("t", "r2").await.unwrap(), None);
+        let ids: Vec<String> = store
+            .threads()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.thread_id)
+            .collect();
+        assert_eq!(ids, ["keep"]);
+        let page = store.list_threads(&ThreadQuery::default()).await.unwrap();
+        assert_eq!(page.threads.len(), 1);
+    }
+    // The id starts again from scratch, without owner, title or old runs.
+    assert_eq!(
+        s.append("t", "r1", &[started("t", "r1")]).await.unwrap(),
+        1..2
+    );
+    let info = s.thread("t").await.unwrap();
+    assert_eq!((info.owner, info.last_seq, info.run_count), (None, 1, 1));
+    assert_eq!(s.runs("t").await.unwrap()[0].parent_run_id, None);
+    assert_eq!(other.read("t", 1).await.unwrap().len(), 1);
+    assert_eq!(other.lease("t", "r2").await.unwrap(), None);
+    assert_eq!(s.read("keep", 1).await.unwrap().len(), 1);
+    // And can be claimed again.
+    assert!(s.delete_thread("t").await.unwrap());
+    assert_eq!(
+        s.claim_thread("t", Some("bob"))
+            .await
+            .unwrap()
+            .owner
+            .as_deref(),
+        Some("bob")
+    );
+}
+
+/// JSON that no decoder accepts: 200 nested arrays (past serde_json's depth limit), then
+/// bytes that are not UTF-8.
+fn undecodable() -> [Vec<u8>; 2] {
+    let deep = format!(
+        r#"{{"type":"CUSTOM","name":"deep","value":{}{}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    assert!(serde_json::from_slice::<Value>(deep.as_bytes()).is_err());
+    [
+        deep.into_bytes(),
+        b"{\"type\":\"CUSTOM\",\"name\":\"\xff\xfe\"}".to_vec(),
+    ]
+}
+
+async fn undecodable_events_hide_nothing(b: Backend) {
+    let s = (b.open)().await;
+    let mut events = vec![started("t", "r")];
+    events.extend((1..10).map(|i| custom(json!(i))));
+    s.append("t", "r", &events).await.unwrap();
+    let [deep, not_utf8] = undecodable();
+    (b.corrupt)("t".into(), 5, deep).await;
+    (b.corrupt)("t".into(), 8, not_utf8).await;
+
+    match s.read("t", 1).await {
+        Err(e @ StoreError::Corrupt { seq: 5, .. }) => {
+            assert_eq!((e.http_status(), e.code()), (500, "corrupt_event"));
+            assert!(e.to_string().contains("sequence 5"), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let seqs = |v: &[agui_store::StoredEvent]| v.iter().map(|e| e.seq).collect::<Vec<_>>();
+    let (before, error) = s.read_until_corrupt("t", 1).await.unwrap();
+    assert_eq!(seqs(&before), [1, 2, 3, 4]);
+    assert_eq!(before[3].event, events[3]);
+    assert!(
+        matches!(error, Some(StoreError::Corrupt { seq: 5, .. })),
+        "{error:?}"
+    );
+    let (before, error) = s.read_until_corrupt("t", 6).await.unwrap();
+    assert_eq!(seqs(&before), [6, 7]);
+    assert!(
+        matches!(error, Some(StoreError::Corrupt { seq: 8, .. })),
+        "{error:?}"
+    );
+    let (after, error) = s.read_until_corrupt("t", 9).await.unwrap();
+    assert_eq!((seqs(&after), error.is_none()), (vec![9, 10], true));
+    // The raw JSON is still there for whoever wants to look.
+    assert_eq!(s.read_raw("t", 1, 100).await.unwrap().len(), 10);
+
+    // Tails yield everything before the damaged event, then its error, then end.
+    for (from, expect, bad) in [(1, vec![1, 2, 3, 4], 5), (6, vec![6, 7], 8)] {
+        let mut tail = s.tail("t", from);
+        let mut got = Vec::new();
+        let error = loop {
+            match tail.next().await {
+                Some(Ok(e)) => got.push(e.seq),
+                Some(Err(e)) => break e,
+                None => panic!("the tail ended without an error"),
+            }
+        };
+        assert_eq!(got, expect);
+        assert!(
+            matches!(error, StoreError::Corrupt { seq, .. } if seq == bad),
+            "{error:?}"
+        );
+        assert!(tail.next().await.is_none());
+    }
+
+    // Past a tail's page: the 1,499 events before the damage all arrive.
+    let many: Vec<Event> = (0..2000).map(|i| custom(json!(i))).collect();
+    s.append("big", "r", &many).await.unwrap();
+    (b.corrupt)("big".into(), 1500, undecodable()[0].clone()).await;
+    let mut tail = s.tail("big", 1);
+    let mut n = 0u64;
+    loop {
+        match tail.next().await {
+            Some(Ok(e)) => {
+                n += 1;
+                assert_eq!(e.seq, n);
+            }
+            Some(Err(StoreError::Corrupt { seq: 1500, .. })) => break,
+            other => panic!("after {n}: {other:?}"),
+        }
+    }
+    assert_eq!(n, 1499);
+    assert!(tail.next().await.is_none());
+    let (before, error) = s.read_until_corrupt("big", 1).await.unwrap();
+    assert_eq!((before.len(), error.is_some()), (1499, true));
+}
+
+async fn sound_stores_pass_their_checks(open: Open) {
+    let s = open().await;
+    s.health().await.unwrap();
+    s.check_integrity().await.unwrap();
+    s.append("t", "r", &whole_run("t", "r", "a")).await.unwrap();
+    s.claim_thread("c", Some("o")).await.unwrap();
+    s.health().await.unwrap();
+    s.check_integrity().await.unwrap();
+}
+
 /// Every case of the suite, by name.
 pub fn cases() -> Vec<(&'static str, Case)> {
+    // Most cases need only to open the store; the others get the whole backend.
     macro_rules! case {
         ($f:ident) => {
-            (stringify!($f), (|o| Box::pin($f(o))) as Case)
+            (stringify!($f), (|b: Backend| Box::pin($f(b.open))) as Case)
+        };
+        (backend $f:ident) => {
+            (stringify!($f), (|b: Backend| Box::pin($f(b))) as Case)
         };
     }
     vec![
@@ -630,5 +1264,13 @@ pub fn cases() -> Vec<(&'static str, Case)> {
         case!(concurrent_appends_get_distinct_contiguous_sequences),
         case!(data_survives_reopening),
         case!(expired_leases_abandon_running_runs),
+        case!(starting_an_existing_run_is_refused),
+        case!(racing_starts_of_one_run_have_one_winner),
+        case!(threads_are_claimed_once),
+        case!(threads_carry_title_status_and_times),
+        case!(threads_are_paged_newest_first),
+        case!(deleted_threads_are_gone),
+        case!(backend undecodable_events_hide_nothing),
+        case!(sound_stores_pass_their_checks),
     ]
 }
