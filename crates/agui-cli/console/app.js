@@ -338,6 +338,39 @@
   const params = new URLSearchParams(location.search);
   const agentParam = params.get("agent");
 
+  // The API token: agui serve prints the console's URL with it in the fragment
+  // (#token=...), which never reaches logs or Referer. It is kept for this tab only and
+  // taken out of the address bar.
+  const apiToken = (() => {
+    const frag = new URLSearchParams(location.hash.slice(1));
+    const t = frag.get("token");
+    if (t) {
+      try {
+        sessionStorage.setItem("agui-token", t);
+      } catch {}
+      frag.delete("token");
+      const url = new URL(location.href);
+      url.hash = frag.toString();
+      history.replaceState(null, "", url);
+      return t;
+    }
+    try {
+      return sessionStorage.getItem("agui-token");
+    } catch {
+      return null;
+    }
+  })();
+
+  /** The Authorization header for `url`: only ever for the console's own origin. */
+  function authHeaders(url) {
+    try {
+      if (apiToken && new URL(url, location.href).origin === location.origin) {
+        return { Authorization: `Bearer ${apiToken}` };
+      }
+    } catch {}
+    return {};
+  }
+
   const session = {
     endpoint: resolveEndpoint(agentParam || "/agent"),
     threadId: uuid(),
@@ -869,7 +902,11 @@
       try {
         res = await fetch(session.endpoint, {
           method: "POST",
-          headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+          headers: {
+            "Content-Type": "application/json",
+            Accept: "text/event-stream",
+            ...authHeaders(session.endpoint),
+          },
           body: JSON.stringify(input),
           signal: controller.signal,
           cache: "no-store",

@@ -110,40 +110,7 @@ enum Command {
     /// Start an AG-UI server: a demo agent (or, with --openai-base-url, a model behind an
     /// OpenAI-compatible API) at POST /agent and a web console at /.
     #[command(after_help = demo::BEHAVIOURS)]
-    Serve {
-        /// Address to listen on (`ADDR:PORT`; port 0 picks a free one).
-        #[arg(long, default_value = "127.0.0.1:8000")]
-        listen: String,
-        /// Pause between the demo agent's streamed pieces, in milliseconds.
-        #[arg(long, default_value_t = 40)]
-        delay_ms: u64,
-        /// Serve the model behind this OpenAI-compatible Chat Completions API instead of
-        /// the demo agent (e.g. https://api.openai.com/v1, http://127.0.0.1:11434/v1).
-        #[arg(long, value_name = "URL", requires = "model")]
-        openai_base_url: Option<String>,
-        /// The model to ask for (with --openai-base-url).
-        #[arg(long, value_name = "NAME", requires = "openai_base_url")]
-        model: Option<String>,
-        /// The environment variable holding the API key (unset or empty: no key is sent).
-        #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
-        api_key_env: String,
-        /// A system prompt sent before every conversation (with --openai-base-url).
-        #[arg(long, value_name = "TEXT", requires = "openai_base_url")]
-        system_prompt: Option<String>,
-        /// Where threads are kept: `memory`, `sqlite:PATH` or `postgres://...` (default: SQLite
-        /// in the user's data directory, $XDG_DATA_HOME/agui/agui.sqlite3 or
-        /// ~/.local/share/agui/agui.sqlite3).
-        #[arg(long, value_name = "LOCATOR")]
-        store: Option<String>,
-        /// Cancel a run when the client that started it disconnects (default: the run goes
-        /// on and can be resumed).
-        #[arg(long)]
-        cancel_on_disconnect: bool,
-        /// Seconds a run's lease lasts without renewal: when a server dies mid-run, the
-        /// run is closed with RUN_ERROR (code `abandoned`) once its lease has expired.
-        #[arg(long, value_name = "SECS", default_value = "30", value_parser = parse_secs)]
-        run_lease_secs: std::time::Duration,
-    },
+    Serve(Box<serve::ServeArgs>),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -152,16 +119,6 @@ enum WireFormat {
     Sse,
     /// Length-prefixed protobuf envelopes (`application/vnd.ag-ui.event+proto`).
     Proto,
-}
-
-/// A positive number of seconds (fractions allowed).
-fn parse_secs(text: &str) -> Result<std::time::Duration, String> {
-    text.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|s| *s > 0.0)
-        .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
-        .ok_or_else(|| format!("{text:?} is not a positive number of seconds"))
 }
 
 fn main() -> ExitCode {
@@ -214,32 +171,7 @@ fn main() -> ExitCode {
                 ..Default::default()
             },
         ),
-        Command::Serve {
-            listen,
-            delay_ms,
-            openai_base_url,
-            model,
-            api_key_env,
-            system_prompt,
-            store,
-            cancel_on_disconnect,
-            run_lease_secs,
-        } => run_async(serve::serve(serve::ServeOptions {
-            listen,
-            store,
-            cancel_on_disconnect,
-            run_lease: run_lease_secs,
-            delay: std::time::Duration::from_millis(delay_ms),
-            openai: openai_base_url
-                .zip(model)
-                .map(|(base_url, model)| serve::OpenAiOptions {
-                    base_url,
-                    model,
-                    api_key_env,
-                    system_prompt,
-                }),
-        }))
-        .map(|()| ExitCode::SUCCESS),
+        Command::Serve(args) => run_async(serve::serve(*args)).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

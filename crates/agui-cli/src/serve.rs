@@ -3,27 +3,195 @@
 
 use crate::demo::DemoAgent;
 use agui_openai::OpenAiAgent;
-use agui_server::{AgentServer, BoxedAgent, CorsLayer, ServerConfig, StoreOptions, boxed};
+use agui_server::AllowOrigin;
+use agui_server::{
+    Access, AgentServer, BoxedAgent, CorsLayer, ServerConfig, StoreOptions, Tokens, boxed,
+};
 use axum::Router;
-use axum::http::header;
+use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::response::{Html, IntoResponse};
 use axum::routing::get;
 use std::time::Duration;
 
-/// Options of `agui serve`.
-pub struct ServeOptions {
-    /// `ADDR:PORT` to listen on (port 0 picks a free one).
+/// The options of `agui serve`.
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on (`ADDR:PORT`; port 0 picks a free one).
+    #[arg(long, default_value = "127.0.0.1:8000")]
     pub listen: String,
-    /// Pause between the demo agent's streamed pieces.
-    pub delay: Duration,
-    /// Serve this model instead of the demo agent.
-    pub openai: Option<OpenAiOptions>,
-    /// The store locator (`memory`, `sqlite:PATH`, `postgres://...`); `None`: the default.
+    /// Pause between the demo agent's streamed pieces, in milliseconds.
+    #[arg(long, default_value_t = 40)]
+    pub delay_ms: u64,
+    /// Serve the model behind this OpenAI-compatible Chat Completions API instead of
+    /// the demo agent (e.g. https://api.openai.com/v1, http://127.0.0.1:11434/v1).
+    #[arg(long, value_name = "URL", requires = "model")]
+    pub openai_base_url: Option<String>,
+    /// The model to ask for (with --openai-base-url).
+    #[arg(long, value_name = "NAME", requires = "openai_base_url")]
+    pub model: Option<String>,
+    /// The environment variable holding the API key (unset or empty: no key is sent).
+    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
+    pub api_key_env: String,
+    /// A system prompt sent before every conversation (with --openai-base-url).
+    #[arg(long, value_name = "TEXT", requires = "openai_base_url")]
+    pub system_prompt: Option<String>,
+    /// Where threads are kept: `memory`, `sqlite:PATH` or `postgres://...` (default: SQLite
+    /// in the user's data directory, $XDG_DATA_HOME/agui/agui.sqlite3 or
+    /// ~/.local/share/agui/agui.sqlite3).
+    #[arg(long, value_name = "LOCATOR")]
     pub store: Option<String>,
-    /// Cancel a run when its client disconnects instead of letting it go on.
+    /// Cancel a run when the client that started it disconnects (default: the run goes
+    /// on and can be resumed).
+    #[arg(long)]
     pub cancel_on_disconnect: bool,
-    /// How long a run's lease lasts (see [`StoreOptions::lease`]).
-    pub run_lease: Duration,
+    /// Seconds a run's lease lasts without renewal: when a server dies mid-run, the
+    /// run is closed with RUN_ERROR (code `abandoned`) once its lease has expired.
+    #[arg(long, value_name = "SECS", default_value = "30", value_parser = parse_secs)]
+    pub run_lease_secs: Duration,
+    /// Serve without authentication: anyone who can reach the port can run the agent
+    /// and read every thread. Default: a bearer token is required (from $AGUI_TOKEN,
+    /// --token-file, or drawn at random and printed in the console's URL).
+    #[arg(long, conflicts_with = "token_file")]
+    pub no_auth: bool,
+    /// A file of tokens: one `TOKEN` alone, or lines `NAME TOKEN [admin]`, each a
+    /// principal that owns the threads it creates (admins see all).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<std::path::PathBuf>,
+    /// Allow web pages of this origin (e.g. `https://app.example`) to call the API
+    /// (CORS; repeatable). Default: none, the console is same-origin.
+    #[arg(long = "cors-origin", value_name = "ORIGIN")]
+    pub cors_origins: Vec<String>,
+    /// Accept this `Host` name too on a loopback listener (repeatable); others get 421,
+    /// which stops DNS rebinding.
+    #[arg(long = "allowed-host", value_name = "NAME")]
+    pub allowed_hosts: Vec<String>,
+    /// Most runs one principal may start per minute (429 past it).
+    #[arg(long, value_name = "N")]
+    pub runs_per_minute: Option<u32>,
+    /// Most runs one principal may have going at once (429 past it).
+    #[arg(long, value_name = "N")]
+    pub concurrent_runs: Option<usize>,
+    /// Seconds running runs get to finish on Ctrl-C or SIGTERM before they are ended
+    /// with RUN_ERROR (code `shutdown`).
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = parse_secs)]
+    pub shutdown_grace_secs: Duration,
+    /// Seconds a client may take to send a request's head (also how long an idle
+    /// kept-alive connection stays open).
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_secs)]
+    pub header_timeout_secs: Duration,
+    /// Most client connections at once (default: derived from the file-descriptor
+    /// limit). Past it, /health still answers and everything else gets 503.
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// Largest request body in bytes (413 past it).
+    #[arg(long, value_name = "BYTES", default_value_t = 10 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+}
+
+/// A positive number of seconds (fractions allowed).
+pub fn parse_secs(text: &str) -> Result<Duration, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| *s > 0.0)
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| format!("{text:?} is not a positive number of seconds"))
+}
+
+/// How callers authenticate, as `agui serve` decides it from its options and environment.
+pub enum Auth {
+    /// `--no-auth`.
+    Off,
+    /// One token (given or drawn), shown in the console URL.
+    Single(String),
+    /// A tokens file with named principals.
+    File(Tokens),
+}
+
+impl Auth {
+    /// `--no-auth`, else `--token-file`, else `$AGUI_TOKEN`, else a random token.
+    pub fn resolve(args: &ServeArgs, env_token: Option<String>) -> Result<Auth, String> {
+        if args.no_auth {
+            return Ok(Auth::Off);
+        }
+        if let Some(path) = &args.token_file {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("--token-file {}: {e}", path.display()))?;
+            let tokens = Tokens::parse(&text)
+                .map_err(|e| format!("--token-file {}: {e}", path.display()))?;
+            return Ok(Auth::File(tokens));
+        }
+        match env_token
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty())
+        {
+            Some(t) if t.len() < agui_server::access::MIN_TOKEN_LEN => Err(format!(
+                "$AGUI_TOKEN is shorter than {} characters; use a longer, random token",
+                agui_server::access::MIN_TOKEN_LEN
+            )),
+            Some(t) if t.chars().any(|c| c.is_whitespace() || c.is_control()) => {
+                Err("$AGUI_TOKEN must not contain spaces or control characters".into())
+            }
+            Some(t) => Ok(Auth::Single(t)),
+            None => Ok(Auth::Single(Tokens::random_token())),
+        }
+    }
+
+    fn tokens(&self) -> Option<Tokens> {
+        match self {
+            Auth::Off => None,
+            Auth::Single(t) => Some(Tokens::single(t.clone())),
+            Auth::File(t) => Some(t.clone()),
+        }
+    }
+}
+
+/// The access policy of `agui serve`.
+pub fn access(args: &ServeArgs, auth: &Auth) -> Access {
+    let mut access = Access::default()
+        .allowed_hosts(args.allowed_hosts.iter().cloned())
+        .runs_per_minute(args.runs_per_minute)
+        .concurrent_runs(args.concurrent_runs);
+    if let Some(tokens) = auth.tokens() {
+        access = access.auth(tokens);
+    }
+    access
+}
+
+/// The CORS layer for `--cors-origin` (none without it). `*` is refused: name origins.
+pub fn cors(origins: &[String]) -> Result<Option<CorsLayer>, String> {
+    if origins.is_empty() {
+        return Ok(None);
+    }
+    let mut list = Vec::new();
+    for o in origins {
+        let o = o.trim().trim_end_matches('/');
+        if o == "*" {
+            return Err("--cors-origin '*' would let any web page drive the agent; name the origins (e.g. https://app.example)".into());
+        }
+        let ok = (o.starts_with("http://") || o.starts_with("https://"))
+            && !o["https://".len().min(o.len())..].contains('/');
+        if !ok {
+            return Err(format!(
+                "--cors-origin {o:?} is not an origin (scheme://host[:port], no path)"
+            ));
+        }
+        list.push(
+            HeaderValue::from_str(o).map_err(|_| format!("--cors-origin {o:?} is not valid"))?,
+        );
+    }
+    Ok(Some(
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::list(list))
+            .allow_methods([Method::GET, Method::POST, Method::DELETE])
+            .allow_headers([
+                header::AUTHORIZATION,
+                header::CONTENT_TYPE,
+                header::ACCEPT,
+                HeaderName::from_static("last-event-id"),
+            ])
+            .max_age(Duration::from_secs(600)),
+    ))
 }
 
 /// The default store: SQLite in the user's data directory (created if missing), or memory
@@ -110,13 +278,53 @@ mod assets {
     pub const STYLE: &str = include_str!("../console/style.css");
 }
 
+/// How the router guards the agent: who may call it, from which origins, with which limits.
+#[derive(Default)]
+pub struct Site {
+    /// The access policy (authentication, hosts, quotas).
+    pub access: Access,
+    /// CORS grants (none by default).
+    pub cors: Option<CorsLayer>,
+    /// Limits of the HTTP runtime.
+    pub config: ServerConfig,
+}
+
+/// The security headers of every response: the console may only load its own files, may
+/// not be framed, and leaks no `Referer`.
+const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+                   img-src 'self' data:; connect-src 'self' http: https:; frame-ancestors 'none'; \
+                   base-uri 'none'; form-action 'none'";
+
+async fn security_headers(mut res: axum::response::Response) -> axum::response::Response {
+    let h = res.headers_mut();
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    res
+}
+
 /// The router: the agent (with its thread routes when there is a store), the console and
-/// the health check.
-pub fn router(agent: BoxedAgent, store: Option<StoreOptions>) -> (Router, AgentServer) {
+/// the health check (which reports the store's state). The console's files and `/health`
+/// need no token; everything under `/agent` does when `site.access` has authentication.
+pub fn router(agent: BoxedAgent, store: Option<StoreOptions>, site: Site) -> (Router, AgentServer) {
     let mut agent = AgentServer::from_boxed(agent)
-        .config(ServerConfig::default())
+        .config(site.config)
         .path("/agent")
-        .cors(CorsLayer::permissive());
+        .access(site.access);
+    if let Some(cors) = site.cors {
+        agent = agent.cors(cors);
+    }
+    let probe = store.as_ref().map(|s| s.store.clone());
     if let Some(store) = store {
         agent = agent.store(store);
     }
@@ -140,23 +348,65 @@ pub fn router(agent: BoxedAgent, store: Option<StoreOptions>) -> (Router, AgentS
                 )
             }),
         )
-        .route("/health", get(health))
+        .route(agui_server::HEALTH_PATH, get(move || health(probe.clone())))
         // The agent at /agent and, with a store, its thread routes under /agent/threads.
-        .merge(agent.router());
+        .merge(agent.router())
+        .layer(axum::middleware::map_response(security_headers));
     (router, agent)
 }
 
-async fn health() -> impl IntoResponse {
-    axum::Json(serde_json::json!({"status": "ok", "protocolVersion": agui_core::PROTOCOL_VERSION}))
+/// `GET /health`: `200 {"status":"ok",...}`, or `503` with `"status":"degraded"` and the
+/// store's error when the store does not answer.
+async fn health(
+    store: Option<std::sync::Arc<dyn agui_store::EventStore>>,
+) -> axum::response::Response {
+    let base = serde_json::json!({"status": "ok", "protocolVersion": agui_core::PROTOCOL_VERSION});
+    let Some(store) = store else {
+        return axum::Json(base).into_response();
+    };
+    match tokio::time::timeout(Duration::from_secs(2), store.health()).await {
+        Ok(Ok(())) => {
+            let mut body = base;
+            body["store"] = "ok".into();
+            axum::Json(body).into_response()
+        }
+        outcome => {
+            let why = match outcome {
+                Ok(Err(e)) => e.to_string(),
+                _ => "the store did not answer within 2 s".into(),
+            };
+            (
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                axum::Json(serde_json::json!({
+                    "status": "degraded",
+                    "protocolVersion": agui_core::PROTOCOL_VERSION,
+                    "store": why,
+                })),
+            )
+                .into_response()
+        }
+    }
 }
 
-/// Binds, prints the URL on standard output, serves until Ctrl-C.
-pub async fn serve(opts: ServeOptions) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(&opts.listen)
+/// Binds, prints the URL on standard output, serves until Ctrl-C or SIGTERM.
+pub async fn serve(args: ServeArgs) -> Result<(), String> {
+    let auth = Auth::resolve(&args, std::env::var("AGUI_TOKEN").ok())?;
+    let cors = cors(&args.cors_origins)?;
+    let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
-        .map_err(|e| format!("cannot listen on {}: {e}", opts.listen))?;
+        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let (agent, about) = match &opts.openai {
+    let openai = args
+        .openai_base_url
+        .clone()
+        .zip(args.model.clone())
+        .map(|(base_url, model)| OpenAiOptions {
+            base_url,
+            model,
+            api_key_env: args.api_key_env.clone(),
+            system_prompt: args.system_prompt.clone(),
+        });
+    let (agent, about) = match &openai {
         Some(o) => {
             let (agent, key_note) = o.agent()?;
             let about = format!(
@@ -166,9 +416,12 @@ pub async fn serve(opts: ServeOptions) -> Result<(), String> {
             );
             (boxed(agent), about)
         }
-        None => (boxed(DemoAgent::new(opts.delay)), "the demo agent".into()),
+        None => (
+            boxed(DemoAgent::new(Duration::from_millis(args.delay_ms))),
+            "the demo agent".into(),
+        ),
     };
-    let (locator, warning) = match &opts.store {
+    let (locator, warning) = match &args.store {
         Some(l) => (l.clone(), None),
         None => default_store(
             std::env::var("XDG_DATA_HOME").ok().as_deref(),
@@ -181,27 +434,72 @@ pub async fn serve(opts: ServeOptions) -> Result<(), String> {
     let store = agui_store::open(&locator)
         .await
         .map_err(|e| format!("--store {}: {e}", describe_store(&locator)))?;
+    store.check_integrity().await.map_err(|e| {
+        format!(
+            "--store {}: the store failed its integrity check, so agui serve will not start on it: {e}",
+            describe_store(&locator)
+        )
+    })?;
+    let site = Site {
+        access: access(&args, &auth),
+        cors,
+        config: ServerConfig::default()
+            .shutdown_grace(args.shutdown_grace_secs)
+            .header_read_timeout(args.header_timeout_secs)
+            .max_connections(args.max_connections)
+            .max_body_bytes(args.max_body_bytes),
+    };
     let (router, agent) = router(
         agent,
         Some(
             StoreOptions::new(store)
-                .cancel_on_disconnect(opts.cancel_on_disconnect)
-                .lease(opts.run_lease),
+                .cancel_on_disconnect(args.cancel_on_disconnect)
+                .lease(args.run_lease_secs),
         ),
+        site,
     );
+    let loopback = addr.ip().is_loopback();
+    if !loopback {
+        eprintln!(
+            "agui serve: warning: listening on {addr}, which is not a loopback address: other machines can reach this server"
+        );
+    }
+    if matches!(auth, Auth::Off) {
+        if loopback {
+            eprintln!(
+                "agui serve: authentication is off (--no-auth): any program on this machine can run the agent and read every thread"
+            );
+        } else {
+            eprintln!(
+                "\n  !!! WARNING: authentication is off (--no-auth) on a non-loopback listener ({addr}):\n  !!! ANYONE WHO CAN REACH THIS PORT CAN RUN THE AGENT AND READ EVERY STORED THREAD.\n"
+            );
+        }
+    }
     // The banner goes out once; a closed stdout (`agui serve | head -1`) must not take the
     // server down, so write errors are ignored rather than panicking as `println!` would.
     {
         use std::io::Write;
-        let mode = if opts.cancel_on_disconnect {
+        let mode = if args.cancel_on_disconnect {
             " (runs are cancelled when their client disconnects)"
         } else {
             " (runs outlive their clients)"
         };
+        let console = match &auth {
+            Auth::Off => format!("http://{addr}/"),
+            Auth::Single(t) => format!("http://{addr}/#token={t}"),
+            Auth::File(_) => format!("http://{addr}/#token=YOUR_TOKEN"),
+        };
+        let auth_line = match &auth {
+            Auth::Off => "off (--no-auth)".to_owned(),
+            Auth::Single(_) => {
+                "bearer token (in the console URL; AGUI_TOKEN=... for the agui commands)".to_owned()
+            }
+            Auth::File(t) => format!("{} named tokens from --token-file", t.len()),
+        };
         let mut out = std::io::stdout().lock();
         let _ = writeln!(
             out,
-            "agui serve: listening on http://{addr}/\n  console  http://{addr}/\n  agent    POST http://{addr}/agent: {about}\n  threads  GET http://{addr}/agent/threads, GET .../threads/ID/connect\n  store    {}{mode}\n  health   http://{addr}/health\nPress Ctrl-C to stop.",
+            "agui serve: listening on http://{addr}/\n  console  {console}\n  agent    POST http://{addr}/agent: {about}\n  threads  GET http://{addr}/agent/threads, GET|DELETE .../threads/ID, GET .../threads/ID/connect\n  store    {}{mode}\n  auth     {auth_line}\n  health   http://{addr}/health\nPress Ctrl-C to stop.",
             describe_store(&locator)
         );
         let _ = out.flush();
@@ -291,7 +589,7 @@ mod tests {
         };
         let (agent, note) = options.agent().unwrap();
         assert_eq!(note, "API key from $CARGO_PKG_NAME");
-        let (router, _server) = router(boxed(agent), None);
+        let (router, _server) = router(boxed(agent), None, Site::default());
         let addr = listen(router).await;
 
         let input = r#"{"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":"Hello"}],"tools":[],"context":[]}"#;

@@ -105,6 +105,7 @@ fn ts_client(dir: &Path, url: &str, args: &[&str]) -> Value {
         .arg(url)
         .args(args)
         .args(["--timeout", "20000"])
+        .args(["--header", &format!("Authorization:{}", common::bearer())])
         .current_dir(dir)
         .output()
         .expect("node runs");

@@ -10,10 +10,14 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
+/// The API token the servers require and the requests send.
+const TOKEN: &str = "agui-test-token-0123456789abcdef";
+
 /// Starts `agui serve` on a free port with `args`; returns the process and its base URL.
 async fn serve(args: &[&str]) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
         .arg("serve")
+        .env("AGUI_TOKEN", TOKEN)
         .args(["--listen", "127.0.0.1:0"])
         .args(if args.contains(&"--delay-ms") {
             &[][..]
@@ -90,7 +94,7 @@ async fn http_with(
     let addr = url.strip_prefix("http://").unwrap();
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
     let request = format!(
-        "{method} {path} HTTP/1.0\r\nHost: test\r\nContent-Type: application/json\r\n\
+        "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n\
          Accept: text/event-stream\r\n{headers}Content-Length: {}\r\n\r\n{body}",
         body.len()
     );
@@ -253,7 +257,7 @@ async fn a_run_whose_server_died_is_closed_as_abandoned() {
         .await
         .unwrap();
     let request = format!(
-        "POST /agent HTTP/1.0\r\nHost: test\r\nContent-Type: application/json\r\n\
+        "POST /agent HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n\
          Accept: text/event-stream\r\nContent-Length: {}\r\n\r\n{input}",
         input.len()
     );

@@ -47,9 +47,35 @@ pub struct ServerConfig {
     /// How many threads' open interrupts are remembered (oldest forgotten first).
     /// Default 10,000.
     pub max_interrupt_threads: usize,
-    /// On graceful shutdown, how long running streams may continue before they are ended
-    /// with `RUN_ERROR` (code `shutdown`). Default 10 s.
+    /// On graceful shutdown (Ctrl-C, `SIGTERM`), how long running streams may continue
+    /// before they are ended with `RUN_ERROR` (code `shutdown`). Default 5 s, inside the
+    /// 10 s most container runtimes wait between `SIGTERM` and `SIGKILL`.
     pub shutdown_grace: Duration,
+    /// Deepest JSON nesting accepted in a request body (`400 too_deep`, naming the path).
+    /// Default 64: well inside the 128 levels the store and clients decode, even with the
+    /// input embedded in a stored `RUN_STARTED`.
+    pub max_depth: usize,
+    /// Longest id accepted in a run input (`threadId`, `runId`, `parentRunId`, message and
+    /// tool-call ids, resumed interrupt ids): `400 id_too_long`, naming the field. Default
+    /// 256 bytes.
+    pub max_id_bytes: usize,
+    /// Request-body bytes that may be in memory at once across all requests being read and
+    /// parsed. A request that cannot get room within [`body_wait`](Self::body_wait) gets
+    /// `503 busy`. Default 256 MiB.
+    pub max_body_bytes_in_flight: usize,
+    /// How long a request waits for room under
+    /// [`max_body_bytes_in_flight`](Self::max_body_bytes_in_flight). Default 5 s.
+    pub body_wait: Duration,
+    /// How long a client may take to send a request's head, counted from the connection's
+    /// opening or from the end of the previous response: so it is also how long a
+    /// kept-alive connection may sit idle. Default 10 s. (Applies under
+    /// [`serve`](crate::serve).)
+    pub header_read_timeout: Duration,
+    /// Most client connections at once (`None`: derived from the process's file-descriptor
+    /// limit, which is raised to its hard limit, keeping descriptors free for the store).
+    /// Past it, new connections answer `GET /health` and `503` to everything else, so health
+    /// checks keep working. Default `None`. (Applies under [`serve`](crate::serve).)
+    pub max_connections: Option<usize>,
 }
 
 impl Default for ServerConfig {
@@ -64,7 +90,13 @@ impl Default for ServerConfig {
             event_timestamps: false,
             check_resume: true,
             max_interrupt_threads: 10_000,
-            shutdown_grace: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(5),
+            max_depth: 64,
+            max_id_bytes: 256,
+            max_body_bytes_in_flight: 256 * 1024 * 1024,
+            body_wait: Duration::from_secs(5),
+            header_read_timeout: Duration::from_secs(10),
+            max_connections: None,
         }
     }
 }
@@ -118,6 +150,37 @@ impl ServerConfig {
     /// Sets [`shutdown_grace`](Self::shutdown_grace).
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
+        self
+    }
+    /// Sets [`max_depth`](Self::max_depth) (at least 2).
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.max_depth = depth.max(2);
+        self
+    }
+    /// Sets [`max_id_bytes`](Self::max_id_bytes) (at least 1).
+    pub fn max_id_bytes(mut self, bytes: usize) -> Self {
+        self.max_id_bytes = bytes.max(1);
+        self
+    }
+    /// Sets [`max_body_bytes_in_flight`](Self::max_body_bytes_in_flight) (at least
+    /// `max_body_bytes`, so one largest body always fits).
+    pub fn max_body_bytes_in_flight(mut self, bytes: usize) -> Self {
+        self.max_body_bytes_in_flight = bytes;
+        self
+    }
+    /// Sets [`body_wait`](Self::body_wait).
+    pub fn body_wait(mut self, wait: Duration) -> Self {
+        self.body_wait = wait;
+        self
+    }
+    /// Sets [`header_read_timeout`](Self::header_read_timeout) (at least 100 ms).
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout.max(Duration::from_millis(100));
+        self
+    }
+    /// Sets [`max_connections`](Self::max_connections).
+    pub fn max_connections(mut self, max: Option<usize>) -> Self {
+        self.max_connections = max;
         self
     }
 }

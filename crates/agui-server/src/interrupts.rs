@@ -14,7 +14,8 @@ pub struct Resumed {
     pub entry: ResumeEntry,
 }
 
-/// Why a `resume` was refused (answered with `422`).
+/// Why a `resume` was refused: the run ends with `RUN_ERROR` carrying [`ResumeError::code`]
+/// (interrupts.md §6, C2–C8).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct ResumeError {
@@ -26,6 +27,19 @@ pub struct ResumeError {
     pub unknown: Vec<String>,
     /// Expired interrupts answered with anything but `cancelled`.
     pub expired: Vec<String>,
+    /// The stable `RUN_ERROR` code: `resume_missing` (interrupts are open and the input has
+    /// no resume, C4), `resume_unknown_interrupt` (an entry names no open interrupt, C2),
+    /// `resume_incomplete` (an open interrupt is not answered, C3), `resume_expired` (an
+    /// expired interrupt answered with anything but `cancelled`, C7); the first that
+    /// applies in that order.
+    pub kind: &'static str,
+}
+
+impl ResumeError {
+    /// The stable `RUN_ERROR` code (see [`ResumeError::kind`]).
+    pub fn code(&self) -> &'static str {
+        self.kind
+    }
 }
 
 /// Remembers the open interrupts of the most recent `max_threads` threads.
@@ -89,7 +103,9 @@ impl InterruptStore {
             let g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
             match g.open.get(thread_id) {
                 Some(open) => open.clone(),
-                None => return Ok(Vec::new()),
+                None if resume.is_empty() => return Ok(Vec::new()),
+                // Nothing is open: every entry names an unknown interrupt (C2).
+                None => Vec::new(),
             }
         };
         let answered: HashMap<&str, &ResumeEntry> = resume
@@ -153,7 +169,22 @@ impl InterruptStore {
                 expired.join(", ")
             ));
         }
+        let kind = if resume.is_empty() {
+            parts = vec![format!(
+                "Thread {thread_id} has {} pending interrupt(s) and this run sends no resume: {}",
+                missing.len(),
+                missing.join(", ")
+            )];
+            "resume_missing"
+        } else if !unknown.is_empty() {
+            "resume_unknown_interrupt"
+        } else if !missing.is_empty() {
+            "resume_incomplete"
+        } else {
+            "resume_expired"
+        };
         Err(ResumeError {
+            kind,
             message: parts.join("; "),
             missing,
             unknown,
@@ -221,20 +252,25 @@ mod tests {
     }
 
     #[test]
-    fn nothing_open_means_nothing_to_check() {
+    fn nothing_open_means_a_resume_names_unknown_interrupts() {
         let s = InterruptStore::new(10);
-        assert!(
-            s.check("t", &[ResumeEntry::cancelled("x")], 0)
-                .unwrap()
-                .is_empty()
-        );
+        // interrupts.md C2/C8: a resume must refer to an open interrupt.
+        let err = s.check("t", &[ResumeEntry::cancelled("x")], 0).unwrap_err();
+        assert_eq!(err.unknown, ["x"]);
+        assert_eq!(err.code(), "resume_unknown_interrupt");
         assert!(s.check("t", &[], 0).unwrap().is_empty());
     }
 
     #[test]
     fn no_resume_at_all_is_refused() {
         let s = store_with(&["a"]);
-        assert_eq!(s.check("t", &[], 0).unwrap_err().missing, ["a"]);
+        let err = s.check("t", &[], 0).unwrap_err();
+        assert_eq!(err.missing, ["a"]);
+        assert_eq!(err.code(), "resume_missing");
+        let err = store_with(&["a", "b"])
+            .check("t", &[ResumeEntry::cancelled("a")], 0)
+            .unwrap_err();
+        assert_eq!(err.code(), "resume_incomplete");
     }
 
     #[test]
@@ -247,6 +283,7 @@ mod tests {
             .check("t", &[ResumeEntry::resolved("a", json!(1))], 5000)
             .unwrap_err();
         assert_eq!(err.expired, ["a"]);
+        assert_eq!(err.code(), "resume_expired");
         assert!(s.check("t", &[ResumeEntry::cancelled("a")], 5000).is_ok());
         assert!(
             s.check("t", &[ResumeEntry::resolved("a", json!(1))], 10)

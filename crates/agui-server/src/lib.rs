@@ -36,8 +36,26 @@
 //!
 //! All limits live in [`ServerConfig`]. Request errors are JSON
 //! (`{"error": code, "message": text, "field": path}`): `400 invalid_json`,
-//! `413 body_too_large`, `422 invalid_input` (with the field's path), `422 resume_mismatch`
-//! (the resume does not answer the thread's open interrupts), `503 shutting_down`.
+//! `400 too_deep` (nesting past [`ServerConfig::max_depth`], with the path),
+//! `400 id_too_long` (with the field), `401 unauthorized`, `404 unknown_thread` (also for a
+//! thread of another principal), `409 run_exists` (store: the run id was used),
+//! `413 body_too_large`, `415 unsupported_media_type` (a run must be `application/json`),
+//! `421 misdirected_host`, `422 invalid_input` (with the field's path),
+//! `429 rate_limited` (with `Retry-After`), `503 shutting_down`, `503 busy` (too many
+//! request bodies in memory), `503 too_many_connections` (past the connection limit; `GET
+//! /health` is still answered).
+//!
+//! A `resume` that does not answer the thread's open interrupts ends the run with
+//! `RUN_ERROR` (codes `resume_missing`, `resume_unknown_interrupt`, `resume_incomplete`,
+//! `resume_expired`; see [`ResumeError::kind`]).
+//!
+//! # Security
+//!
+//! See [`access`]: an authentication hook ([`Access::auth`], [`Tokens`]), thread ownership
+//! per [`Principal`], no CORS grant by default, the `Host` check on loopback listeners,
+//! per-principal quotas. [`serve`] sets `TCP_NODELAY`, a request-head timeout and a
+//! connection limit under the file-descriptor limit ([`ServerConfig::header_read_timeout`],
+//! [`ServerConfig::max_connections`]), and stops on `SIGTERM` as on Ctrl-C.
 //!
 //! # Encodings
 //!
@@ -45,6 +63,7 @@
 //! (`application/vnd.ag-ui.event+proto`, with the crate feature `proto`); see
 //! [`negotiate`]. `Accept: */*` gets SSE.
 
+pub mod access;
 mod activity;
 mod agent;
 mod body;
@@ -55,7 +74,9 @@ mod encode;
 mod error;
 mod event_ext;
 mod finish;
+mod ingress;
 mod interrupts;
+mod listen;
 mod negotiate;
 mod reasoning;
 mod server;
@@ -68,6 +89,7 @@ mod text;
 mod time;
 mod tool;
 
+pub use access::{Access, Authenticate, LocalAddr, Principal, Tokens};
 pub use activity::Activity;
 pub use agent::{
     Agent, AgentResult, BoxedAgent, DynAgent, FnAgent, StreamAgent, agent_fn, boxed, stream_agent,
@@ -79,6 +101,7 @@ pub use context::RunContext;
 pub use error::{AgentError, EmitError};
 pub use finish::Finish;
 pub use interrupts::{ResumeError, Resumed};
+pub use listen::HEALTH_PATH;
 pub use negotiate::{Encoding, PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, negotiate};
 pub use reasoning::{Reasoning, ReasoningMessage};
 pub use server::{AgentServer, RouterExt, ShutdownHandle, serve, shutdown_signal};
@@ -88,7 +111,7 @@ pub use store::StoreOptions;
 pub use subagent::{Subagent, SubagentBuilder};
 pub use text::{TextMessage, TextMessageBuilder};
 pub use tool::{ToolCall, ToolCallBuilder};
-pub use tower_http::cors::CorsLayer;
+pub use tower_http::cors::{AllowOrigin, CorsLayer};
 
 /// Re-exported so agents need no direct dependency on these crates.
 pub use agui_core;

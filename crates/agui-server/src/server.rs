@@ -1,6 +1,7 @@
 //! The HTTP side: [`AgentServer`] (an axum handler with its limits), routing helpers, and
 //! [`serve`] with graceful shutdown.
 
+use crate::access::{Access, Gate, Principal, error};
 use crate::agent::{Agent, BoxedAgent};
 use crate::body::{RunBody, driver};
 use crate::config::ServerConfig;
@@ -16,13 +17,14 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{MethodRouter, post};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::future::Future;
 use std::sync::Arc;
-use tokio::sync::watch;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tower_http::cors::CorsLayer;
 
 /// Serves one agent over HTTP: `POST` a `RunAgentInput`, receive its event stream.
@@ -50,6 +52,7 @@ pub struct AgentServer {
     inner: Arc<ServerInner>,
     path: String,
     cors: Option<CorsLayer>,
+    gate: Arc<Gate>,
     #[cfg(feature = "store")]
     store: Option<crate::store::StoreOptions>,
 }
@@ -59,6 +62,49 @@ struct ServerInner {
     config: ServerConfig,
     interrupts: Arc<InterruptStore>,
     shutdown: watch::Sender<bool>,
+    /// Request-body bytes in memory at once, in KiB.
+    body_budget: Arc<Semaphore>,
+    runs: Arc<Runs>,
+}
+
+/// Counts the runs (and their store writers) still going, for a shutdown that waits for
+/// their last event to be stored.
+#[derive(Default)]
+pub(crate) struct Runs {
+    n: AtomicUsize,
+    idle: Notify,
+}
+
+/// One running run or store writer; counted until dropped.
+pub(crate) struct RunGuard(Arc<Runs>);
+
+impl Runs {
+    pub(crate) fn enter(self: &Arc<Self>) -> RunGuard {
+        self.n.fetch_add(1, Ordering::AcqRel);
+        RunGuard(self.clone())
+    }
+
+    /// Waits until no run is going, at most `timeout`; whether that happened.
+    async fn wait_idle(&self, timeout: std::time::Duration) -> bool {
+        let wait = async {
+            loop {
+                let idle = self.idle.notified();
+                if self.n.load(Ordering::Acquire) == 0 {
+                    return;
+                }
+                idle.await;
+            }
+        };
+        tokio::time::timeout(timeout, wait).await.is_ok()
+    }
+}
+
+impl Drop for RunGuard {
+    fn drop(&mut self) {
+        if self.0.n.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
 }
 
 impl std::fmt::Debug for AgentServer {
@@ -86,11 +132,20 @@ impl AgentServer {
             inner: Arc::new(ServerInner {
                 interrupts: Arc::new(InterruptStore::new(config.max_interrupt_threads)),
                 agent,
+                body_budget: Arc::new(Semaphore::new(
+                    config
+                        .max_body_bytes_in_flight
+                        .max(config.max_body_bytes)
+                        .div_ceil(1024)
+                        .min(Semaphore::MAX_PERMITS),
+                )),
                 config,
                 shutdown: watch::Sender::new(false),
+                runs: Arc::default(),
             }),
             path: "/".into(),
             cors: None,
+            gate: Arc::new(Gate::new(Access::default())),
             #[cfg(feature = "store")]
             store: None,
         }
@@ -101,6 +156,7 @@ impl AgentServer {
         let mut s = Self::build(self.inner.agent.clone(), config);
         s.path = self.path;
         s.cors = self.cors;
+        s.gate = self.gate;
         #[cfg(feature = "store")]
         {
             s.store = self.store;
@@ -122,11 +178,24 @@ impl AgentServer {
         self
     }
 
-    /// Answers CORS (preflights included) with this layer, e.g.
-    /// `CorsLayer::permissive()` or an explicit origin list.
+    /// Answers CORS (preflights included) with this layer, e.g. an explicit origin list.
+    /// Default: no CORS grant, so pages of other origins can read nothing. (A permissive
+    /// layer lets any web page the user visits drive the agent and read threads.)
     pub fn cors(mut self, cors: CorsLayer) -> Self {
         self.cors = Some(cors);
         self
+    }
+
+    /// Sets who may call the agent's routes and from where (see [`Access`]; default: no
+    /// authentication, the `Host` check on loopback listeners, JSON runs only).
+    pub fn access(mut self, access: Access) -> Self {
+        self.gate = Arc::new(Gate::new(access));
+        self
+    }
+
+    /// The access policy in force.
+    pub fn access_policy(&self) -> &Access {
+        &self.gate.access
     }
 
     /// The configuration in force.
@@ -139,41 +208,68 @@ impl AgentServer {
         let router = Router::new().route(&self.path, self.method_router());
         #[cfg(feature = "store")]
         if let Some(options) = &self.store {
+            use axum::Extension;
             use axum::extract::Path;
             use axum::routing::get;
             let base = self.path.trim_end_matches('/');
-            let s = options.store.clone();
-            let threads = get(move || crate::store::threads(s.clone()));
-            let s = options.store.clone();
-            let thread = get(move |Path(id): Path<String>| crate::store::thread(s.clone(), id));
-            let s = options.store.clone();
-            let keep_alive = self.inner.config.keep_alive;
-            let connect = get(
-                move |Path(id): Path<String>,
-                      uri: axum::http::Uri,
-                      headers: axum::http::HeaderMap| {
-                    crate::store::connect(s.clone(), id, headers, uri, keep_alive)
+            let o = options.clone();
+            let threads = get(
+                move |Extension(p): Extension<Principal>, uri: axum::http::Uri| {
+                    crate::store::threads(o.clone(), p, uri)
                 },
             );
-            let layer = |m: MethodRouter| match &self.cors {
-                Some(cors) => m.layer(cors.clone()),
-                None => m,
-            };
+            let o = options.clone();
+            let o2 = options.clone();
+            let thread = get(
+                move |Extension(p): Extension<Principal>, Path(id): Path<String>| {
+                    crate::store::thread(o.clone(), p, id)
+                },
+            )
+            .delete(
+                move |Extension(p): Extension<Principal>, Path(id): Path<String>| {
+                    crate::store::delete(o2.clone(), p, id)
+                },
+            );
+            let o = options.clone();
+            let keep_alive = self.inner.config.keep_alive;
+            let connect = get(
+                move |Extension(p): Extension<Principal>,
+                      Path(id): Path<String>,
+                      uri: axum::http::Uri,
+                      headers: axum::http::HeaderMap| {
+                    crate::store::connect(o.clone(), p, id, headers, uri, keep_alive)
+                },
+            );
             return router
-                .route(&format!("{base}/threads"), layer(threads))
-                .route(&format!("{base}/threads/{{id}}"), layer(thread))
-                .route(&format!("{base}/threads/{{id}}/connect"), layer(connect));
+                .route(&format!("{base}/threads"), self.guard(threads))
+                .route(&format!("{base}/threads/{{id}}"), self.guard(thread))
+                .route(
+                    &format!("{base}/threads/{{id}}/connect"),
+                    self.guard(connect),
+                );
         }
         router
     }
 
-    /// The `POST` handler as a method router, to mount in a router of any state.
-    pub fn method_router<S: Clone + Send + Sync + 'static>(&self) -> MethodRouter<S> {
-        let m = post(handle).with_state(self.clone());
+    /// Wraps a route in the access middleware, then (outermost, so preflights are answered
+    /// without credentials) the CORS layer when one is set.
+    fn guard<S: Clone + Send + Sync + 'static>(&self, m: MethodRouter<S>) -> MethodRouter<S> {
+        let gate = self.gate.clone();
+        let m = m.layer(axum::middleware::from_fn(
+            move |request: Request, next: axum::middleware::Next| {
+                crate::access::middleware(gate.clone(), request, next)
+            },
+        ));
         match &self.cors {
             Some(cors) => m.layer(cors.clone()),
             None => m,
         }
+    }
+
+    /// The `POST` handler as a method router, to mount in a router of any state (with the
+    /// access checks and CORS layer of this server).
+    pub fn method_router<S: Clone + Send + Sync + 'static>(&self) -> MethodRouter<S> {
+        self.guard(post(handle).with_state(self.clone()))
     }
 
     /// A handle that ends this server's running streams (see [`ShutdownHandle`]).
@@ -192,10 +288,20 @@ impl AgentServer {
         listener: tokio::net::TcpListener,
         signal: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        if let Ok(addr) = listener.local_addr()
+            && !addr.ip().is_loopback()
+            && !self.gate.access.has_auth()
+        {
+            tracing::warn!(
+                %addr,
+                "serving without authentication on a non-loopback address: anyone who can reach it can run the agent (set Access::auth)"
+            );
+        }
         serve(listener, self.router(), [self.shutdown_handle()], signal).await
     }
 
-    /// Handles one request (for use outside axum routing, e.g. in a custom service).
+    /// Handles one request (for use outside axum routing, e.g. in a custom service); the
+    /// access checks apply.
     pub async fn handle(&self, request: Request) -> Response {
         handle(State(self.clone()), request).await
     }
@@ -238,75 +344,76 @@ impl ShutdownHandle {
         *self.inner.shutdown.borrow()
     }
 
-    fn grace(&self) -> std::time::Duration {
+    pub(crate) fn grace(&self) -> std::time::Duration {
         self.inner.config.shutdown_grace
+    }
+
+    pub(crate) fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+
+    /// Waits until every run of the server has ended and stored its last event, at most
+    /// `timeout`; whether they all did.
+    pub async fn wait_runs(&self, timeout: std::time::Duration) -> bool {
+        self.inner.runs.wait_idle(timeout).await
     }
 }
 
 /// Serves `router` on `listener` until `signal` resolves, then shuts down gracefully: no
 /// new connections; the running streams of the servers behind `handles` get their
 /// `shutdown_grace` (the longest of them) to finish, then end with `RUN_ERROR`
-/// (code `shutdown`). Returns when every connection is closed.
+/// (code `shutdown`). Returns when every connection is closed and every run (including
+/// runs that outlived their client in a store) has stored its end.
+///
+/// Every accepted socket gets `TCP_NODELAY`; each connection must send a request head
+/// within [`ServerConfig::header_read_timeout`] (also the idle keep-alive limit); at most
+/// [`ServerConfig::max_connections`] are served, and past that, connections answer
+/// [`HEALTH_PATH`](crate::HEALTH_PATH) and `503` for the rest. The first handle's
+/// configuration gives these settings. Each request carries its [`LocalAddr`](crate::LocalAddr),
+/// which the `Host` check of [`Access`](crate::Access) uses.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
     handles: impl IntoIterator<Item = ShutdownHandle>,
     signal: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let handles: Vec<ShutdownHandle> = handles.into_iter().collect();
-    let grace = handles
-        .iter()
-        .map(ShutdownHandle::grace)
-        .max()
-        .unwrap_or_default();
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            signal.await;
-            tracing::info!(grace_ms = grace.as_millis() as u64, "shutting down");
-            tokio::spawn(async move {
-                tokio::time::sleep(grace).await;
-                for h in &handles {
-                    h.shutdown_now();
-                }
-            });
-        })
-        .await
+    crate::listen::run(listener, router, handles.into_iter().collect(), signal).await
 }
 
-/// Resolves on Ctrl-C (SIGINT), or never if that signal cannot be listened to.
+/// Resolves on Ctrl-C (SIGINT) or, on Unix, `SIGTERM` (what container runtimes and
+/// service managers send), or never if neither can be listened to.
 pub async fn shutdown_signal() {
-    if tokio::signal::ctrl_c().await.is_err() {
-        std::future::pending::<()>().await;
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
     }
 }
 
-/// A request the server refuses: a status and a JSON body.
-struct ApiError {
-    status: StatusCode,
-    body: Value,
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let mut res = (self.status, self.body.to_string()).into_response();
-        res.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        res
-    }
-}
-
-/// A JSON error: `{"error": code, "message": ..., ...extra}`.
-fn error(status: StatusCode, code: &str, message: impl Into<String>, extra: Value) -> ApiError {
-    let mut body = json!({"error": code, "message": message.into()});
-    if let (Value::Object(b), Value::Object(e)) = (&mut body, extra) {
-        b.extend(e);
-    }
-    ApiError { status, body }
-}
-
-async fn read_body(body: Body, limit: usize) -> Result<Vec<u8>, ApiError> {
+/// Reads the body into one buffer (sized from `Content-Length` when declared), holding
+/// room in `budget` for every byte read; the permit is released once the body is parsed.
+async fn read_body(
+    body: Body,
+    limit: usize,
+    declared: Option<u64>,
+    budget: &Arc<Semaphore>,
+    wait: std::time::Duration,
+) -> Result<(Vec<u8>, OwnedSemaphorePermit), Response> {
     let too_large = || {
         error(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -315,7 +422,34 @@ async fn read_body(body: Body, limit: usize) -> Result<Vec<u8>, ApiError> {
             json!({"limit": limit}),
         )
     };
-    let mut out = Vec::new();
+    let busy = || {
+        let mut res = error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            "too many request bodies are being received at once; try again shortly",
+            Value::Null,
+        );
+        res.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        res
+    };
+    // Room is taken in units of 1 KiB (semaphores count in u32).
+    let units = |bytes: usize| u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX);
+    let take = |n: u32| {
+        let budget = budget.clone();
+        async move {
+            tokio::time::timeout(wait, budget.acquire_many_owned(n))
+                .await
+                .ok()
+                .and_then(Result::ok)
+        }
+    };
+    let expected = declared.map_or(0, |n| n as usize).min(limit);
+    let Some(mut permit) = take(units(expected)).await else {
+        return Err(busy());
+    };
+    let mut held = expected.div_ceil(1024) * 1024;
+    let mut out = Vec::with_capacity(expected);
     let mut stream = body.into_data_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| {
@@ -329,13 +463,22 @@ async fn read_body(body: Body, limit: usize) -> Result<Vec<u8>, ApiError> {
         if out.len() + chunk.len() > limit {
             return Err(too_large());
         }
+        if out.len() + chunk.len() > held {
+            let more = out.len() + chunk.len() - held;
+            let Some(extra) = take(units(more)).await else {
+                return Err(busy());
+            };
+            held += more.div_ceil(1024) * 1024;
+            permit.merge(extra);
+        }
         out.extend_from_slice(&chunk);
     }
-    Ok(out)
+    Ok((out, permit))
 }
 
 /// Parses and validates the run input; errors are the `400`/`422` responses.
-fn parse_input(bytes: &[u8]) -> Result<RunAgentInput, ApiError> {
+#[allow(clippy::result_large_err)]
+fn parse_input(bytes: &[u8]) -> Result<RunAgentInput, Response> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first != Some(&b'{') {
         let message = match serde_json::from_slice::<Value>(bytes) {
@@ -424,6 +567,13 @@ fn field_of(path: &str, message: &str) -> (Option<String>, String) {
 }
 
 async fn handle(State(server): State<AgentServer>, request: Request) -> Response {
+    let principal = match request.extensions().get::<Principal>() {
+        Some(p) => p.clone(),
+        None => match server.gate.admit(&request) {
+            Ok(p) => p,
+            Err(res) => return res,
+        },
+    };
     let inner = &server.inner;
     let config = &inner.config;
     if *inner.shutdown.borrow() {
@@ -432,15 +582,24 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
             "shutting_down",
             "the server is shutting down",
             Value::Null,
-        )
-        .into_response();
+        );
     }
     let (parts, body) = request.into_parts();
-    if let Some(len) = parts
+    // A browser sends a cross-site `text/plain` POST without asking first: runs are JSON.
+    if !crate::access::is_json(&parts.headers) {
+        return error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "a run is posted as `Content-Type: application/json`",
+            Value::Null,
+        );
+    }
+    let declared = parts
         .headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(len) = declared
         && len > config.max_body_bytes as u64
     {
         return error(
@@ -451,18 +610,48 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
                 config.max_body_bytes
             ),
             json!({"limit": config.max_body_bytes}),
-        )
-        .into_response();
+        );
     }
-    let bytes = match read_body(body, config.max_body_bytes).await {
+    let (bytes, permit) = match read_body(
+        body,
+        config.max_body_bytes,
+        declared,
+        &inner.body_budget,
+        config.body_wait,
+    )
+    .await
+    {
         Ok(b) => b,
-        Err(res) => return res.into_response(),
+        Err(res) => return res,
     };
+    if let Err(path) = crate::ingress::check_depth(&bytes, config.max_depth) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "too_deep",
+            format!(
+                "{path}: the body nests deeper than {} levels (the limit)",
+                config.max_depth
+            ),
+            json!({"field": path, "limit": config.max_depth}),
+        );
+    }
     let input = match parse_input(&bytes) {
         Ok(i) => i,
-        Err(res) => return res.into_response(),
+        Err(res) => return res,
     };
     drop(bytes);
+    drop(permit);
+    if let Some((field, len)) = crate::ingress::long_id(&input, config.max_id_bytes) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "id_too_long",
+            format!(
+                "{field}: an id of {len} bytes is longer than the limit of {} bytes",
+                config.max_id_bytes
+            ),
+            json!({"field": field, "limit": config.max_id_bytes}),
+        );
+    }
     // A client resuming a broken response: the stored run goes on where it left off.
     #[cfg(feature = "store")]
     if let Some(options) = &server.store
@@ -472,6 +661,7 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
             .and_then(|v| v.to_str().ok())
         && let Some(res) = crate::store::reattach(
             options,
+            &principal,
             &input.thread_id,
             &input.run_id,
             id,
@@ -481,25 +671,38 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     {
         return res;
     }
-    let resumed = if config.check_resume {
+    let permit = match server.gate.start_run(&principal) {
+        Ok(p) => p,
+        Err(res) => return res,
+    };
+    // With a store, the thread's owner is checked (and a new thread claimed) and its
+    // history folded: the interrupts it left open are the store's, whichever server ran it.
+    #[cfg(feature = "store")]
+    let prepared = match &server.store {
+        Some(options) => match crate::store::prepare(options, &principal, &input.thread_id).await {
+            Ok(p) => {
+                inner.interrupts.set(&input.thread_id, p.pending.clone());
+                Some(p)
+            }
+            Err(res) => return res,
+        },
+        None => None,
+    };
+    // The interrupt contract (interrupts.md §6): a resume that does not answer the
+    // thread's open interrupts, or names none, ends the run with RUN_ERROR.
+    let (resumed, refused) = if config.check_resume {
         match inner
             .interrupts
             .check(&input.thread_id, input.resume(), now_ms())
         {
-            Ok(r) => r,
+            Ok(r) => (r, None),
             Err(e) => {
-                tracing::info!(thread_id = %input.thread_id, "resume refused: {}", e.message);
-                return error(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "resume_mismatch",
-                    e.message.clone(),
-                    json!({"field": "resume", "missing": e.missing, "unknown": e.unknown, "expired": e.expired}),
-                )
-                .into_response();
+                tracing::info!(thread_id = %input.thread_id, code = e.code(), "resume refused: {}", e.message);
+                (Vec::new(), Some(e))
             }
         }
     } else {
-        Vec::new()
+        (Vec::new(), None)
     };
     let accept = parts
         .headers
@@ -512,9 +715,26 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         run_id = %input.run_id,
         encoding = encoding.content_type(),
     );
-    let sink = Sink::new(config, FrameEncoder::new(encoding));
+    let mut started = RunStarted::new(input.thread_id.clone(), input.run_id.clone())
+        .with_protocol_version(PROTOCOL_VERSION);
+    started.parent_run_id = input.parent_run_id.clone();
+    // With a store, the run is claimed first (one run per run id, the thread's owner
+    // checked) by storing its RUN_STARTED, which echoes what the thread did not hold yet.
     #[cfg(feature = "store")]
-    let taps = server.store.as_ref().map(|_| {
+    let first_seq = match (&server.store, &prepared) {
+        (Some(options), Some(prepared)) => {
+            match crate::store::claim(options, prepared, &input, &started).await {
+                Ok(seq) => Some(seq),
+                Err(res) => return res,
+            }
+        }
+        _ => None,
+    };
+    let sink = Sink::new(config, FrameEncoder::new(encoding));
+    // RUN_STARTED always fits: nothing precedes it.
+    let _ = sink.push_runtime(started.into(), false);
+    #[cfg(feature = "store")]
+    let taps = first_seq.map(|_| {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         sink.set_tap(tx);
         rx
@@ -526,22 +746,18 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         input.state.clone(),
         resumed,
     ));
-    let mut started = RunStarted::new(input.thread_id.clone(), input.run_id.clone())
-        .with_protocol_version(PROTOCOL_VERSION);
-    started.parent_run_id = input.parent_run_id.clone();
-    // A stored thread's history must hold what the client sent too (its messages): the
-    // stored RUN_STARTED echoes the request.
-    #[cfg(feature = "store")]
-    if server.store.is_some() {
-        started.input = Some(Box::new(input.clone()));
-    }
-    // RUN_STARTED always fits: nothing precedes it.
-    let _ = run.sink.push_runtime(started.into(), false);
     span.in_scope(|| tracing::debug!(messages = input.messages.len(), "run started"));
-    let agent = inner
-        .agent
-        .clone()
-        .run_boxed(input, RunContext::new(run.clone()));
+    let agent =
+        match refused {
+            None => inner
+                .agent
+                .clone()
+                .run_boxed(input, RunContext::new(run.clone())),
+            Some(e) => Box::pin(async move {
+                Err(crate::AgentError::new(e.message.clone()).with_code(e.code()))
+            }),
+        };
+    let guard = inner.runs.enter();
     let drive = driver(
         run.clone(),
         agent,
@@ -549,13 +765,28 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         inner.interrupts.clone(),
         span.clone(),
     );
+    let drive: futures_util::future::BoxFuture<'static, ()> = Box::pin(async move {
+        drive.await;
+        drop(permit);
+        drop(guard);
+    });
     let keep_alive = config.keep_alive;
     #[cfg(feature = "store")]
     let run_for_store = run.clone();
     let body = RunBody::new(run, drive, keep_alive, span);
     #[cfg(feature = "store")]
-    if let (Some(options), Some(taps)) = (&server.store, taps) {
-        return crate::store::start(options, run_for_store, taps, body, encoding, keep_alive).await;
+    if let (Some(options), Some(taps), Some(first)) = (&server.store, taps, first_seq) {
+        return crate::store::start(
+            options,
+            run_for_store,
+            taps,
+            body,
+            encoding,
+            keep_alive,
+            first,
+            inner.runs.enter(),
+        )
+        .await;
     }
     let mut res = Response::new(Body::from_stream(body));
     let h = res.headers_mut();

@@ -33,7 +33,10 @@ async fn body_over_the_limit_is_413_json() {
         addr,
         "POST",
         "/",
-        &[("Transfer-Encoding", "chunked")],
+        &[
+            ("Transfer-Encoding", "chunked"),
+            ("Content-Type", "application/json"),
+        ],
         chunked.as_bytes(),
     )
     .await;
@@ -48,7 +51,17 @@ async fn default_body_limit_is_10_mib() {
     assert_eq!(ServerConfig::default().max_body_bytes, 10 * 1024 * 1024);
     let addr = spawn(&echo_server()).await;
     let len = (10 * 1024 * 1024 + 1).to_string();
-    let res = request(addr, "POST", "/", &[("Content-Length", &len)], b"").await;
+    let res = request(
+        addr,
+        "POST",
+        "/",
+        &[
+            ("Content-Length", &len),
+            ("Content-Type", "application/json"),
+        ],
+        b"",
+    )
+    .await;
     assert_eq!(res.status, 413);
 }
 
@@ -62,7 +75,14 @@ async fn bad_json_is_400() {
         b"42",
         b"{\"threadId\":\"t\",\"runId\":\"r\",\"messages\":[]} trailing",
     ] {
-        let res = request(addr, "POST", "/", &[], body).await;
+        let res = request(
+            addr,
+            "POST",
+            "/",
+            &[("Content-Type", "application/json")],
+            body,
+        )
+        .await;
         assert_eq!(res.status, 400, "{}", String::from_utf8_lossy(body));
         let j = res.json().await;
         assert_eq!(j["error"], "invalid_json");
@@ -214,36 +234,59 @@ async fn resume_must_answer_every_open_interrupt() {
     assert_eq!(outcome["type"], "interrupt");
     assert_eq!(outcome["interrupts"].as_array().unwrap().len(), 2);
 
-    // No resume at all: refused.
-    let res = post_json(addr, "/", &base).await;
-    assert_eq!(res.status, 422);
-    let j = res.json().await;
-    assert_eq!(j["error"], "resume_mismatch");
-    assert_eq!(j["missing"], json!(["a", "b"]));
+    // No resume at all: the run ends with RUN_ERROR (interrupts.md C4, C8).
+    let refused = |body: Value| async move {
+        let res = post_json(addr, "/", &body).await;
+        assert_eq!(res.status, 200);
+        let events = res.events().await;
+        assert_eq!(
+            events
+                .iter()
+                .map(|e| e["type"].as_str().unwrap())
+                .collect::<Vec<_>>(),
+            ["RUN_STARTED", "RUN_ERROR"],
+            "{events:?}"
+        );
+        events[1].clone()
+    };
+    let e = refused(base.clone()).await;
+    assert_eq!(e["code"], "resume_missing");
     assert!(
-        j["message"]
+        e["message"]
             .as_str()
             .unwrap()
-            .contains("2 pending interrupt(s)")
+            .contains("2 pending interrupt(s)"),
+        "{e}"
     );
 
-    // Partial: refused, naming the missing one.
+    // Partial: refused, naming the missing one (C3).
     let partial = with(
         base.clone(),
         "resume",
         json!([{"interruptId": "a", "status": "resolved", "payload": 1}]),
     );
-    let j = post_json(addr, "/", &partial).await.json().await;
-    assert_eq!(j["missing"], json!(["b"]));
+    let e = refused(partial).await;
+    assert_eq!(e["code"], "resume_incomplete");
+    assert!(e["message"].as_str().unwrap().contains(": b"), "{e}");
 
-    // Unknown id: refused.
+    // Unknown id: refused (C2).
     let unknown = with(
         base.clone(),
         "resume",
         json!([{"interruptId": "a", "status": "cancelled"}, {"interruptId": "b", "status": "cancelled"}, {"interruptId": "z", "status": "cancelled"}]),
     );
-    let j = post_json(addr, "/", &unknown).await.json().await;
-    assert_eq!(j["unknown"], json!(["z"]));
+    let e = refused(unknown).await;
+    assert_eq!(e["code"], "resume_unknown_interrupt");
+    assert!(e["message"].as_str().unwrap().contains('z'), "{e}");
+
+    // A resume on a thread with nothing pending names unknown interrupts too.
+    let stray = with(
+        input("quiet-thread", "x"),
+        "resume",
+        json!([{"interruptId": "nope", "status": "resolved", "payload": true}]),
+    );
+    let e = refused(stray).await;
+    assert_eq!(e["code"], "resume_unknown_interrupt");
 
     // Another thread is unaffected.
     assert_eq!(
@@ -319,5 +362,6 @@ async fn run_error_keeps_interrupts_open() {
     let events = post_json(addr, "/", &resume).await.events().await;
     assert_eq!(events.last().unwrap()["type"], "RUN_ERROR");
     // Still open: a run without resume is refused.
-    assert_eq!(post_json(addr, "/", &base).await.status, 422);
+    let events = post_json(addr, "/", &base).await.events().await;
+    assert_eq!(events.last().unwrap()["code"], "resume_missing");
 }

@@ -28,10 +28,21 @@ impl Out {
     }
 }
 
-/// The `agui` binary, with `NO_COLOR` cleared so that tests decide about colours.
+/// The API token the test servers require (`agui serve` requires one by default) and the
+/// test clients send, through `AGUI_TOKEN`.
+pub const TOKEN: &str = "agui-test-token-0123456789abcdef";
+
+/// The `Authorization` header value for [`TOKEN`].
+pub fn bearer() -> String {
+    format!("Bearer {TOKEN}")
+}
+
+/// The `agui` binary, with `NO_COLOR` cleared so that tests decide about colours, and
+/// `AGUI_TOKEN` set to [`TOKEN`] (a server requires it, a client sends it).
 pub fn agui_command() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_agui"));
     c.env_remove("NO_COLOR");
+    c.env("AGUI_TOKEN", TOKEN);
     c
 }
 

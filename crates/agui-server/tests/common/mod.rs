@@ -67,7 +67,10 @@ pub async fn request_on(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> Response {
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        head.push_str("Host: test\r\n");
+    }
     let mut has_len = false;
     for (k, v) in headers {
         has_len |=
