@@ -17,7 +17,15 @@ fn server() -> &'static Serve {
 /// makes 3 runs).
 fn args<'a>(command: &'a str, url: &'a str, text: &'a str) -> Vec<&'a str> {
     match command {
-        "run" => vec!["run", url, "--text", text, "--json", "--timeout-ms", "20000"],
+        "run" => vec![
+            "run",
+            url,
+            "--text",
+            text,
+            "--json",
+            "--timeout-ms",
+            "20000",
+        ],
         "record" => vec!["record", url, "--text", text, "-o", "-"],
         "check" => vec!["check", url, "--json", "--timeout-ms", "20000"],
         "load" => vec!["load", url, "--text", text, "--runs", "3", "--json"],
@@ -86,7 +94,12 @@ fn usage_and_connection_problems_are_2() {
     let http_500 = format!("{}/http-500", scripted());
     for command in COMMANDS {
         // Rejected before any request, with a message saying what is expected.
-        for bad in ["not a url", "/agent", "127.0.0.1:8000/agent", "ftp://host/agent"] {
+        for bad in [
+            "not a url",
+            "/agent",
+            "127.0.0.1:8000/agent",
+            "ftp://host/agent",
+        ] {
             let out = agui(&args(command, bad, "hello"));
             assert_eq!(out.code, 2, "{command} {bad:?}: {out:?}");
             assert!(
@@ -116,7 +129,11 @@ fn usage_and_connection_problems_are_2() {
     // A --header that is not `Name: value`.
     let out = agui(&["run", &http_500, "--header", "no colon"]);
     assert_eq!(out.code, 2, "{out:?}");
-    assert!(out.stderr.contains("expected `Name: value`"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("expected `Name: value`"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

@@ -72,7 +72,14 @@ fn three_turns_continued_from_the_cli_are_all_sent_and_stored() {
     let roles: Vec<&str> = messages.iter().map(|(r, _, _)| r.as_str()).collect();
     assert_eq!(
         roles,
-        ["user", "assistant", "user", "assistant", "user", "assistant"],
+        [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ],
         "{messages:#?}"
     );
     let users: Vec<&(String, String, String)> =
