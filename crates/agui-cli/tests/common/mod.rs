@@ -98,9 +98,10 @@ pub struct Serve {
     pub base: String,
     /// The demo agent: `http://127.0.0.1:PORT/agent`.
     pub url: String,
-    /// The bearer token the server expects, when it printed one (`#token=` in its banner):
-    /// give it to the client commands as `AGUI_TOKEN` (see [`Serve::agui`]).
-    pub token: Option<String>,
+    /// The bearer token to send: the one the server printed (`#token=` in its banner), else
+    /// the one it was offered in `AGUI_TOKEN` (a server without authentication ignores it).
+    /// [`Serve::agui`] gives it to the client commands as `AGUI_TOKEN`.
+    pub token: String,
 }
 
 impl Serve {
@@ -144,12 +145,12 @@ impl Serve {
             .unwrap_or_else(|| panic!("no URL in {banner:?}"));
         let base = base.split('#').next().unwrap_or(base).to_owned();
         let url = format!("{base}agent");
-        let token = banner.split("#token=").nth(1).map(|rest| {
-            rest.split(|c: char| c.is_whitespace() || c == '&')
-                .next()
-                .unwrap_or("")
-                .to_owned()
-        });
+        let token = banner
+            .split("#token=")
+            .nth(1)
+            .and_then(|rest| rest.split(|c: char| c.is_whitespace() || c == '&').next())
+            .filter(|t| !t.is_empty())
+            .map_or(offered, str::to_owned);
         Serve {
             child,
             base,
@@ -158,15 +159,9 @@ impl Serve {
         }
     }
 
-    /// Runs `agui ARGS` with `AGUI_TOKEN` set to the server's token (unset when it printed
-    /// none).
+    /// Runs `agui ARGS` with `AGUI_TOKEN` set to the server's token.
     pub fn agui(&self, args: &[&str]) -> Out {
-        let mut c = agui_command();
-        match &self.token {
-            Some(t) => c.env("AGUI_TOKEN", t),
-            None => c.env_remove("AGUI_TOKEN"),
-        };
-        run_piped(c.args(args))
+        run_piped(agui_command().env("AGUI_TOKEN", &self.token).args(args))
     }
 
     /// `GET PATH` (e.g. `/agent/threads/t1/connect?after=0`) over HTTP/1.0 with the token:
@@ -178,11 +173,7 @@ impl Serve {
             .trim_end_matches('/')
             .to_owned();
         let mut s = TcpStream::connect(&addr).unwrap();
-        let auth = self
-            .token
-            .as_ref()
-            .map(|t| format!("Authorization: Bearer {t}\r\n"))
-            .unwrap_or_default();
+        let auth = format!("Authorization: Bearer {}\r\n", self.token);
         write!(
             s,
             "GET {path} HTTP/1.0\r\nHost: {addr}\r\nAccept: text/event-stream\r\n{auth}\r\n"
