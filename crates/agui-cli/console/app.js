@@ -34,9 +34,11 @@
     return true;
   }
 
-  // UUID v4 from getRandomValues (crypto.randomUUID exists only in secure
-  // contexts, and the console may be opened over plain http on a LAN address).
+  // UUID v4: crypto.randomUUID() where the browser offers it (secure contexts:
+  // https, localhost), else from getRandomValues (the console may be opened over
+  // plain http on a LAN address, where randomUUID does not exist).
   function uuid() {
+    if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
     const b = new Uint8Array(16);
     crypto.getRandomValues(b);
     b[6] = (b[6] & 0x0f) | 0x40;

@@ -7,6 +7,7 @@
 //! type, a stream that breaks off or ends without a terminal event.
 
 use crate::inspect::{error_message, excerpt, failing_type};
+use crate::net::fresh_id;
 use crate::term::{Paint, sgr};
 use crate::wire::{self, Failure, Request, Response};
 use agui_core::engine::apply::{Applier, RunEnd};
@@ -105,7 +106,7 @@ struct Case {
 }
 
 fn user(text: &str) -> Message {
-    Message::user(wire::fresh_id(), text)
+    Message::user(fresh_id(), text)
 }
 
 fn frontend_tools() -> Vec<Tool> {
@@ -124,7 +125,7 @@ fn frontend_tools() -> Vec<Tool> {
 }
 
 fn base(messages: Vec<Message>) -> RunAgentInput {
-    let mut input = RunAgentInput::new(wire::fresh_id(), wire::fresh_id());
+    let mut input = RunAgentInput::new(fresh_id(), fresh_id());
     input.messages = messages;
     input.state = Some(json!({}));
     input.tools = Some(Vec::new());
@@ -140,12 +141,12 @@ fn cases() -> Vec<Case> {
     )]);
     tools.tools = Some(frontend_tools());
 
-    let call_id = wire::fresh_id();
+    let call_id = fresh_id();
     let history = base(vec![
-        Message::system(wire::fresh_id(), "You are a helpful assistant."),
+        Message::system(fresh_id(), "You are a helpful assistant."),
         user("What is the weather in Paris?"),
         Message::Assistant(AssistantMessage {
-            id: wire::fresh_id(),
+            id: fresh_id(),
             tool_calls: Some(vec![ToolCall::new(
                 call_id.clone(),
                 "get_weather",
@@ -153,12 +154,8 @@ fn cases() -> Vec<Case> {
             )]),
             ..Default::default()
         }),
-        Message::tool(
-            wire::fresh_id(),
-            call_id,
-            r#"{"temperature":18,"sky":"clear"}"#,
-        ),
-        Message::assistant(wire::fresh_id(), "It is 18 °C and clear in Paris."),
+        Message::tool(fresh_id(), call_id, r#"{"temperature":18,"sky":"clear"}"#),
+        Message::assistant(fresh_id(), "It is 18 °C and clear in Paris."),
         user("Thanks! Say hello."),
     ]);
 
@@ -205,15 +202,17 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-/// Runs `agui check`: 0 without violations, 1 with, 2 when the server could not be reached.
+/// Runs `agui check`: 0 without violations, 1 with, 2 when the URL is not an absolute
+/// http(s) URL (nothing is sent) or when no input got a 2xx answer (nothing listening, every
+/// status an error: a wrong URL or a missing token rather than a conformance problem).
 pub async fn run(opts: CheckOptions) -> Result<ExitCode, String> {
+    crate::net::check_url(&opts.url)?;
     let report = check(&opts).await?;
     let unreachable = !report.runs.is_empty()
-        && report.runs.iter().all(|r| {
-            r.violations
-                .iter()
-                .any(|v| v.rule == "request" && r.http_status.is_none())
-        });
+        && report
+            .runs
+            .iter()
+            .all(|r| !r.http_status.is_some_and(|s| (200..300).contains(&s)));
     if opts.json {
         println!(
             "{}",
@@ -223,11 +222,11 @@ pub async fn run(opts: CheckOptions) -> Result<ExitCode, String> {
         print_report(&report, Paint::for_stdout(opts.color));
     }
     Ok(ExitCode::from(if unreachable {
-        2
+        crate::net::UNREACHABLE
     } else if report.ok {
         0
     } else {
-        1
+        crate::net::FAILED
     }))
 }
 
@@ -385,11 +384,9 @@ async fn check_one(
                     "the run answering the pending tool calls with tool messages",
                     |input| {
                         for id in pending {
-                            input.messages.push(Message::tool(
-                                wire::fresh_id(),
-                                id,
-                                r#"{"ok":true}"#,
-                            ));
+                            input
+                                .messages
+                                .push(Message::tool(fresh_id(), id, r#"{"ok":true}"#));
                         }
                     },
                 )
@@ -414,7 +411,7 @@ fn follow(
 ) -> Case {
     let (messages, state, _) = applier.into_parts();
     let mut input = case.input.clone();
-    input.run_id = wire::fresh_id();
+    input.run_id = fresh_id();
     // Activity messages never go to an agent.
     input.messages = messages
         .into_iter()

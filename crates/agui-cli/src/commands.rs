@@ -21,6 +21,7 @@ pub enum StreamTools {
         full: bool,
     },
     /// Run an agent once and save its raw stream (events as received) as JSON Lines.
+    #[command(after_help = crate::net::AFTER_HELP)]
     Record {
         /// The agent's endpoint.
         url: String,
@@ -40,7 +41,8 @@ pub enum StreamTools {
         /// Add the arrival time as `timestamp` to events that carry none.
         #[arg(long)]
         stamp: bool,
-        /// Extra request header, `Name: value` (repeatable).
+        /// Extra request header, `Name: value` (repeatable; an `Authorization` header here
+        /// replaces the one made from AGUI_TOKEN).
         #[arg(long = "header")]
         headers: Vec<String>,
         /// Give up after this many milliseconds.
@@ -48,13 +50,15 @@ pub enum StreamTools {
         timeout_ms: u64,
     },
     /// Check any AG-UI server's conformance: several inputs, every stream verified.
+    #[command(after_help = crate::net::AFTER_HELP)]
     Check {
         /// The agent's endpoint.
         url: String,
         /// Print one JSON report.
         #[arg(long)]
         json: bool,
-        /// Extra request header, `Name: value` (repeatable).
+        /// Extra request header, `Name: value` (repeatable; an `Authorization` header here
+        /// replaces the one made from AGUI_TOKEN).
         #[arg(long = "header")]
         headers: Vec<String>,
         /// Limit of each run, in milliseconds.
@@ -65,6 +69,7 @@ pub enum StreamTools {
         color: ColorChoice,
     },
     /// Load an agent: N runs, C at a time; runs/s, events/s, latency percentiles, failures.
+    #[command(after_help = crate::net::AFTER_HELP)]
     Load {
         /// The agent's endpoint.
         url: String,
@@ -83,7 +88,8 @@ pub enum StreamTools {
         /// Print one JSON report.
         #[arg(long)]
         json: bool,
-        /// Extra request header, `Name: value` (repeatable).
+        /// Extra request header, `Name: value` (repeatable; an `Authorization` header here
+        /// replaces the one made from AGUI_TOKEN).
         #[arg(long = "header")]
         headers: Vec<String>,
         /// Limit of each run, in milliseconds.
@@ -93,18 +99,6 @@ pub enum StreamTools {
         #[arg(long, value_enum, default_value = "auto")]
         color: ColorChoice,
     },
-}
-
-/// `Name: value` pairs.
-fn parse_headers(headers: &[String]) -> Result<Vec<(String, String)>, String> {
-    headers
-        .iter()
-        .map(|h| {
-            h.split_once(':')
-                .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-                .ok_or_else(|| format!("--header {h:?}: expected `Name: value`"))
-        })
-        .collect()
 }
 
 impl StreamTools {
@@ -133,7 +127,7 @@ impl StreamTools {
                     input,
                     proto,
                     output,
-                    headers: parse_headers(&headers)?,
+                    headers: crate::net::request_headers(&headers)?,
                     timeout: Duration::from_millis(timeout_ms),
                     stamp,
                 };
@@ -149,7 +143,7 @@ impl StreamTools {
                 let opts = crate::check::CheckOptions {
                     url,
                     json,
-                    headers: parse_headers(&headers)?,
+                    headers: crate::net::request_headers(&headers)?,
                     timeout: Duration::from_millis(timeout_ms),
                     color,
                 };
@@ -173,7 +167,7 @@ impl StreamTools {
                     text,
                     proto,
                     json,
-                    headers: parse_headers(&headers)?,
+                    headers: crate::net::request_headers(&headers)?,
                     timeout: Duration::from_millis(timeout_ms),
                     color,
                 };

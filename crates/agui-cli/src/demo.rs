@@ -37,9 +37,13 @@ impl DemoAgent {
         }
     }
 
-    /// Streams `text` word by word as one assistant message.
+    /// Streams `text` word by word as one assistant message, its id a fresh UUID.
     async fn say(&self, ctx: &RunContext, text: &str) -> Result<String, AgentError> {
-        let msg = ctx.text_message().start().await?;
+        let msg = ctx
+            .text_message()
+            .id(uuid::Uuid::new_v4().to_string())
+            .start()
+            .await?;
         let id = msg.id().to_owned();
         for piece in text.split_inclusive(' ') {
             msg.delta(piece).await?;

@@ -2,8 +2,10 @@
 //! and verified by the engine; the report gives runs/s, events/s, latency percentiles (whole
 //! run and first event) and the failures grouped by reason.
 
+use crate::net::fresh_id;
 use crate::term::{Paint, ProgressBar, Unit, sgr};
 use crate::wire::{self, Failure, Request};
+use agui_core::Message;
 use agui_core::engine::apply::Applier;
 use serde::Serialize;
 use serde_json::json;
@@ -38,12 +40,14 @@ pub struct LoadOptions {
 /// How one run went.
 #[derive(Debug, Clone)]
 struct Outcome {
-    /// Why it failed (`None`: it verified and ended with a terminal event).
+    /// Why it failed (`None`: it verified and ended with `RUN_FINISHED`).
     failure: Option<String>,
     terminal: Option<String>,
     events: usize,
     latency: Duration,
     first_event: Option<Duration>,
+    /// The server answered with a 2xx status.
+    answered: bool,
 }
 
 /// Latency percentiles, in milliseconds.
@@ -105,7 +109,7 @@ pub struct LoadReport {
     pub concurrency: usize,
     /// `sse` or `proto-requested`.
     pub transport: String,
-    /// Runs that verified and ended with a terminal event.
+    /// Runs that verified and ended with `RUN_FINISHED`.
     pub ok_count: usize,
     /// The others.
     pub failed: usize,
@@ -125,13 +129,20 @@ pub struct LoadReport {
     pub latency_ms: Percentiles,
     /// Time to the first event.
     pub first_event_ms: Percentiles,
+    /// Runs the server answered with a 2xx status (not in the JSON report: it decides the
+    /// exit code).
+    #[serde(skip)]
+    pub answered: usize,
 }
 
-/// Runs `agui load`: 0 when every run succeeded, 1 otherwise.
+/// Runs `agui load`: 0 when every run succeeded, 1 when some failed (among them those
+/// ending with `RUN_ERROR`), 2 when the URL is not an absolute http(s) URL (nothing is sent)
+/// or when no run got a 2xx answer (nothing listening, every status an error).
 pub async fn run(opts: LoadOptions) -> Result<ExitCode, String> {
     if opts.runs == 0 || opts.concurrency == 0 {
         return Err("--runs and --concurrency must be at least 1".into());
     }
+    crate::net::check_url(&opts.url)?;
     let report = load(&opts).await?;
     if opts.json {
         println!(
@@ -141,7 +152,13 @@ pub async fn run(opts: LoadOptions) -> Result<ExitCode, String> {
     } else {
         print_report(&report, Paint::for_stdout(opts.color));
     }
-    Ok(ExitCode::from(if report.failed == 0 { 0 } else { 1 }))
+    Ok(ExitCode::from(if report.failed == 0 {
+        0
+    } else if report.answered == 0 {
+        crate::net::UNREACHABLE
+    } else {
+        crate::net::FAILED
+    }))
 }
 
 /// Makes the runs and measures them.
@@ -175,6 +192,7 @@ pub async fn load(opts: &LoadOptions) -> Result<LoadReport, String> {
             events: 0,
             latency: Duration::ZERO,
             first_event: None,
+            answered: false,
         }));
         bar.inc(1);
         if started < opts.runs {
@@ -186,11 +204,16 @@ pub async fn load(opts: &LoadOptions) -> Result<LoadReport, String> {
     Ok(summarise(opts, &outcomes, t0.elapsed()))
 }
 
-/// One run: fresh ids, read to the end, verified.
+/// One run: fresh thread, run and message ids, read to the end, verified.
 async fn one(client: &reqwest::Client, template: &Request) -> Outcome {
     let mut request = template.clone();
-    request.input.thread_id = wire::fresh_id();
-    request.input.run_id = wire::fresh_id();
+    request.input.thread_id = fresh_id();
+    request.input.run_id = fresh_id();
+    for m in &mut request.input.messages {
+        if let Message::User(u) = m {
+            u.id = fresh_id();
+        }
+    }
     let response = wire::fetch(client, &request, |_| {}).await;
     let mut outcome = Outcome {
         failure: None,
@@ -198,6 +221,7 @@ async fn one(client: &reqwest::Client, template: &Request) -> Outcome {
         events: response.events.len(),
         latency: response.elapsed,
         first_event: response.events.first().map(|r| r.at),
+        answered: response.status_ok(),
     };
     outcome.failure = match (&response.failure, response.status) {
         (Some(Failure::Request(m)), _) => Some(format!("request failed: {m}")),
@@ -222,10 +246,30 @@ async fn one(client: &reqwest::Client, template: &Request) -> Outcome {
             None if outcome.terminal.is_none() => {
                 Some("no RUN_FINISHED or RUN_ERROR at the end".into())
             }
+            None if outcome.terminal.as_deref() == Some("RUN_ERROR") => {
+                Some(run_error_reason(&response))
+            }
             None => None,
         };
     }
     outcome
+}
+
+/// `RUN_ERROR`, with the last one's `code` when it has one (the message is left out so
+/// that failures group).
+fn run_error_reason(response: &wire::Response) -> String {
+    let code = response
+        .events
+        .iter()
+        .rev()
+        .filter_map(|r| r.event.as_ref().ok())
+        .find(|v| wire::event_type(v) == Some("RUN_ERROR"))
+        .and_then(|v| v.get("code"))
+        .and_then(serde_json::Value::as_str);
+    match code {
+        Some(c) => format!("RUN_ERROR ({c})"),
+        None => "RUN_ERROR".to_owned(),
+    }
 }
 
 fn summarise(opts: &LoadOptions, outcomes: &[Outcome], wall: Duration) -> LoadReport {
@@ -272,6 +316,7 @@ fn summarise(opts: &LoadOptions, outcomes: &[Outcome], wall: Duration) -> LoadRe
         events_per_sec: round1(events as f64 / secs),
         latency_ms: Percentiles::of(&mut latencies),
         first_event_ms: Percentiles::of(&mut firsts),
+        answered: outcomes.iter().filter(|o| o.answered).count(),
     }
 }
 
@@ -374,6 +419,7 @@ mod tests {
             events: 3,
             latency: ms(10),
             first_event: Some(ms(1)),
+            answered: failure != Some("HTTP 500"),
         };
         let outcomes = vec![
             run(None, Some("RUN_FINISHED")),
@@ -382,7 +428,7 @@ mod tests {
             run(Some("HTTP 500"), None),
         ];
         let r = summarise(&opts, &outcomes, Duration::from_secs(2));
-        assert_eq!((r.ok_count, r.failed), (1, 3));
+        assert_eq!((r.ok_count, r.failed, r.answered), (1, 3, 2));
         assert_eq!(r.failures[0].reason, "HTTP 500");
         assert_eq!(r.failures[0].count, 2);
         assert_eq!(r.terminals["RUN_FINISHED"], 2);

@@ -10,7 +10,9 @@ mod demo;
 mod input;
 mod inspect;
 mod load;
+mod net;
 mod record;
+mod run;
 mod serve;
 mod term;
 mod wire;
@@ -74,39 +76,8 @@ enum Command {
     #[command(flatten)]
     StreamTools(commands::StreamTools),
     /// Run an agent at URL: live in the terminal, or one JSON report with --json.
-    Run {
-        /// The agent's endpoint (e.g. http://127.0.0.1:8000/agent).
-        url: String,
-        /// The user message to send.
-        #[arg(long)]
-        text: Option<String>,
-        /// A JSON file with any of threadId, runId, messages, state, tools, context,
-        /// forwardedProps, resume.
-        #[arg(long)]
-        input: Option<String>,
-        /// Ask for protobuf instead of SSE.
-        #[arg(long)]
-        proto: bool,
-        /// Print one JSON report (the shape of the official interop client) instead of the
-        /// live view.
-        #[arg(long)]
-        json: bool,
-        /// Sets forwardedProps.scenario.
-        #[arg(long)]
-        scenario: Option<String>,
-        /// Thread id (default: a fresh one).
-        #[arg(long)]
-        thread: Option<String>,
-        /// Answer an interrupt outcome with a second run that approves every interrupt.
-        #[arg(long)]
-        auto_resume: bool,
-        /// Extra request header, `Name: value` (repeatable).
-        #[arg(long = "header")]
-        headers: Vec<String>,
-        /// Give up after this many milliseconds.
-        #[arg(long, default_value_t = 120_000)]
-        timeout_ms: u64,
-    },
+    #[command(after_help = net::AFTER_HELP)]
+    Run(run::RunArgs),
     /// Start an AG-UI server: a demo agent (or, with --openai-base-url, a model behind an
     /// OpenAI-compatible API) at POST /agent and a web console at /.
     #[command(after_help = demo::BEHAVIOURS)]
@@ -131,46 +102,7 @@ fn main() -> ExitCode {
         Command::Encode { format, file } => with_events(&file, |ev| encode(format, ev)),
         Command::Decode { format, file } => read_source(&file).and_then(|b| decode(format, &b)),
         Command::StreamTools(tools) => tools.run(),
-        Command::Run {
-            url,
-            text,
-            input,
-            proto,
-            json,
-            scenario,
-            thread,
-            auto_resume,
-            headers,
-            timeout_ms,
-        } => run_agent(
-            url,
-            json,
-            agui_client::cli::RunOptions {
-                text,
-                input: match input {
-                    Some(p) => match agui_client::cli::RunSpec::from_file(std::path::Path::new(&p))
-                    {
-                        Ok(spec) => Some(spec),
-                        Err(e) => {
-                            eprintln!("agui: {e}");
-                            return ExitCode::from(2);
-                        }
-                    },
-                    None => None,
-                },
-                proto,
-                scenario,
-                thread_id: thread,
-                auto_resume,
-                headers: headers
-                    .iter()
-                    .filter_map(|h| h.split_once(':'))
-                    .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-                    .collect(),
-                timeout: std::time::Duration::from_millis(timeout_ms),
-                ..Default::default()
-            },
-        ),
+        Command::Run(args) => run::run(args),
         Command::Serve(args) => run_async(serve::serve(*args)).map(|()| ExitCode::SUCCESS),
     };
     match result {
@@ -395,24 +327,4 @@ fn run_async<T>(f: impl std::future::Future<Output = Result<T, String>>) -> Resu
         .build()
         .map_err(|e| format!("starting the async runtime: {e}"))?
         .block_on(f)
-}
-
-/// `agui run`: the live view, or the JSON report.
-fn run_agent(
-    url: String,
-    json: bool,
-    options: agui_client::cli::RunOptions,
-) -> Result<ExitCode, String> {
-    let report = run_async(async {
-        Ok(if json {
-            agui_client::cli::run_report(&url, &options).await
-        } else {
-            let mut out = std::io::stdout();
-            agui_client::cli::render_run(&url, &options, &mut out).await
-        })
-    })?;
-    if json {
-        println!("{}", report.to_json_pretty());
-    }
-    Ok(ExitCode::from(report.exit_code().clamp(0, 255) as u8))
 }

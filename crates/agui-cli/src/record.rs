@@ -32,9 +32,13 @@ pub struct RecordOptions {
     pub stamp: bool,
 }
 
-/// Runs `agui record`: 0 when the whole response was recorded, 1 when the request failed or
-/// the body broke off (what arrived is still saved), 2 on a usage or I/O error.
+/// Runs `agui record`: 0 when the stream was recorded whole, verifies and ends with
+/// `RUN_FINISHED`; 1 when it was recorded but the run failed (`RUN_ERROR`, a verification
+/// failure, no terminal event, a body that broke off: what arrived is still saved); 2 on a
+/// usage or I/O error, a URL that is not an absolute http(s) URL (nothing is sent), no
+/// response, or a status other than 2xx (nothing is recorded).
 pub async fn run(opts: RecordOptions) -> Result<ExitCode, String> {
+    crate::net::check_url(&opts.url)?;
     let client = wire::client()?;
     let request = Request {
         url: opts.url.clone(),
@@ -55,7 +59,7 @@ pub async fn run(opts: RecordOptions) -> Result<ExitCode, String> {
             (None, None) => "no response".into(),
         };
         eprintln!("agui record: nothing recorded: {why}");
-        return Ok(ExitCode::from(1));
+        return Ok(ExitCode::from(crate::net::UNREACHABLE));
     }
     let mut lines = Vec::with_capacity(response.bytes as usize + response.events.len());
     for r in &response.events {
@@ -118,10 +122,13 @@ pub async fn run(opts: RecordOptions) -> Result<ExitCode, String> {
     } else {
         println!("{summary}");
     }
-    Ok(ExitCode::from(if response.failure.is_some() {
-        1
-    } else {
+    let succeeded = response.failure.is_none()
+        && error.is_none()
+        && response.terminal() == Some("RUN_FINISHED");
+    Ok(ExitCode::from(if succeeded {
         0
+    } else {
+        crate::net::FAILED
     }))
 }
 

@@ -7,6 +7,7 @@
 //! wrong content type before reading the body, and stops at the first malformed event.
 
 use crate::input::RawEvent;
+use crate::net::fresh_id;
 use agui_core::codec::proto::ProtoFrameDecoder;
 use agui_core::codec::sse::SseDecoder;
 use agui_core::engine::pipeline::{Pipeline, PipelineError};
@@ -149,7 +150,7 @@ pub fn event_type(v: &Value) -> Option<&str> {
 }
 
 /// A run input: the spec's parts, else one user message with `text` (default `hello`),
-/// state `{}`, a fresh thread and run id.
+/// state `{}`, a fresh thread and run id (every id made here a fresh UUID).
 pub fn input_from(spec: Option<&agui_client::cli::RunSpec>, text: Option<&str>) -> RunAgentInput {
     let spec = spec.cloned().unwrap_or_default();
     let mut input = RunAgentInput::new(
@@ -158,7 +159,7 @@ pub fn input_from(spec: Option<&agui_client::cli::RunSpec>, text: Option<&str>) 
     );
     input.messages = spec
         .messages
-        .unwrap_or_else(|| vec![Message::user("user-1", text.unwrap_or("hello"))]);
+        .unwrap_or_else(|| vec![Message::user(fresh_id(), text.unwrap_or("hello"))]);
     input.state = Some(
         spec.state
             .unwrap_or_else(|| Value::Object(Default::default())),
@@ -168,11 +169,6 @@ pub fn input_from(spec: Option<&agui_client::cli::RunSpec>, text: Option<&str>) 
     input.forwarded_props = spec.forwarded_props;
     input.resume = spec.resume;
     input
-}
-
-/// A fresh UUID.
-pub fn fresh_id() -> String {
-    agui_core::engine::compat::random_uuid()
 }
 
 /// Sends one run and reads the whole response. Never fails: every problem is in the

@@ -87,6 +87,13 @@ pub struct RunOptions {
     pub scenario: Option<String>,
     /// Thread id (overrides the input's).
     pub thread_id: Option<String>,
+    /// Continue the thread: load its stored history with [`Session::load`] (`GET
+    /// {url}/threads/{thread_id}/connect`, served by a store-backed server) and send it,
+    /// with the new messages appended, as the run's `messages` (and its state as `state`,
+    /// unless the input gives one). A thread the server does not know (404, or 405 from a
+    /// server without thread routes) starts empty under that id. Needs a thread id (from
+    /// `thread_id` or the input); without one a fresh thread starts.
+    pub continue_thread: bool,
     /// Run id (overrides the input's).
     pub run_id: Option<String>,
     /// Extra request headers.
@@ -106,6 +113,7 @@ impl Default for RunOptions {
             proto: false,
             scenario: None,
             thread_id: None,
+            continue_thread: false,
             run_id: None,
             headers: Vec::new(),
             timeout: Duration::from_secs(30),
@@ -260,7 +268,7 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
         .thread_id
         .clone()
         .or(spec.thread_id.clone())
-        .unwrap_or_else(agui_core::engine::compat::random_uuid);
+        .unwrap_or_else(new_id);
     let agent = match builder.build() {
         Ok(a) => a,
         Err(e) => {
@@ -282,9 +290,11 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
             };
         }
     };
+    // Every message made here gets a fresh UUID: a stored thread keeps one copy per id, so
+    // a fixed id would make each turn replace the previous one.
     let messages = spec.messages.clone().unwrap_or_else(|| {
         vec![Message::user(
-            "user-1",
+            new_id(),
             options.text.clone().unwrap_or_else(|| "hello".into()),
         )]
     });
@@ -296,10 +306,49 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
         forwarded.insert("scenario".into(), Value::String(s.clone()));
     }
     let forwarded = Value::Object(forwarded);
-    let mut session = Session::with_thread_id(agent, thread_id)
-        .with_history(messages, spec.state.clone().unwrap_or_else(empty_object));
+    let mut session = if options.continue_thread {
+        match load_thread(agent, &thread_id, options.timeout).await {
+            Ok(mut session) => {
+                for m in messages {
+                    session.add_message(m);
+                }
+                if let Some(state) = &spec.state {
+                    session.set_state(state.clone());
+                }
+                session
+            }
+            Err((error, http_status)) => {
+                let mut run = failed_part(format!("loading thread {thread_id}: {error}"), t0);
+                run.http_status = http_status;
+                return RunReport {
+                    run,
+                    resumed_with: None,
+                    first_run: None,
+                    mode: "run".into(),
+                    transport: transport.into(),
+                    thread_id,
+                    messages: Value::Array(Vec::new()),
+                    state: spec.state.unwrap_or_else(empty_object),
+                    pending_interrupts: Vec::new(),
+                    warnings: Vec::new(),
+                    console_errors: Vec::new(),
+                    total_ms: ms(t0),
+                    unhandled_rejections: Vec::new(),
+                };
+            }
+        }
+    } else {
+        Session::with_thread_id(agent, thread_id)
+            .with_history(messages, spec.state.clone().unwrap_or_else(empty_object))
+    };
     let mut params = RunParams::new().forwarded_props(forwarded.clone());
-    params.run_id = options.run_id.clone().or(spec.run_id.clone());
+    params.run_id = Some(
+        options
+            .run_id
+            .clone()
+            .or(spec.run_id.clone())
+            .unwrap_or_else(new_id),
+    );
     params.tools = spec.tools.clone();
     params.context = spec.context.clone();
     params.resume = spec.resume.clone();
@@ -317,6 +366,7 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
         let resume = crate::interrupts::build_resume(session.pending_interrupts(), answers)
             .unwrap_or_default();
         let params = RunParams::new()
+            .run_id(new_id())
             .forwarded_props(forwarded)
             .resume(resume.clone());
         let (second, more) = run_once(&mut session, params, on_update).await;
@@ -343,6 +393,33 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
         total_ms: ms(t0),
         unhandled_rejections: Vec::new(),
     }
+}
+
+/// [`Session::load`] within `timeout`; a thread the server does not know (404) or a server
+/// without thread routes (405) gives an empty session with that id. The error comes with
+/// the HTTP status when there was one.
+async fn load_thread(
+    agent: HttpAgent,
+    thread_id: &str,
+    timeout: Duration,
+) -> Result<Session, (String, Option<u16>)> {
+    let fallback = agent.clone();
+    match tokio::time::timeout(timeout, Session::load(agent, thread_id)).await {
+        Err(_) => Err((format!("no history after {} ms", timeout.as_millis()), None)),
+        Ok(Ok(session)) => Ok(session),
+        Ok(Err(e)) if matches!(e.status(), Some(404 | 405)) => {
+            Ok(Session::with_thread_id(fallback, thread_id))
+        }
+        Ok(Err(e)) => {
+            let status = e.status();
+            Err((e.to_string(), status))
+        }
+    }
+}
+
+/// A fresh random (v4) UUID: the ids of the threads, runs and messages made here.
+fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
 }
 
 fn empty_object() -> Value {

@@ -362,7 +362,7 @@ impl Session {
         url.set_query(Some("after=0"));
         let request_error = |e: reqwest::Error| ClientError::Request {
             url: url.to_string(),
-            message: e.to_string(),
+            message: crate::error::with_causes(&e),
         };
         let response = config
             .client

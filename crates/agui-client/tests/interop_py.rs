@@ -360,6 +360,14 @@ struct Case {
     options: RunOptions,
 }
 
+/// The user message the official client sends (`user-1`); ours would get a fresh UUID, and
+/// the `echo` scenario compares the inputs as received, so ours is given the same one.
+const TS_USER_MESSAGE: &str = r#"{"id":"user-1","role":"user","content":"hello"}"#;
+
+fn ts_messages() -> Value {
+    serde_json::from_str(&format!("[{TS_USER_MESSAGE}]")).unwrap()
+}
+
 fn case(name: &str, scenario: &str, transport: &str) -> Case {
     let thread = format!("interop-{transport}-{name}");
     let run = format!("run-{name}");
@@ -380,6 +388,9 @@ fn case(name: &str, scenario: &str, transport: &str) -> Case {
             thread_id: Some(thread),
             run_id: Some(run),
             timeout: Duration::from_secs(20),
+            input: Some(
+                RunSpec::from_json(&json!({"messages": ts_messages()}).to_string()).unwrap(),
+            ),
             ..RunOptions::default()
         },
     }
@@ -534,7 +545,9 @@ async fn interop_with_the_official_peers() {
     });
     let input_file = dir.join("out").join("rust-interop-tools.json");
     std::fs::write(&input_file, tools_input.to_string()).unwrap();
-    let spec = RunSpec::from_json(&tools_input.to_string()).unwrap();
+    let mut with_messages = tools_input.clone();
+    with_messages["messages"] = ts_messages();
+    let spec = RunSpec::from_json(&with_messages.to_string()).unwrap();
     for (name, scenario) in [
         ("frontend_tool+tools", "frontend_tool"),
         ("echo+tools", "echo"),

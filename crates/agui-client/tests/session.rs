@@ -561,10 +561,16 @@ async fn run_report_and_live_rendering() {
     let server = serve(|_, req| {
         let body = req.json();
         assert_eq!(body["forwardedProps"], json!({"scenario": "x"}));
+        let user = &body["messages"][0];
         assert_eq!(
-            body["messages"][0],
-            json!({"id": "user-1", "role": "user", "content": "yo"})
+            (&user["role"], &user["content"]),
+            (&json!("user"), &json!("yo"))
         );
+        // A fresh v4 UUID, so that every turn of a stored thread keeps its own message.
+        let id = user["id"].as_str().unwrap();
+        let groups: Vec<usize> = id.split('-').map(str::len).collect();
+        assert_eq!(groups, [8, 4, 4, 4, 12], "{id}");
+        assert_eq!(&id[14..15], "4", "{id}");
         chat(body["runId"].as_str().unwrap(), "Hello")
     })
     .await;

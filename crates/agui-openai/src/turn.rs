@@ -63,7 +63,8 @@ fn non_empty(v: Option<&Value>) -> Option<&str> {
 impl<'a> Turn<'a> {
     pub(crate) fn new(ctx: &RunContext, taken: &'a mut HashSet<String>) -> Self {
         Turn {
-            message_id: ctx.new_id("msg"),
+            // A UUID: unique across runs, servers and restarts sharing one store.
+            message_id: uuid::Uuid::new_v4().to_string(),
             ctx: ctx.clone(),
             taken,
             text: None,

@@ -49,6 +49,14 @@ async fn plain_content_becomes_one_text_message_with_usage_and_finish_reason() {
     );
     assert_eq!(messages[1]["role"], "assistant");
     assert_eq!(messages[1]["content"], "Hello, world!");
+    // The assistant message id is a v4 UUID (unique across runs and servers).
+    let id = messages[1]["id"].as_str().unwrap();
+    assert_eq!(
+        id.split('-').map(str::len).collect::<Vec<_>>(),
+        [8, 4, 4, 4, 12],
+        "{id}"
+    );
+    assert_eq!(&id[14..15], "4", "{id}");
     let finished = run.finished();
     assert_eq!(
         finished["usage"],

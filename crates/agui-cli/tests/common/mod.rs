@@ -109,30 +109,116 @@ pub struct Serve {
     pub base: String,
     /// The demo agent: `http://127.0.0.1:PORT/agent`.
     pub url: String,
+    /// The bearer token to send: the one the server printed (`#token=` in its banner), else
+    /// the one it was offered in `AGUI_TOKEN` (a server without authentication ignores it).
+    /// [`Serve::agui`] gives it to the client commands as `AGUI_TOKEN`.
+    pub token: String,
 }
 
 impl Serve {
     /// Starts `agui serve --listen 127.0.0.1:0 --delay-ms 0` and reads its URL.
     pub fn start() -> Serve {
+        Serve::start_with(&[])
+    }
+
+    /// Starts `agui serve --listen 127.0.0.1:0 --delay-ms 0 ARGS` and reads its URL and the
+    /// token it prints, if any. The server is offered a token in `AGUI_TOKEN`; the one it
+    /// prints wins.
+    pub fn start_with(args: &[&str]) -> Serve {
+        let offered = TOKEN.to_owned();
         let mut child = agui_command()
             .args(["serve", "--listen", "127.0.0.1:0", "--delay-ms", "0"])
+            .args(args)
+            .env("AGUI_TOKEN", &offered)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .expect("agui serve starts");
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut first = String::new();
-        stdout.read_line(&mut first).unwrap();
+        // The banner, up to its last line (or the end of output).
+        let mut banner = String::new();
+        loop {
+            let mut line = String::new();
+            if stdout.read_line(&mut line).unwrap_or(0) == 0 {
+                break;
+            }
+            banner.push_str(&line);
+            if line.starts_with("Press Ctrl-C") {
+                break;
+            }
+        }
         // Keep reading: a closed pipe would kill the server at its next line of output.
         std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        let first = banner.lines().next().unwrap_or("");
         let base = first
             .split_whitespace()
             .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {first:?}"))
-            .to_owned();
+            .unwrap_or_else(|| panic!("no URL in {banner:?}"));
+        let base = base.split('#').next().unwrap_or(base).to_owned();
         let url = format!("{base}agent");
-        Serve { child, base, url }
+        let token = banner
+            .split("#token=")
+            .nth(1)
+            .and_then(|rest| rest.split(|c: char| c.is_whitespace() || c == '&').next())
+            .filter(|t| !t.is_empty())
+            .map_or(offered, str::to_owned);
+        Serve {
+            child,
+            base,
+            url,
+            token,
+        }
     }
+
+    /// Runs `agui ARGS` with `AGUI_TOKEN` set to the server's token.
+    pub fn agui(&self, args: &[&str]) -> Out {
+        run_piped(agui_command().env("AGUI_TOKEN", &self.token).args(args))
+    }
+
+    /// `GET PATH` (e.g. `/agent/threads/t1/connect?after=0`) over HTTP/1.0 with the token:
+    /// the status and the body.
+    pub fn get(&self, path: &str) -> (u16, String) {
+        let addr = self
+            .base
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_owned();
+        let mut s = TcpStream::connect(&addr).unwrap();
+        let auth = format!("Authorization: Bearer {}\r\n", self.token);
+        write!(
+            s,
+            "GET {path} HTTP/1.0\r\nHost: {addr}\r\nAccept: text/event-stream\r\n{auth}\r\n"
+        )
+        .unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        (status, body.to_owned())
+    }
+}
+
+/// Runs a prepared `agui` command with its output piped.
+pub fn run_piped(c: &mut Command) -> Out {
+    let out = c.stdin(Stdio::null()).output().expect("agui runs");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A loopback port nothing listens on (bound, then freed).
+pub fn closed_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 impl Drop for Serve {
@@ -141,6 +227,9 @@ impl Drop for Serve {
         let _ = self.child.wait();
     }
 }
+
+/// The token the scripted server's `/needs-token` wants.
+pub const TEST_TOKEN: &str = "scripted-s3cret";
 
 const RS: &str = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
 const RF: &str = r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#;
@@ -167,6 +256,7 @@ fn sse(events: &[&str]) -> String {
 /// | `/http-500` | HTTP 500 with a JSON body |
 /// | `/drop` | the connection closes mid-body |
 /// | `/slow` | `RUN_STARTED`, then nothing for 5 s |
+/// | `/needs-token` | `/ok` with `Authorization: Bearer {TEST_TOKEN}`, else HTTP 401 |
 ///
 /// Returns `http://127.0.0.1:PORT`.
 pub fn scripted() -> &'static str {
@@ -206,6 +296,11 @@ fn answer(mut conn: TcpStream) -> std::io::Result<()> {
         .unwrap_or(0);
     let mut body = vec![0u8; length];
     conn.read_exact(&mut body)?;
+    let authorization = head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.eq_ignore_ascii_case("authorization")
+            .then(|| v.trim().to_owned())
+    });
     let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
     let path = path.split('?').next().unwrap_or("/");
     let stream = |ct: &str, body: String| {
@@ -235,6 +330,16 @@ fn answer(mut conn: TcpStream) -> std::io::Result<()> {
             ),
         ),
         "/not-object" => stream("text/event-stream", sse(&[RS, "[1, 2, 3]", RF])),
+        "/needs-token" if authorization.as_deref() == Some(&format!("Bearer {TEST_TOKEN}")) => {
+            stream("text/event-stream", sse(&[RS, TS, TC, TE, RF]))
+        }
+        "/needs-token" => {
+            let body = r#"{"error":"unauthorized"}"#;
+            format!(
+                "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+        }
         "/http-500" => {
             let body = r#"{"error":"scripted failure"}"#;
             format!(

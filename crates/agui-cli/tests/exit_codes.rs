@@ -1,0 +1,184 @@
+//! One exit-code rule for every network command (`run`, `record`, `check`, `load`): 0
+//! success, 1 the run or check failed, 2 usage or connection problems; and `AGUI_TOKEN`
+//! sent by each of them unless `--header` gives an `Authorization`.
+
+mod common;
+
+use common::{Out, Serve, TEST_TOKEN, agui_command, closed_port, run_piped, scripted};
+use std::sync::OnceLock;
+
+/// One `agui serve` (in-memory store, demo agent) for the whole file.
+fn server() -> &'static Serve {
+    static SERVER: OnceLock<Serve> = OnceLock::new();
+    SERVER.get_or_init(|| Serve::start_with(&["--store", "memory"]))
+}
+
+/// The command's arguments around `url` (the output of `record` is thrown away, `load`
+/// makes 3 runs).
+fn args<'a>(command: &'a str, url: &'a str, text: &'a str) -> Vec<&'a str> {
+    match command {
+        "run" => vec![
+            "run",
+            url,
+            "--text",
+            text,
+            "--json",
+            "--timeout-ms",
+            "20000",
+        ],
+        "record" => vec!["record", url, "--text", text, "-o", "-"],
+        "check" => vec!["check", url, "--json", "--timeout-ms", "20000"],
+        "load" => vec!["load", url, "--text", text, "--runs", "3", "--json"],
+        other => panic!("{other}"),
+    }
+}
+
+const COMMANDS: [&str; 4] = ["run", "record", "check", "load"];
+
+/// `agui ARGS` without `AGUI_TOKEN`.
+fn agui(args: &[&str]) -> Out {
+    run_piped(agui_command().env_remove("AGUI_TOKEN").args(args))
+}
+
+#[test]
+fn success_is_0() {
+    let s = server();
+    for command in COMMANDS {
+        let out = s.agui(&args(command, &s.url, "hello"));
+        assert_eq!(out.code, 0, "{command}: {out:?}");
+    }
+}
+
+#[test]
+fn run_error_and_failed_checks_are_1() {
+    let s = server();
+    // The demo agent ends a run with RUN_ERROR when asked to fail.
+    for command in ["run", "record", "load"] {
+        let out = s.agui(&args(command, &s.url, "fail"));
+        assert_eq!(out.code, 1, "{command}: {out:?}");
+    }
+    // The --json shape is kept: the report names the run error.
+    let report = s.agui(&args("run", &s.url, "fail")).json();
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["status"], "errored");
+    assert_eq!(report["terminal"], "RUN_ERROR");
+    assert_eq!(report["runError"]["code"], "demo_failure");
+    let load = s.agui(&args("load", &s.url, "fail")).json();
+    assert_eq!(
+        load["failures"],
+        serde_json::json!([{"reason": "RUN_ERROR (demo_failure)", "count": 3}])
+    );
+    assert_eq!(load["terminals"]["RUN_ERROR"], 3);
+
+    // A stream that ends without RUN_FINISHED or RUN_ERROR fails every command.
+    let no_finish = format!("{}/no-finish", scripted());
+    for command in COMMANDS {
+        let out = agui(&args(command, &no_finish, "hello"));
+        assert_eq!(out.code, 1, "{command}: {out:?}");
+    }
+    let report = agui(&args("run", &no_finish, "hello")).json();
+    assert_eq!(report["status"], "incomplete");
+    // A stream that fails verification, and a connection that breaks mid-stream.
+    for path in ["content-before-start", "drop"] {
+        let url = format!("{}/{path}", scripted());
+        for command in COMMANDS {
+            let out = agui(&args(command, &url, "hello"));
+            assert_eq!(out.code, 1, "{command} {path}: {out:?}");
+        }
+    }
+}
+
+#[test]
+fn usage_and_connection_problems_are_2() {
+    let refused = format!("http://127.0.0.1:{}/agent", closed_port());
+    let http_500 = format!("{}/http-500", scripted());
+    for command in COMMANDS {
+        // Rejected before any request, with a message saying what is expected.
+        for bad in [
+            "not a url",
+            "/agent",
+            "127.0.0.1:8000/agent",
+            "ftp://host/agent",
+        ] {
+            let out = agui(&args(command, bad, "hello"));
+            assert_eq!(out.code, 2, "{command} {bad:?}: {out:?}");
+            assert!(
+                out.stderr.contains("absolute http(s) URL"),
+                "{command}: {}",
+                out.stderr
+            );
+            assert_eq!(out.stdout, "", "{command}: nothing ran");
+        }
+        let out = agui(&args(command, &refused, "hello"));
+        assert_eq!(out.code, 2, "{command} refused: {out:?}");
+        let out = agui(&args(command, &http_500, "hello"));
+        assert_eq!(out.code, 2, "{command} HTTP 500: {out:?}");
+    }
+    // The --json reports keep their shape when nothing could be reached.
+    let report = agui(&args("run", &refused, "hello")).json();
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["status"], "failed");
+    assert!(report["httpStatus"].is_null());
+    let report = agui(&args("check", &http_500, "hello")).json();
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["violations"][0]["rule"], "http-status");
+    // A thread whose history cannot be loaded.
+    let out = agui(&["run", &refused, "--thread", "t1"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("loading thread t1"), "{}", out.stderr);
+    // A --header that is not `Name: value`.
+    let out = agui(&["run", &http_500, "--header", "no colon"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr.contains("expected `Name: value`"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn agui_token_is_sent_and_an_explicit_header_wins() {
+    let url = format!("{}/needs-token", scripted());
+    for command in COMMANDS {
+        let with = |token: Option<&str>, header: Option<&str>| {
+            let mut c = agui_command();
+            c.env_remove("AGUI_TOKEN");
+            if let Some(t) = token {
+                c.env("AGUI_TOKEN", t);
+            }
+            let mut a = args(command, &url, "hello");
+            if let Some(h) = header {
+                a.extend(["--header", h]);
+            }
+            run_piped(c.args(a))
+        };
+        let out = with(Some(TEST_TOKEN), None);
+        assert_eq!(out.code, 0, "{command} with AGUI_TOKEN: {out:?}");
+        let out = with(None, None);
+        assert_eq!(out.code, 2, "{command} without a token: {out:?}");
+        let out = with(Some(""), None);
+        assert_eq!(out.code, 2, "{command} with an empty AGUI_TOKEN: {out:?}");
+        let out = with(Some(TEST_TOKEN), Some("Authorization: Bearer wrong"));
+        assert_eq!(out.code, 2, "{command}: --header wins: {out:?}");
+        let bearer = format!("authorization: Bearer {TEST_TOKEN}");
+        let out = with(Some("wrong"), Some(&bearer));
+        assert_eq!(out.code, 0, "{command}: --header wins: {out:?}");
+    }
+}
+
+#[test]
+fn help_states_the_rule_and_the_token() {
+    for command in COMMANDS {
+        let out = agui(&[command, "--help"]);
+        assert_eq!(out.code, 0);
+        for needle in [
+            "Exit codes",
+            "0  success",
+            "1  the run or check failed",
+            "2  usage or connection problems",
+            "AGUI_TOKEN",
+        ] {
+            assert!(out.stdout.contains(needle), "{command}: {}", out.stdout);
+        }
+    }
+}
