@@ -6,10 +6,11 @@
 //! database). Thread and run ids are stored as `bytea`, so any string, even one with a NUL
 //! character that `text` refuses, is kept verbatim; every value goes through a query
 //! parameter. An append is one call of a PL/pgSQL function of the schema, which locks the
-//! thread's row, checks the run and stores the batch in one statement: sequence numbers
-//! stay contiguous and a run starts once whichever instance writes, at the cost of one
-//! round trip. `append` returns after the commit, which PostgreSQL makes durable (with its
-//! default `synchronous_commit = on`).
+//! thread's row, checks the run and stores the batch (one multi-row insert): sequence
+//! numbers stay contiguous and a run starts once whichever instance writes. The wake-up of
+//! the other instances' tails (`pg_notify`) follows in its own transaction, sent in the
+//! same round trip. `append` returns after the commit, which PostgreSQL makes durable
+//! (with its default `synchronous_commit = on`).
 //!
 //! Queries run on a small pool of connections ([`PostgresOptions::pool_size`]), each
 //! keeping its prepared statements; a connection that broke is replaced at its next use.
