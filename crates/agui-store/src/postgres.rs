@@ -6,10 +6,11 @@
 //! database). Thread and run ids are stored as `bytea`, so any string, even one with a NUL
 //! character that `text` refuses, is kept verbatim; every value goes through a query
 //! parameter. An append is one call of a PL/pgSQL function of the schema, which locks the
-//! thread's row, checks the run and stores the batch in one statement: sequence numbers
-//! stay contiguous and a run starts once whichever instance writes, at the cost of one
-//! round trip. `append` returns after the commit, which PostgreSQL makes durable (with its
-//! default `synchronous_commit = on`).
+//! thread's row, checks the run and stores the batch (one multi-row insert): sequence
+//! numbers stay contiguous and a run starts once whichever instance writes. The wake-up of
+//! the other instances' tails (`pg_notify`) follows in its own transaction, sent in the
+//! same round trip. `append` returns after the commit, which PostgreSQL makes durable
+//! (with its default `synchronous_commit = on`).
 //!
 //! Queries run on a small pool of connections ([`PostgresOptions::pool_size`]), each
 //! keeping its prepared statements; a connection that broke is replaced at its next use.
@@ -39,8 +40,11 @@ const DELETED_CHANNEL: &str = "agui_store_deleted";
 #[derive(Debug, Clone)]
 pub struct PostgresOptions {
     /// The most connections the store opens for queries (opened when needed; at least
-    /// 1). Appends to different threads run in parallel on them. A further connection
-    /// listens for notifications.
+    /// 1; default 16). Appends to different threads run in parallel on them, and
+    /// PostgreSQL flushes their commits together: with 32 runs at once, 16 connections
+    /// store over ten times as many runs per second as one. Each is a server process:
+    /// keep `instances × (pool_size + 1)` under the server's `max_connections`. A further
+    /// connection listens for notifications.
     pub pool_size: usize,
     /// How often a live tail re-reads the store when no notification came.
     pub poll_interval: Duration,
@@ -49,7 +53,7 @@ pub struct PostgresOptions {
 impl Default for PostgresOptions {
     fn default() -> Self {
         PostgresOptions {
-            pool_size: 8,
+            pool_size: 16,
             poll_interval: Duration::from_secs(1),
         }
     }
@@ -58,6 +62,7 @@ impl Default for PostgresOptions {
 /// The store's SQL, with its schema in it, made once.
 struct Sql {
     append: String,
+    notify: String,
     delete: String,
     claim: String,
     thread_row: String,
@@ -81,7 +86,13 @@ impl Sql {
              FROM {s}.threads t"
         );
         Sql {
-            append: format!("SELECT {s}.append_v1($1, $2, $3, $4, $5, $6, $7, $8, $9)"),
+            append: format!("SELECT {s}.append_v1($1, $2, $3, $4, $5, $6, $7, $8)"),
+            // Its own transaction, after the append's: a NOTIFY takes a database-wide lock
+            // from its commit on until the commit is flushed, which would serialise every
+            // append's flush; without a flush to wait for (the wake-up need not be durable)
+            // the lock is held only for a moment.
+            notify: "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)"
+                .to_owned(),
             delete: format!("SELECT {s}.delete_v1($1, $2)"),
             claim: format!(
                 "INSERT INTO {s}.threads (thread_id, last_seq, owner, created_ms, updated_ms)
@@ -148,14 +159,15 @@ fn ddl(s: &str) -> String {
              PRIMARY KEY (thread_id, run_id)
          );
          CREATE INDEX IF NOT EXISTS threads_by_activity ON {s}.threads (updated_ms DESC, thread_id);
-         CREATE INDEX IF NOT EXISTS threads_by_owner ON {s}.threads (owner, updated_ms DESC, thread_id);
+         CREATE INDEX IF NOT EXISTS threads_by_owner ON {s}.threads (owner, updated_ms DESC, thread_id)
+             WHERE owner IS NOT NULL;
          CREATE INDEX IF NOT EXISTS runs_by_start ON {s}.runs (tid, first_seq);
 
          -- One append: the first sequence, or -1 (the batch starts a run that exists), -2
          -- (the run ended), -3 (unknown parent run). Nothing is written before a refusal.
          CREATE OR REPLACE FUNCTION {s}.append_v1(
              p_thread BYTEA, p_run BYTEA, p_bodies BYTEA[], p_starts BOOLEAN,
-             p_parent BYTEA, p_status TEXT, p_title BYTEA, p_now BIGINT, p_payload TEXT
+             p_parent BYTEA, p_status TEXT, p_title BYTEA, p_now BIGINT
          ) RETURNS BIGINT LANGUAGE plpgsql AS $fn$
          DECLARE
              v_tid BIGINT;
@@ -201,7 +213,6 @@ fn ddl(s: &str) -> String {
                      updated_ms = GREATEST(updated_ms, p_now),
                      title = coalesce(title, p_title)
                  WHERE tid = v_tid;
-             PERFORM pg_notify('{s}', p_payload);
              RETURN v_last + 1;
          END
          $fn$;
@@ -574,22 +585,27 @@ impl EventStore for PostgresStore {
             let status = prepared.closes.unwrap_or(RunStatus::Running).as_str();
             let title = prepared.title.as_deref().map(str::as_bytes);
             let now = now_ms() as i64;
-            let row = c
-                .query_one(
-                    &self.inner.sql.append,
-                    &[
-                        &thread.as_bytes(),
-                        &run.as_bytes(),
-                        &bodies,
-                        &prepared.starts_run,
-                        &parent,
-                        &status,
-                        &title,
-                        &now,
-                        &payload(thread),
-                    ],
-                )
-                .await?;
+            let append = c.statement(&self.inner.sql.append).await?;
+            let notify = c.statement(&self.inner.sql.notify).await?;
+            // Sent together (one round trip); the server runs the notification after the
+            // append's commit. A refused append wakes the tails for nothing, harmlessly.
+            let (thread_b, run_b, wake) = (thread.as_bytes(), run.as_bytes(), payload(thread));
+            let args: [&(dyn ToSql + Sync); 8] = [
+                &thread_b,
+                &run_b,
+                &bodies,
+                &prepared.starts_run,
+                &parent,
+                &status,
+                &title,
+                &now,
+            ];
+            let wake_args: [&(dyn ToSql + Sync); 2] = [&self.inner.schema, &wake];
+            let (row, _) = tokio::join!(
+                c.client.query_one(&append, &args),
+                c.client.execute(&notify, &wake_args)
+            );
+            let row = row.map_err(pg)?;
             drop(c);
             let first: i64 = row.get(0);
             let (thread_id, run_id) = (thread.to_owned(), run.to_owned());

@@ -111,10 +111,12 @@ const THREAD_COLUMNS: [(&str, &str); 4] = [
 ];
 
 /// Indexes, made after [`migrate`] (they use its columns). Thread lists walk
-/// `threads_by_activity` (or `threads_by_owner`) from the cursor on: keyset pagination.
+/// `threads_by_activity` (or `threads_by_owner`, which holds only owned threads) from the
+/// cursor on: keyset pagination.
 const INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS threads_by_activity ON threads (updated_ms DESC, thread_id);
-CREATE INDEX IF NOT EXISTS threads_by_owner ON threads (owner, updated_ms DESC, thread_id);
+CREATE INDEX IF NOT EXISTS threads_by_owner ON threads (owner, updated_ms DESC, thread_id)
+    WHERE owner IS NOT NULL;
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs (tid, first_seq);
 ";
 
