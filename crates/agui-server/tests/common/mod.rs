@@ -69,7 +69,7 @@ pub async fn request_on(
 ) -> Response {
     let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-        head.push_str("Host: test\r\n");
+        head.push_str("Host: localhost\r\n");
     }
     let mut has_len = false;
     for (k, v) in headers {
