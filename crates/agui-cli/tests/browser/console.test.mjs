@@ -175,7 +175,7 @@ if (!base) {
   fake = await startFakeAgent({ port: 0 });
   base = fake.url;
   log(`# no CONSOLE_URL given: using fake-agent.mjs at ${base}`);
-} else log(`# console at ${base}`);
+} else log(`# console at ${base.replace(/([#&]token=)[^&]*/, "$1…")}`);
 if (!existsSync(chromiumPath)) {
   log(`FAIL setup: no Chromium at ${chromiumPath} (apt-get install chromium, or set CHROMIUM_PATH)`);
   log("0 passed, 1 failed");
