@@ -4,7 +4,9 @@
 // origin, or ?agent=URL), reads the Server-Sent Events answer incrementally,
 // folds the events into messages and state the way the reference client
 // (@ag-ui/client 1.0) does, and renders the result: chat, tool calls, state,
-// activities, reasoning, subagents, interrupts and an event timeline.
+// activities, reasoning, subagents, interrupts and an event timeline. Where the
+// agent offers agui serve's thread routes, a thread list opens, continues and
+// deletes stored threads.
 //
 // Plain browser JavaScript, no dependencies, no build step, no network access
 // other than the agent endpoint: the file is embedded as is in the agui binary.
@@ -89,7 +91,8 @@
   // ---------------------------------------------------------------------------
   // SSE parsing (incremental; LF, CRLF and CR line endings; comments; multi-line
   // data). Like the reference client, a trailing event without the blank line
-  // still counts at the end of the body.
+  // still counts at the end of the body. onData(data, lastEventId): the id is the
+  // last `id:` field seen (agui serve numbers stored events with it).
   // ---------------------------------------------------------------------------
 
   class SseParser {
@@ -97,6 +100,7 @@
       this.onData = onData;
       this.tail = "";
       this.data = [];
+      this.lastId = "";
       this.skipLF = false; // the previous chunk ended in CR: a leading LF belongs to it
       this.started = false;
     }
@@ -140,13 +144,14 @@
       let value = colon < 0 ? "" : l.slice(colon + 1);
       if (value.charCodeAt(0) === 32) value = value.slice(1);
       if (field === "data") this.data.push(value);
-      // event:, id:, retry: carry nothing AG-UI uses
+      else if (field === "id" && !value.includes("\0")) this.lastId = value;
+      // event: and retry: carry nothing AG-UI uses
     }
     dispatch() {
       if (this.data.length === 0) return;
       const payload = this.data.join("\n");
       this.data = [];
-      this.onData(payload);
+      this.onData(payload, this.lastId);
     }
   }
 
@@ -385,8 +390,13 @@
     open: { text: new Set(), tool: new Set(), reasoning: new Set() },
     lanes: new Map(), // chunk expansion: lane (tag or null) -> pending stream
     run: null, // the run in flight (or the last one)
-    runCount: 0,
+    runCount: 0, // runs started from this page (all threads)
+    runNumber: 0, // runs of this thread, stored ones included (labels "run N")
     busy: false,
+    controller: null, // aborts what is in flight: a run, or the opening of a thread
+    epoch: 0, // bumped when the session switches threads: late work of the old one is dropped
+    loading: null, // {threadId, events} while a stored thread is being opened
+    opened: null, // {threadId, title, runs, events, problem} once a stored thread is open
   };
 
   function resolveEndpoint(s) {
@@ -874,15 +884,12 @@
     return input;
   }
 
-  async function startRun({ text, resume } = {}) {
-    if (session.busy) return;
-    if (text !== undefined) session.messages.push({ id: uuid(), role: "user", content: text });
-    const runId = uuid();
-    const input = buildInput(runId, resume);
-    const controller = new AbortController();
-    const run = {
-      id: runId,
-      n: ++session.runCount,
+  // A run of the current thread: one this page starts, or a stored one replayed.
+  function newRun(id, controller, extra = {}) {
+    return {
+      id,
+      n: ++session.runNumber,
+      epoch: session.epoch,
       t0: performance.now(),
       status: "running",
       started: false,
@@ -890,15 +897,50 @@
       eventCount: 0,
       controller,
       toolTally: { started: [], answered: new Set() },
+      ...extra,
     };
+  }
+
+  // Reads an SSE response body to its end, handing each frame to onData(data, id).
+  async function readSse(res, onData) {
+    if (!res.body) throw new RunFailure("The response has no readable body.");
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder("utf-8");
+    const parser = new SseParser(onData);
+    for (;;) {
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch (e) {
+        if (e && e.name === "AbortError") throw e;
+        throw new RunFailure(`The stream broke: ${e?.message ?? e}`);
+      }
+      if (chunk.done) break;
+      parser.push(decoder.decode(chunk.value, { stream: true }));
+    }
+    parser.push(decoder.decode());
+    parser.end();
+  }
+
+  async function startRun({ text, resume } = {}) {
+    if (session.busy) return;
+    if (text !== undefined) session.messages.push({ id: uuid(), role: "user", content: text });
+    const runId = uuid();
+    const input = buildInput(runId, resume);
+    const controller = new AbortController();
+    const run = newRun(runId, controller);
+    session.runCount++;
     session.run = run;
     session.busy = true;
+    session.controller = controller;
     session.lanes.clear();
     for (const k of Object.keys(session.open)) session.open[k].clear();
+    if (threads.state === "ok") setUrlThread(session.threadId);
     timelineRunHeader(run, input);
     scheduleRender();
+    // False once the console has switched to another thread: the rest of this run is not shown.
+    const live = () => run.epoch === session.epoch;
 
-    let reader;
     try {
       let res;
       try {
@@ -927,23 +969,9 @@
       }
       const ctype = res.headers.get("content-type") ?? "";
       if (ctype === "application/vnd.ag-ui.event+proto") throw new RunFailure("The agent answered in protobuf; the console reads only text/event-stream.");
-      if (!res.body) throw new RunFailure("The response has no readable body.");
-      reader = res.body.getReader();
-      const decoder = new TextDecoder("utf-8");
-      const parser = new SseParser((payload) => onFrame(run, payload));
-      for (;;) {
-        let chunk;
-        try {
-          chunk = await reader.read();
-        } catch (e) {
-          if (e && e.name === "AbortError") throw e;
-          throw new RunFailure(`The stream broke: ${e?.message ?? e}`);
-        }
-        if (chunk.done) break;
-        parser.push(decoder.decode(chunk.value, { stream: true }));
-      }
-      parser.push(decoder.decode());
-      parser.end();
+      await readSse(res, (payload) => {
+        if (live()) onFrame(run, payload);
+      });
       if (!run.terminal) {
         run.status = "incomplete";
         run.error = run.started ? "The stream ended without RUN_FINISHED or RUN_ERROR." : "The stream ended without any event.";
@@ -955,40 +983,55 @@
       } else {
         run.status = "error";
         run.error = e instanceof RunFailure || e instanceof SyntaxError ? e.message : String(e?.message ?? e);
-        timelineNote(run, "error", run.error);
+        if (live()) timelineNote(run, "error", run.error);
       }
       try {
         controller.abort();
       } catch {}
     } finally {
       run.t1 = performance.now();
-      session.busy = false;
-      // A resume whose run never got to RUN_FINISHED leaves the interrupts
-      // open (the reference keeps them pending): offer the buttons again.
-      if (run.terminal !== "RUN_FINISHED") {
-        for (const note of session.notes) if (note.kind === "interrupt" && note.status !== "pending" && note.answeredBy === run.id) {
-          note.status = "pending";
-          note.retry = true;
+      if (live()) {
+        session.busy = false;
+        session.controller = null;
+        // A resume whose run never got to RUN_FINISHED leaves the interrupts
+        // open (the reference keeps them pending): offer the buttons again.
+        if (run.terminal !== "RUN_FINISHED") {
+          for (const note of session.notes) if (note.kind === "interrupt" && note.status !== "pending" && note.answeredBy === run.id) {
+            note.status = "pending";
+            note.retry = true;
+          }
         }
+        if (run.status === "error" && !run.terminal) {
+          session.notes.push({ kind: "error", key: `error-${run.id}`, ...anchorHere(), message: run.error });
+        }
+        scheduleRender();
       }
-      if (run.status === "error" && !run.terminal) {
-        session.notes.push({ kind: "error", key: `error-${run.id}`, ...anchorHere(), message: run.error });
-      }
-      scheduleRender();
+      // The thread's run count, status and time changed: show it in the list.
+      if (threads.state === "ok") loadThreads();
     }
   }
 
-  function onFrame(run, payload) {
+  // Parses one SSE frame into an event (or throws a RunFailure naming what is wrong).
+  function parseFrame(payload, where) {
     let ev;
     try {
       ev = JSON.parse(payload);
     } catch (e) {
-      throw new RunFailure(`Invalid JSON in an SSE frame: ${e.message} (${truncate(payload, 80)})`);
+      throw new RunFailure(`Invalid JSON in ${where}: ${e.message} (${truncate(payload, 80)})`);
     }
-    if (!isObject(ev)) throw new RunFailure("Invalid event: the frame is not a JSON object.");
-    if (typeof ev.type !== "string" || ev.type === "") throw new RunFailure("Invalid event: the frame carries no event type.");
+    if (!isObject(ev)) throw new RunFailure(`Invalid event in ${where}: the frame is not a JSON object.`);
+    if (typeof ev.type !== "string" || ev.type === "") throw new RunFailure(`Invalid event in ${where}: the frame carries no event type.`);
+    return ev;
+  }
+
+  function onFrame(run, payload) {
+    const ev = parseFrame(payload, "an SSE frame");
+    ingest(run, ev, `+${Math.round(performance.now() - run.t0)} ms`);
+  }
+
+  // Folds one event into the session and lists it in the timeline.
+  function ingest(run, ev, timeLabel) {
     run.eventCount++;
-    const t = performance.now() - run.t0;
     const warnings = [];
     const warn = (w) => warnings.push(w);
     if (!KNOWN.has(ev.type)) warn("unknown event type: ignored");
@@ -1002,7 +1045,7 @@
       }
       for (const e of events) apply(e, warn);
     }
-    timelineEvent(run, t, ev, warnings);
+    timelineEvent(timeLabel, ev, warnings);
     scheduleRender();
   }
 
@@ -1058,6 +1101,14 @@
     tryList: document.getElementById("try-list"),
     tryPanel: document.getElementById("try"),
     followTimeline: document.getElementById("follow-timeline"),
+    layout: document.getElementById("layout"),
+    threadsToggle: document.getElementById("threads-toggle"),
+    threadsPane: document.getElementById("threads-pane"),
+    threadsRefresh: document.getElementById("threads-refresh"),
+    threadsNote: document.getElementById("threads-note"),
+    threadsError: document.getElementById("threads-error"),
+    threadList: document.getElementById("thread-list"),
+    threadsMore: document.getElementById("threads-more"),
   };
 
   const expanded = new Map(); // UI open/closed choices: key -> boolean
@@ -1249,8 +1300,9 @@
     const pending = note.status === "pending";
     return h("div", { class: `card interrupt status-${note.status}`, testid: "interrupt", "data-status": note.status, role: "group", "aria-label": "Interrupt: the agent is waiting for your answer" },
       h("div", { class: "card-head" },
-        h("span", { class: "icon", "aria-hidden": "true" }, pending ? "?" : note.status === "approved" ? "✓" : "✗"),
-        h("span", null, pending ? (note.retry ? "Still waiting for your answer (the last attempt did not finish)" : "The agent is waiting for your answer") : note.status === "approved" ? "Approved" : "Denied")),
+        h("span", { class: "icon", "aria-hidden": "true" }, pending ? "?" : note.status === "approved" ? "✓" : note.status === "closed" ? "–" : "✗"),
+        h("span", null, pending ? (note.retry ? "Still waiting for your answer (the last attempt did not finish)" : "The agent is waiting for your answer")
+          : note.status === "approved" ? "Approved" : note.status === "closed" ? "No longer waiting for an answer" : "Denied")),
       h("ul", { class: "interrupt-list" },
         note.interrupts.map((i) => h("li", { testid: "interrupt-item", "data-interrupt-id": i.id },
           h("div", { class: "interrupt-message" }, i.message ?? `Interrupt ${i.id}`),
@@ -1505,14 +1557,22 @@
   let ticker = null;
   function renderStatus() {
     const run = session.run;
-    const status = run ? run.status : "idle";
+    const opened = session.opened;
+    const status = session.loading ? "loading" : run ? run.status : opened ? (opened.problem ? "error" : "opened") : "idle";
     ui.status.dataset.status = status;
     if (run) ui.status.dataset.runId = run.id;
     ui.status.dataset.runs = String(session.runCount);
     ui.status.dataset.busy = String(session.busy);
+    ui.status.dataset.loaded = opened ? opened.threadId : "";
     let text;
     const detail = [];
-    if (!run) text = "Ready";
+    if (session.loading) {
+      text = "Opening the thread…";
+      detail.push(`${session.loading.events} stored event${session.loading.events === 1 ? "" : "s"}`);
+    } else if (!run && opened) {
+      text = opened.problem ? `Opened with a problem: ${opened.problem}` : "Thread opened";
+      detail.push(`${opened.runs} run${opened.runs === 1 ? "" : "s"}`, `${opened.events} stored event${opened.events === 1 ? "" : "s"}`);
+    } else if (!run) text = "Ready";
     else {
       const elapsed = (run.t1 ?? performance.now()) - run.t0;
       switch (status) {
@@ -1536,7 +1596,7 @@
     }
     ui.statusText.textContent = text;
     ui.statusDetail.textContent = detail.join(" · ");
-    ui.status.title = run?.error ?? "";
+    ui.status.title = (session.loading ? "" : run?.error ?? opened?.problem) ?? "";
     if (session.busy && !ticker) ticker = setInterval(renderStatus, 250);
     if (!session.busy && ticker) {
       clearInterval(ticker);
@@ -1547,11 +1607,13 @@
     ui.steps.replaceChildren(steps && steps.size ? renderStepChips(steps) : "");
     // composer
     ui.send.disabled = session.busy;
+    ui.stop.title = session.loading ? "Stop opening the thread (what has arrived stays)" : "Stop the run";
     ui.stop.hidden = !session.busy;
     const pending = session.pendingInterrupts.length;
     ui.hint.textContent = pending && !session.busy ? `The agent is waiting for an answer to ${pending === 1 ? "an interrupt" : pending + " interrupts"}: use Approve or Deny.` : "";
     ui.thread.textContent = session.threadId.slice(0, 8);
-    ui.thread.title = `thread ${session.threadId}`;
+    ui.thread.title = `thread ${session.threadId}${opened?.title ? "\n" + opened.title : ""}`;
+    ui.thread.dataset.threadId = session.threadId;
   }
 
   // ---------------------------------------------------------------------------
@@ -1621,17 +1683,356 @@
     }
   }
 
-  function timelineEvent(run, t, ev, warnings) {
+  // A stored run of an opened thread: its events carry their sequence (#N), not a time.
+  function timelineStoredRun(run, ev) {
+    const input = ev.type === "RUN_STARTED" && isObject(ev.input) ? ev.input : null;
+    const row = h("li", { class: "tl-run stored", testid: "timeline-run", "data-run-id": run.id, "data-stored": "true" },
+      h("button", { type: "button", class: "tl-row", testid: "timeline-request", "aria-selected": "false", title: "A stored run: the thread's events as the server keeps them" },
+        h("span", { class: "tl-time" }, run.firstSeq ? `#${run.firstSeq}` : ""),
+        h("span", { class: "tl-type cat-request" }, input?.resume ? "STORED (resume)" : "STORED"),
+        h("span", { class: "tl-sum" }, `run ${run.n} · ${truncate(run.id, 40)}`)));
+    row.firstChild.addEventListener("click", () =>
+      selectRow(row.firstChild, input ? `stored run ${run.n}: its input, as RUN_STARTED recorded it` : `stored run ${run.n}`, input ?? { runId: run.id }));
+    timelineAppend(row);
+  }
+
+  function timelineEvent(timeLabel, ev, warnings) {
     const cat = category(ev.type);
     const btn = h("button", { type: "button", class: `tl-row${warnings.length ? " warn" : ""}`, testid: "timeline-event", "data-type": ev.type, "aria-selected": "false", title: warnings.join("\n") || undefined },
-      h("span", { class: "tl-time" }, `+${Math.round(t)} ms`),
+      h("span", { class: "tl-time" }, timeLabel),
       h("span", { class: `tl-type cat-${cat}` }, ev.type),
       h("span", { class: "tl-sum" },
         typeof ev.subagentRunId === "string" && !ev.type.startsWith("SUBAGENT_") ? h("span", { class: "tl-tag" }, ev.subagentRunId) : null,
         summarize(ev)),
       warnings.length ? h("span", { class: "tl-warn", "aria-label": "warning" }, "⚠") : null);
-    btn.addEventListener("click", () => selectRow(btn, `${ev.type} · +${Math.round(t)} ms${warnings.length ? " · ⚠ " + warnings.join("; ") : ""}`, ev));
+    btn.addEventListener("click", () => selectRow(btn, `${ev.type} · ${timeLabel}${warnings.length ? " · ⚠ " + warnings.join("; ") : ""}`, ev));
     timelineAppend(h("li", null, btn));
+  }
+
+  // ---------------------------------------------------------------------------
+  // Threads: the list of stored threads (`GET P/threads`, P = the agent's path),
+  // opening one (`GET P/threads/ID/connect` for the timeline, `GET P/threads/ID`
+  // for the server's fold), deleting one (`DELETE P/threads/ID`). An agent without
+  // these routes (another server, another origin) gets a note instead of a list.
+  // ---------------------------------------------------------------------------
+
+  const PAGE_SIZE = 25;
+  const threads = {
+    state: "unknown", // "unknown" (first page not in yet) | "ok" | "unavailable"
+    items: [], // ThreadInfo objects, newest activity first, each thread once
+    next: null, // the cursor of the next page, if there is one
+    loading: false,
+    again: false, // a refresh was asked for while a page was loading
+    gen: 0, // bumped when the endpoint changes: answers for the old one are dropped
+    note: "", // why there is no list
+    error: "", // the last failed action (delete, load more)
+  };
+
+  function threadsUrl(suffix = "", query) {
+    const u = new URL(session.endpoint, location.href);
+    u.pathname = u.pathname.replace(/\/+$/, "") + "/threads" + suffix;
+    u.search = query ? new URLSearchParams(query).toString() : "";
+    u.hash = "";
+    return u.href;
+  }
+  const threadPath = (id) => `/${encodeURIComponent(id)}`;
+
+  // fetch with the token (for the console's own origin only, see authHeaders).
+  function apiFetch(url, init = {}) {
+    return fetch(url, { ...init, headers: { Accept: "application/json", ...(init.headers ?? {}), ...authHeaders(url) }, cache: "no-store" });
+  }
+
+  async function errorText(res) {
+    let body = "";
+    try {
+      body = (await res.text()).trim();
+      const j = JSON.parse(body);
+      if (isObject(j) && typeof j.message === "string") body = j.message;
+    } catch {}
+    return `HTTP ${res.status}${body ? ": " + truncate(body, 200) : ""}`;
+  }
+
+  // Loads the first page again (as many threads as are listed, at least a page), or
+  // with `more` the next page. Resolves to whether the agent has a thread list.
+  async function loadThreads({ more = false } = {}) {
+    if (threads.loading) {
+      if (!more) threads.again = true;
+      return threads.state === "ok";
+    }
+    if (more && !threads.next) return true;
+    const gen = threads.gen;
+    threads.loading = true;
+    renderThreads();
+    const listed = Math.ceil(threads.items.length / PAGE_SIZE) * PAGE_SIZE;
+    const query = { limit: more ? PAGE_SIZE : Math.min(1000, Math.max(PAGE_SIZE, listed)) };
+    if (more) query.cursor = threads.next;
+    let outcome;
+    try {
+      const res = await apiFetch(threadsUrl("", query));
+      if (res.status === 401) outcome = { unavailable: "Not signed in: open the console with the URL `agui serve` prints (the one with #token=…)." };
+      else if (!res.ok) outcome = { unavailable: `No thread list for this agent (${await errorText(res)}).` };
+      else {
+        const body = await res.json();
+        if (!isObject(body) || !Array.isArray(body.threads)) outcome = { unavailable: "No thread list for this agent (its answer is not a thread list)." };
+        else {
+          outcome = {
+            page: body.threads.filter((t) => isObject(t) && typeof t.threadId === "string" && t.threadId !== ""),
+            next: typeof body.nextCursor === "string" && body.nextCursor !== "" ? body.nextCursor : null,
+          };
+        }
+      }
+    } catch {
+      outcome = { unavailable: "No thread list for this agent." };
+    }
+    if (gen !== threads.gen) return false; // the endpoint changed meanwhile
+    threads.loading = false;
+    if (outcome.unavailable) {
+      if (more && threads.state === "ok") threads.error = `Cannot load more: ${outcome.unavailable}`;
+      else Object.assign(threads, { state: "unavailable", note: outcome.unavailable, items: [], next: null });
+    } else {
+      const seen = new Set(more ? threads.items.map((t) => t.threadId) : []);
+      const fresh = outcome.page.filter((t) => !seen.has(t.threadId) && seen.add(t.threadId));
+      threads.items = more ? threads.items.concat(fresh) : fresh;
+      threads.next = outcome.next;
+      threads.state = "ok";
+      if (!more) threads.error = "";
+    }
+    renderThreads();
+    if (threads.again) {
+      threads.again = false;
+      loadThreads();
+    }
+    return threads.state === "ok";
+  }
+
+  function resetThreads() {
+    Object.assign(threads, { state: "unknown", items: [], next: null, loading: false, again: false, note: "", error: "" });
+    threads.gen++;
+    threadNodes.clear();
+    threadsView.shownAnyway = false;
+  }
+
+  function fmtAgo(ms) {
+    if (typeof ms !== "number" || !(ms > 0)) return "";
+    const s = (Date.now() - ms) / 1000;
+    if (s < 45) return "just now";
+    if (s < 3600) return `${Math.max(1, Math.round(s / 60))} min ago`;
+    if (s < 86400) return `${Math.round(s / 3600)} h ago`;
+    if (s < 7 * 86400) return `${Math.round(s / 86400)} d ago`;
+    return new Date(ms).toLocaleDateString();
+  }
+
+  function threadItem(t, current) {
+    const title = typeof t.title === "string" && t.title !== "" ? t.title : null;
+    const runs = Number(t.runCount) || 0;
+    const status = typeof t.lastStatus === "string" ? t.lastStatus : "new";
+    const when = Number(t.updatedMs) || 0;
+    const label = title ?? `thread ${t.threadId.slice(0, 8)}`;
+    return h("li", { class: "thread-item", testid: "thread-item", "data-thread-id": t.threadId, "data-status": status, "aria-current": current ? "true" : undefined },
+      h("button", { type: "button", class: "thread-open", testid: "thread-open", title: `${label}\nthread ${t.threadId}`, onclick: () => openThread(t.threadId) },
+        h("span", { class: `thread-title${title ? "" : " untitled"}`, testid: "thread-title" }, label),
+        h("span", { class: "thread-meta" },
+          h("span", { class: `pill ${status}`, testid: "thread-status" }, status),
+          h("span", { testid: "thread-runs" }, `${runs} run${runs === 1 ? "" : "s"}`),
+          when ? h("time", { datetime: new Date(when).toISOString(), title: new Date(when).toLocaleString() }, fmtAgo(when)) : null)),
+      h("button", { type: "button", class: "thread-delete", testid: "thread-delete", title: "Delete this thread", "aria-label": `Delete the thread ${label}`, onclick: () => deleteThread(t) }, "✕"));
+  }
+
+  // The pane shows when the user wants it (remembered for this browser); for an agent
+  // without a thread list it folds away unless the user opens it to read why.
+  const threadsView = { wanted: true, shownAnyway: false };
+  function applyThreadsView() {
+    const unavailable = threads.state === "unavailable";
+    const show = unavailable ? threadsView.shownAnyway : threadsView.wanted;
+    ui.threadsPane.hidden = !show;
+    ui.layout.classList.toggle("threads-hidden", !show);
+    ui.threadsToggle.setAttribute("aria-expanded", String(show));
+    ui.threadsToggle.title = unavailable ? threads.note : show ? "Hide the thread list" : "Show the thread list";
+  }
+
+  const threadNodes = new Map(); // threadId -> {sig, node}
+  function renderThreads() {
+    applyThreadsView();
+    const ok = threads.state === "ok";
+    ui.threadsPane.dataset.state = threads.state;
+    ui.threadsPane.setAttribute("aria-busy", String(threads.loading));
+    const note = threads.state === "unavailable" ? threads.note
+      : threads.state === "unknown" ? "Loading the threads…"
+      : threads.items.length === 0 ? "No threads yet: send a message to start one." : "";
+    ui.threadsNote.textContent = note;
+    ui.threadsNote.hidden = note === "";
+    ui.threadsError.textContent = threads.error;
+    ui.threadsError.hidden = threads.error === "";
+    const nodes = [];
+    const seen = new Set();
+    for (const t of ok ? threads.items : []) {
+      const current = t.threadId === session.threadId;
+      const sig = JSON.stringify([t, current, fmtAgo(t.updatedMs)]);
+      let c = threadNodes.get(t.threadId);
+      if (!c || c.sig !== sig) {
+        c = { sig, node: threadItem(t, current) };
+        threadNodes.set(t.threadId, c);
+      }
+      seen.add(t.threadId);
+      nodes.push(c.node);
+    }
+    for (const id of [...threadNodes.keys()]) if (!seen.has(id)) threadNodes.delete(id);
+    const list = ui.threadList;
+    const wanted = new Set(nodes);
+    for (const child of [...list.children]) if (!wanted.has(child)) child.remove();
+    let ref = list.firstChild;
+    for (const n of nodes) {
+      if (n === ref) ref = ref.nextSibling;
+      else list.insertBefore(n, ref);
+    }
+    ui.threadsMore.hidden = !(ok && threads.next);
+    ui.threadsMore.disabled = threads.loading;
+    ui.threadsMore.textContent = threads.loading && threads.next ? "Loading…" : "Load more";
+  }
+
+  // Puts the open thread in the address (#thread=ID), so a reload opens it again.
+  function setUrlThread(id) {
+    const url = new URL(location.href);
+    const frag = new URLSearchParams(url.hash.slice(1));
+    if (id) frag.set("thread", id);
+    else frag.delete("thread");
+    url.hash = frag.toString();
+    if (url.href !== location.href) history.replaceState(null, "", url);
+  }
+
+  // Empties the chat, state and timeline for `threadId`; whatever was in flight is
+  // aborted and its late events are dropped (see session.epoch).
+  function resetSession(threadId) {
+    session.controller?.abort();
+    session.epoch++;
+    Object.assign(session, {
+      threadId, messages: [], state: {}, pendingInterrupts: [], notes: [],
+      run: null, runNumber: 0, busy: false, controller: null, loading: null, opened: null,
+    });
+    session.subagents.clear();
+    session.steps.clear();
+    session.lanes.clear();
+    for (const k of Object.keys(session.open)) session.open[k].clear();
+    blockCache.clear();
+    stateDrawn = -1; // draw the next state without flashing what "changed"
+    ui.timeline.replaceChildren();
+    selectedRow = null;
+    ui.eventJson.textContent = "";
+    ui.eventJsonTitle.textContent = "Click an event to see its JSON.";
+    scheduleRender();
+    renderThreads();
+  }
+
+  // A resume stored in a RUN_STARTED answers the interrupt card before it.
+  function markAnswered(resume, runId) {
+    const note = [...session.notes].reverse().find((n) => n.kind === "interrupt" && n.status === "pending");
+    if (!note) return;
+    note.status = resume.length > 0 && resume.every((r) => isObject(r) && r.status === "resolved") ? "approved" : "denied";
+    note.answeredBy = runId;
+  }
+
+  function replayFrame(load, payload, seq) {
+    const ev = parseFrame(payload, `stored event ${seq || load.events + 1}`);
+    load.events++;
+    if (ev.type === "RUN_STARTED" || !session.run) {
+      session.run = newRun(typeof ev.runId === "string" && ev.runId !== "" ? ev.runId : `stored-${seq}`, load.controller, { stored: true, firstSeq: seq });
+      timelineStoredRun(session.run, ev);
+      if (ev.type === "RUN_STARTED" && Array.isArray(ev.input?.resume)) markAnswered(ev.input.resume, session.run.id);
+    }
+    ingest(session.run, ev, seq ? `#${seq}` : "stored");
+  }
+
+  // Opens a stored thread: its events through the console's reducer (timeline, chat
+  // as it was streamed), then the server's fold of it (messages, state and open
+  // interrupts) as the word that counts. A run still in progress streams live.
+  async function openThread(threadId) {
+    resetSession(threadId);
+    const epoch = session.epoch;
+    const live = () => epoch === session.epoch;
+    const controller = new AbortController();
+    const load = { threadId, events: 0, controller };
+    Object.assign(session, { busy: true, controller, loading: load });
+    setUrlThread(threadId);
+    scheduleRender();
+    let problem = null;
+    let gone = false;
+    try {
+      const res = await apiFetch(threadsUrl(threadPath(threadId) + "/connect"), { headers: { Accept: "text/event-stream" }, signal: controller.signal });
+      if (res.status === 404) gone = true;
+      else if (!res.ok) problem = `its events: ${await errorText(res)}`;
+      else await readSse(res, (payload, seq) => {
+        if (live()) replayFrame(load, payload, seq);
+      });
+    } catch (e) {
+      if (!live()) return;
+      problem = e && e.name === "AbortError" ? "stopped before all events arrived" : `its events: ${e?.message ?? e}`;
+    }
+    if (!live()) return;
+    let folded = null;
+    if (!gone) {
+      try {
+        const res = await apiFetch(threadsUrl(threadPath(threadId)));
+        if (res.status === 404) gone = true;
+        else if (!res.ok) problem ??= `its messages: ${await errorText(res)}`;
+        else folded = await res.json();
+      } catch (e) {
+        problem ??= `its messages: ${e?.message ?? e}`;
+      }
+    }
+    if (!live()) return;
+    if (gone) {
+      resetSession(uuid());
+      setUrlThread(null);
+      threads.error = `Thread ${threadId} is not on the server (deleted?).`;
+      loadThreads();
+      return;
+    }
+    if (isObject(folded)) {
+      if (Array.isArray(folded.messages)) applyMessagesSnapshot({ messages: folded.messages });
+      if (hasOwn(folded, "state")) session.state = clone(folded.state) ?? {};
+      const pending = Array.isArray(folded.pendingInterrupts) ? folded.pendingInterrupts.filter(isObject).map(stripNullTag) : [];
+      session.pendingInterrupts = pending;
+      const open = new Set(pending.map((i) => i.id));
+      let shown = false;
+      for (const note of session.notes) {
+        if (note.kind !== "interrupt" || note.status !== "pending") continue;
+        if (note.interrupts.some((i) => open.has(i.id))) shown = true;
+        else note.status = "closed";
+      }
+      if (pending.length && !shown) session.notes.push({ kind: "interrupt", key: `interrupt-open-${threadId}`, ...anchorHere(), interrupts: pending, status: "pending" });
+    }
+    const runs = isObject(folded) && Array.isArray(folded.runs) ? folded.runs.length : session.runNumber;
+    session.runNumber = Math.max(session.runNumber, runs);
+    const title = isObject(folded) && typeof folded.title === "string" ? folded.title : null;
+    Object.assign(session, { busy: false, controller: null, loading: null, run: null, opened: { threadId, title, runs, events: load.events, problem } });
+    session.lanes.clear();
+    for (const k of Object.keys(session.open)) session.open[k].clear();
+    scheduleRender();
+    renderThreads();
+  }
+
+  async function deleteThread(t) {
+    const label = typeof t.title === "string" && t.title !== "" ? `“${truncate(t.title, 80)}”` : t.threadId;
+    if (!confirm(`Delete the thread ${label}?\n\nIts messages and events are removed from the server. This cannot be undone.`)) return;
+    threads.error = "";
+    let res;
+    try {
+      res = await apiFetch(threadsUrl(threadPath(t.threadId)), { method: "DELETE" });
+    } catch (e) {
+      threads.error = `Cannot delete the thread: ${e?.message ?? e}`;
+      renderThreads();
+      return;
+    }
+    if (res.ok || res.status === 404) {
+      threads.items = threads.items.filter((x) => x.threadId !== t.threadId);
+      if (t.threadId === session.threadId) {
+        resetSession(uuid());
+        setUrlThread(null);
+      }
+    } else if (res.status === 409) threads.error = "That thread has a run in progress: delete it once the run has ended.";
+    else threads.error = `Cannot delete the thread: ${await errorText(res)}`;
+    renderThreads();
+    loadThreads();
   }
 
   // ---------------------------------------------------------------------------
@@ -1662,20 +2063,10 @@
       send();
     }
   });
-  ui.stop.addEventListener("click", () => session.run?.controller.abort());
+  ui.stop.addEventListener("click", () => session.controller?.abort());
   ui.newThread.addEventListener("click", () => {
-    if (session.busy) session.run?.controller.abort();
-    Object.assign(session, { threadId: uuid(), messages: [], state: {}, pendingInterrupts: [], notes: [] });
-    session.subagents.clear();
-    session.steps.clear();
-    session.lanes.clear();
-    for (const k of Object.keys(session.open)) session.open[k].clear();
-    session.run = null;
-    blockCache.clear();
-    ui.timeline.replaceChildren();
-    ui.eventJson.textContent = "";
-    ui.eventJsonTitle.textContent = "Click an event to see its JSON.";
-    scheduleRender();
+    resetSession(uuid());
+    setUrlThread(null);
     ui.input.focus();
   });
 
@@ -1690,7 +2081,31 @@
     if (session.endpoint === resolveEndpoint("/agent")) url.searchParams.delete("agent");
     else url.searchParams.set("agent", v);
     history.replaceState(null, "", url);
+    resetThreads();
+    renderThreads();
+    loadThreads();
   });
+
+  ui.threadsRefresh.addEventListener("click", () => loadThreads());
+  ui.threadsMore.addEventListener("click", () => loadThreads({ more: true }));
+  setInterval(() => {
+    if (threads.items.length) renderThreads(); // relative times
+  }, 30000);
+
+  ui.threadsToggle.addEventListener("click", () => {
+    const show = ui.threadsPane.hidden;
+    if (threads.state === "unavailable") threadsView.shownAnyway = show;
+    else {
+      threadsView.wanted = show;
+      try {
+        localStorage.setItem("agui-threads-hidden", show ? "0" : "1");
+      } catch {}
+    }
+    applyThreadsView();
+  });
+  try {
+    if (localStorage.getItem("agui-threads-hidden") === "1") threadsView.wanted = false;
+  } catch {}
 
   document.getElementById("state-view-toggle").addEventListener("change", (e) => {
     const raw = e.currentTarget.checked;
@@ -1708,8 +2123,16 @@
   if (agentParam) ui.tryPanel.open = false; // inspecting someone else's agent
 
   // For debugging from the devtools console.
-  window.aguiConsole = { session, applyPatch, SseParser };
+  window.aguiConsole = { session, threads, applyPatch, SseParser };
 
   scheduleRender();
+  renderThreads();
   ui.input.focus();
+  // The thread list; then the thread named in the address (#thread=ID), if any.
+  const initialThread = new URLSearchParams(location.hash.slice(1)).get("thread");
+  loadThreads().then((ok) => {
+    if (!initialThread) return;
+    if (ok && session.runNumber === 0 && !session.busy) openThread(initialThread);
+    else if (!ok) setUrlThread(null);
+  });
 })();

@@ -4,10 +4,13 @@
 //
 //   node console.test.mjs [BASE_URL]
 //
-// BASE_URL (or env CONSOLE_URL) is e.g. the URL `agui serve` prints. Without
-// one, the scripted fake-agent.mjs is started on a free loopback port.
+// BASE_URL (or env CONSOLE_URL) is e.g. the URL `agui serve` prints (with the
+// API token in its fragment, #token=...; the test's own API requests use it).
+// Without one, the scripted fake-agent.mjs is started on a free loopback port,
+// and the thread-list checks are skipped (it has no thread routes).
 // Env: CHROMIUM_PATH (default /usr/bin/chromium), SCREENSHOT (default
-// target/console.png, relative to the working directory), TEST_TIMEOUT_MS
+// target/console.png, relative to the working directory; the thread list's
+// screenshot goes next to it as console-threads.png), TEST_TIMEOUT_MS
 // (per step, default 20000).
 // Prints one line per check and a last line "N passed, M failed"; exits
 // non-zero when a check fails.
@@ -16,6 +19,7 @@ import { mkdtempSync, rmSync, mkdirSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
+import { randomUUID } from "node:crypto";
 import { chromium } from "playwright-core";
 
 const STEP_TIMEOUT = Number(process.env.TEST_TIMEOUT_MS || 20000);
@@ -106,6 +110,63 @@ const watched = (page) =>
     return window.__watch.seen;
   });
 
+// ---- thread helpers ---------------------------------------------------------
+
+// The API token `agui serve` puts in the console URL's fragment (#token=...).
+const apiToken = () => {
+  try {
+    return new URLSearchParams(new URL(base).hash.slice(1)).get("token");
+  } catch {
+    return null;
+  }
+};
+// A request to the server under test, with the token, from the test itself.
+function api(path, init = {}) {
+  const token = apiToken();
+  return fetch(new URL(path, base).href, { ...init, headers: { ...(init.headers ?? {}), ...(token ? { Authorization: `Bearer ${token}` } : {}) } });
+}
+// Starts a run through the API and reads its stream to the end.
+async function apiRun(threadId, text) {
+  const res = await api("/agent", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+    body: JSON.stringify({ threadId, runId: randomUUID(), state: {}, messages: [{ id: randomUUID(), role: "user", content: text }], tools: [], context: [], forwardedProps: {} }),
+  });
+  const body = await res.text();
+  expect(res.ok && body.includes("RUN_FINISHED"), `POST /agent for ${threadId}: HTTP ${res.status} ${body.slice(0, 200)}`);
+}
+async function apiThread(id) {
+  const res = await api(`/agent/threads/${encodeURIComponent(id)}`);
+  return { status: res.status, body: res.ok ? await res.json() : null };
+}
+const userTexts = (messages) => messages.filter((m) => m.role === "user").map((m) => m.content);
+
+const item = (id) => `${T("thread-item")}[data-thread-id="${id}"]`;
+const listedIds = (page) => page.$$eval(T("thread-item"), (li) => li.map((x) => x.dataset.threadId));
+const currentThread = (page) => page.$eval(T("thread-id"), (c) => c.dataset.threadId);
+const shownUserTexts = (page) => page.$$eval(`${T("message-user")} ${T("message-text")}`, (m) => m.map((x) => x.textContent));
+
+// Waits until the thread list has answered (and is not loading a page).
+async function waitThreadList(page, state = "ok") {
+  await page.waitForSelector(`${T("threads")}[data-state="${state}"][aria-busy="false"]`, { state: "attached" });
+}
+// Waits until the stored thread `id` is open (its events and the server's fold are in).
+async function waitOpened(page, id) {
+  await page.waitForFunction(
+    ([sel, id]) => {
+      const s = document.querySelector(sel);
+      return s && s.dataset.loaded === id && s.dataset.busy === "false";
+    },
+    [T("run-status"), id],
+    { timeout: STEP_TIMEOUT },
+  );
+}
+// A fresh document (page.goto to a URL that differs only in its fragment does not reload).
+async function fresh(page, url) {
+  await page.goto("about:blank");
+  await page.goto(url);
+}
+
 // ---- the run ----------------------------------------------------------------
 
 let fake;
@@ -114,7 +175,7 @@ if (!base) {
   fake = await startFakeAgent({ port: 0 });
   base = fake.url;
   log(`# no CONSOLE_URL given: using fake-agent.mjs at ${base}`);
-} else log(`# console at ${base}`);
+} else log(`# console at ${base.replace(/([#&]token=)[^&]*/, "$1…")}`);
 if (!existsSync(chromiumPath)) {
   log(`FAIL setup: no Chromium at ${chromiumPath} (apt-get install chromium, or set CHROMIUM_PATH)`);
   log("0 passed, 1 failed");
@@ -462,6 +523,236 @@ try {
     const r = await waitRunDone(page, before);
     expect(r.status === "cancelled", `after Stop the run is "${r.status}": ${r.text}`);
     expect(await page.isEnabled(T("send")), "Send stays disabled after Stop");
+  });
+
+  // ---- the thread list ------------------------------------------------------
+
+  const probe = await api("/agent/threads?limit=1").catch((e) => ({ ok: false, status: String(e?.message ?? e) }));
+  if (!probe.ok && fake) {
+    log("skip the thread list checks: fake-agent.mjs has no thread routes (run the test against `agui serve`)");
+  } else {
+    let older;
+    let newer;
+
+    await check("thread list: two threads made in the console are listed after a reload, newest first", async () => {
+      expect(probe.ok, `GET /agent/threads answered ${probe.status}`);
+      await fresh(page, base);
+      await waitThreadList(page);
+      let r = await send(page, "count to 3");
+      expect(r.status === "finished", `run ended as "${r.status}": ${r.text}`);
+      older = await currentThread(page);
+      r = await send(page, "hello again");
+      expect(r.status === "finished", `run ended as "${r.status}": ${r.text}`);
+      await page.click(T("new-thread"));
+      r = await send(page, "weather in Paris");
+      expect(r.status === "finished", `run ended as "${r.status}": ${r.text}`);
+      newer = await currentThread(page);
+      expect(older && newer && older !== newer, `thread ids ${older} and ${newer}`);
+      // The list refreshes when a run ends.
+      await page.waitForSelector(`${item(newer)}[aria-current="true"]`);
+      await page.reload();
+      await waitThreadList(page);
+      const ids = await listedIds(page);
+      expect(ids.includes(older) && ids.includes(newer), `listed: ${ids.join(", ")}`);
+      expect(ids.indexOf(newer) < ids.indexOf(older), "the newer thread is not listed before the older one");
+      const row = await page.$eval(item(older), (li) => ({
+        title: li.querySelector('[data-testid="thread-title"]').textContent,
+        runs: li.querySelector('[data-testid="thread-runs"]').textContent,
+        status: li.querySelector('[data-testid="thread-status"]').textContent,
+      }));
+      expect(row.title === "count to 3" && row.runs === "2 runs" && row.status === "finished", `the older thread's row: ${JSON.stringify(row)}`);
+      // The reload opened the thread named in the address again.
+      await waitOpened(page, newer);
+      const users = await shownUserTexts(page);
+      expect(JSON.stringify(users) === JSON.stringify(["weather in Paris"]), `after the reload the chat shows ${JSON.stringify(users)}`);
+    });
+
+    await check("opening a stored thread shows its messages, state and timeline", async () => {
+      await page.click(`${item(older)} ${T("thread-open")}`);
+      await waitOpened(page, older);
+      expect((await currentThread(page)) === older, "the console did not switch to the opened thread");
+      expect((await page.getAttribute(item(older), "aria-current")) === "true", "the opened thread is not marked in the list");
+      const users = await shownUserTexts(page);
+      expect(JSON.stringify(users) === JSON.stringify(["count to 3", "hello again"]), `user messages: ${JSON.stringify(users)}`);
+      const shown = await page.$$eval('[data-testid="chat"] [data-message-id]', (m) => m.map((x) => x.dataset.messageId));
+      const server = await apiThread(older);
+      expect(server.status === 200, `GET /agent/threads/${older}: ${server.status}`);
+      const stored = server.body.messages.filter((m) => m.role === "user" || m.role === "assistant").map((m) => m.id);
+      expect(JSON.stringify(shown) === JSON.stringify(stored), `the chat shows messages ${shown.join(", ")}; the server has ${stored.join(", ")}`);
+      const state = JSON.parse(await page.textContent(T("state-raw")));
+      expect(JSON.stringify(state) === JSON.stringify(server.body.state) && state.count === 3, `state ${JSON.stringify(state)}; the server has ${JSON.stringify(server.body.state)}`);
+      const runs = await page.$$eval(`${T("timeline-run")}[data-stored="true"]`, (r) => r.map((x) => x.dataset.runId));
+      expect(JSON.stringify(runs) === JSON.stringify(server.body.runs.map((x) => x.runId)), `timeline runs ${runs.join(", ")}`);
+      const rows = await page.$$eval(T("timeline-event"), (b) => b.map((x) => [x.dataset.type, x.querySelector(".tl-time").textContent]));
+      const types = rows.map((x) => x[0]);
+      for (const t of ["RUN_STARTED", "STATE_DELTA", "TEXT_MESSAGE_START", "RUN_FINISHED"]) expect(types.includes(t), `no ${t} in the timeline: ${types.join(" ")}`);
+      expect(rows.length === server.body.lastSeq, `${rows.length} timeline rows for ${server.body.lastSeq} stored events`);
+      expect(rows.every(([, t], i) => t === `#${i + 1}`), `stored events are not numbered #1..#${rows.length}: ${rows.slice(0, 3).map((x) => x[1]).join(", ")}`);
+      await page.locator(`${T("timeline-event")}[data-type="STATE_DELTA"]`).first().click();
+      expect(JSON.parse(await page.textContent(T("event-json"))).type === "STATE_DELTA", "clicking a stored event does not show its JSON");
+    });
+
+    await check("continuing an opened thread sends the whole conversation; the server keeps every turn", async () => {
+      const from = posted.length;
+      const assistantsBefore = await page.$$eval(T("message-assistant"), (m) => m.length);
+      const r = await send(page, "and one more thing");
+      expect(r.status === "finished", `run ended as "${r.status}": ${r.text}`);
+      expect((await page.$$eval(T("message-assistant"), (m) => m.length)) > assistantsBefore, "no reply shown");
+      const req = posted.slice(from).find((p) => new URL(p.url).pathname === "/agent")?.body;
+      expect(req && req.threadId === older, `the run went to thread ${req?.threadId}`);
+      const sent = userTexts(req.messages);
+      expect(JSON.stringify(sent) === JSON.stringify(["count to 3", "hello again", "and one more thing"]), `the request's user messages: ${JSON.stringify(sent)}`);
+      const ids = req.messages.map((m) => m.id);
+      expect(new Set(ids).size === ids.length, `message ids repeat: ${ids.join(", ")}`);
+      const server = await apiThread(older);
+      expect(JSON.stringify(userTexts(server.body.messages)) === JSON.stringify(sent), `the server has user turns ${JSON.stringify(userTexts(server.body.messages))}`);
+      const runIds = server.body.runs.map((x) => x.runId);
+      expect(runIds.length === 3 && new Set(runIds).size === 3 && runIds[2] === req.runId, `stored runs: ${runIds.join(", ")} (sent ${req.runId})`);
+      // The list follows: the thread moves to the top with its new run count.
+      await page.waitForFunction(
+        ([sel, id]) => {
+          const first = document.querySelector(sel);
+          return first && first.dataset.threadId === id && first.querySelector('[data-testid="thread-runs"]').textContent === "3 runs";
+        },
+        [T("thread-item"), older],
+      );
+    });
+
+    await check("thread list screenshot saved", async () => {
+      await page.evaluate(() => document.querySelector('[data-testid="chat"]').scrollTo(0, 1e9));
+      await page.waitForTimeout(300);
+      const path = screenshotPath.replace(/\.png$/i, "") + "-threads.png";
+      mkdirSync(dirname(path), { recursive: true });
+      await page.screenshot({ path });
+      log(`     ${path}`);
+    });
+
+    await check("deleting a thread asks first; then it is gone from the list and the server", async () => {
+      const deletes = [];
+      const onRequest = (r) => r.method() === "DELETE" && deletes.push(r.url());
+      page.on("request", onRequest);
+      try {
+        page.once("dialog", (d) => d.dismiss());
+        await page.hover(item(newer));
+        await page.click(`${item(newer)} ${T("thread-delete")}`);
+        expect((await apiThread(newer)).status === 200 && deletes.length === 0, "the thread was deleted although the dialog was dismissed");
+        expect(await page.$(item(newer)), "the thread left the list although the dialog was dismissed");
+        let asked = "";
+        page.once("dialog", (d) => {
+          asked = d.message();
+          d.accept();
+        });
+        await page.hover(item(newer));
+        await page.click(`${item(newer)} ${T("thread-delete")}`);
+        await page.waitForSelector(item(newer), { state: "detached" });
+        expect(asked.includes("weather in Paris"), `the confirmation does not name the thread: ${asked}`);
+        expect((await apiThread(newer)).status === 404, "GET /agent/threads/ID of the deleted thread is not 404");
+        expect((await api(`/agent/threads/${newer}/connect`)).status === 404, "GET .../connect of the deleted thread is not 404");
+        // The open thread: the console starts a fresh one.
+        page.once("dialog", (d) => d.accept());
+        await page.click(`${item(older)} ${T("thread-delete")}`);
+        await page.waitForSelector(item(older), { state: "detached" });
+        expect((await currentThread(page)) !== older, "the console still shows the deleted thread");
+        expect((await shownUserTexts(page)).length === 0, "the chat still shows the deleted thread's messages");
+        expect((await apiThread(older)).status === 404, "the open thread was not deleted on the server");
+        expect(deletes.length === 2, `${deletes.length} DELETE requests`);
+      } finally {
+        page.off("request", onRequest);
+      }
+    });
+
+    await check("the thread list pages: 'Load more' shows the rest, each thread once", async () => {
+      const made = [];
+      for (let batch = 0; batch < 3; batch++) {
+        await Promise.all(Array.from({ length: 10 }, async (_, i) => {
+          const id = randomUUID();
+          await apiRun(id, `paging ${batch * 10 + i}`);
+          made.push(id);
+        }));
+      }
+      const all = [];
+      for (let cursor = null, pages = 0; pages === 0 || cursor; pages++) {
+        const res = await api(`/agent/threads?limit=1000${cursor ? "&cursor=" + encodeURIComponent(cursor) : ""}`);
+        const body = await res.json();
+        all.push(...body.threads.map((t) => t.threadId));
+        cursor = body.nextCursor;
+      }
+      const asked = [];
+      const onRequest = (r) => new URL(r.url()).pathname === "/agent/threads" && asked.push(new URL(r.url()).searchParams);
+      page.on("request", onRequest);
+      try {
+        await fresh(page, base);
+        await waitThreadList(page);
+        expect((await listedIds(page)).length === 25, `the first page lists ${(await listedIds(page)).length} threads`);
+        expect(await page.isVisible(T("threads-more")), "no 'Load more' although the server has more than 25 threads");
+        for (let i = 0; i <= Math.ceil(all.length / 25) && (await page.isVisible(T("threads-more"))); i++) {
+          await Promise.all([page.waitForResponse((r) => new URL(r.url()).pathname === "/agent/threads"), page.click(T("threads-more"))]);
+          await waitThreadList(page);
+        }
+        expect(!(await page.isVisible(T("threads-more"))), "'Load more' is still offered after every page");
+        const ids = await listedIds(page);
+        expect(new Set(ids).size === ids.length, "a thread is listed twice");
+        const missing = made.filter((id) => !ids.includes(id));
+        expect(missing.length === 0, `${missing.length} of the 30 new threads are not listed`);
+        expect(ids.length === all.length && all.every((id) => ids.includes(id)), `the console lists ${ids.length} threads, the server has ${all.length}`);
+        expect(asked.length >= 2 && asked.every((q) => q.get("limit") === "25"), `list requests: ${asked.map((q) => q.toString()).join(" | ")}`);
+        expect(asked.slice(1).every((q) => q.get("cursor")), "a 'Load more' request carries no cursor");
+      } finally {
+        page.off("request", onRequest);
+      }
+    });
+
+    await check("a stored thread waiting for an interrupt opens with Approve, and the answer resumes it", async () => {
+      const id = randomUUID();
+      await apiRun(id, "approve");
+      const before = await apiThread(id);
+      expect(before.body?.pendingInterrupts?.length === 1, `the thread has ${before.body?.pendingInterrupts?.length} pending interrupts`);
+      await page.click(T("threads-refresh"));
+      await page.waitForSelector(item(id));
+      await page.click(`${item(id)} ${T("thread-open")}`);
+      await waitOpened(page, id);
+      const prompt = page.locator(`${T("interrupt")}[data-status="pending"]`);
+      expect((await prompt.count()) === 1, `${await prompt.count()} pending interrupt cards`);
+      const shownIds = await prompt.locator(T("interrupt-item")).evaluateAll((li) => li.map((x) => x.dataset.interruptId));
+      expect(JSON.stringify(shownIds) === JSON.stringify(before.body.pendingInterrupts.map((i) => i.id)), `the card lists ${shownIds.join(", ")}`);
+      const runs = await runCount(page);
+      await prompt.locator(T("approve")).click();
+      const done = await waitRunDone(page, runs);
+      expect(done.status === "finished", `the resumed run ended as "${done.status}": ${done.text}`);
+      const after = await apiThread(id);
+      expect(after.body.pendingInterrupts.length === 0 && after.body.runs.length === 2, `after the answer: ${after.body.pendingInterrupts.length} pending, ${after.body.runs.length} runs`);
+      expect((await page.locator(T("interrupt")).last().getAttribute("data-status")) === "approved", "the interrupt card is not marked approved");
+    });
+  }
+
+  await check("an agent on another origin gets no thread list and never the token", async () => {
+    const seen = [];
+    const { startFakeAgent } = await import("./fake-agent.mjs");
+    const other = await startFakeAgent({
+      port: 0,
+      onRequest: (req) => seen.push({ method: req.method, url: req.url, authorization: req.headers.authorization, asks: req.headers["access-control-request-headers"] ?? "" }),
+    });
+    const errorsBefore = pageErrors.length;
+    try {
+      const url = new URL(base);
+      url.searchParams.set("agent", `${other.url}agent`);
+      await fresh(page, url.href);
+      await waitThreadList(page, "unavailable");
+      expect(await page.isHidden(T("threads")), "the thread pane stays open for an agent without a thread list");
+      await page.click(T("threads-toggle"));
+      const note = await page.textContent(T("threads-note"));
+      expect(await page.isVisible(T("threads-note")) && /no thread list/i.test(note), `the thread pane says: ${note}`);
+      expect((await page.$$(T("thread-item"))).length === 0, "threads are listed for an agent without a thread list");
+      const r = await send(page, "hello");
+      expect(r.status === "error", `a run against an origin that allows no CORS ended as "${r.status}"`);
+      expect(seen.some((s) => s.url.startsWith("/agent/threads")), `the other agent saw ${JSON.stringify(seen)}`);
+      expect(seen.every((s) => !s.authorization && !/authorization/i.test(s.asks)), `the token went to another origin: ${JSON.stringify(seen)}`);
+    } finally {
+      await other.close();
+      // The browser reports the refused cross-origin requests: expected here.
+      const extra = pageErrors.splice(errorsBefore);
+      pageErrors.push(...extra.filter((e) => !/CORS|Failed to load resource|ERR_FAILED|Failed to fetch/.test(e)));
+    }
   });
 
   await check("no errors in the page", async () => {

@@ -6,7 +6,10 @@
 //   node fake-agent.mjs [--port 8787] [--host 127.0.0.1]
 //
 // Prints "listening on http://HOST:PORT/" once ready. Also importable:
-// `startFakeAgent({port, host})` resolves to {url, close()}.
+// `startFakeAgent({port, host, onRequest})` resolves to {url, close()}; onRequest(req),
+// if given, sees every request first (the browser test checks what reaches it).
+// It has no thread routes (GET /agent/threads answers 404): the console shows
+// "no thread list" for it.
 //
 // Behaviour by the last user message (case-insensitive):
 //   "fail"                -> some text, then RUN_ERROR
@@ -301,10 +304,11 @@ async function runAgent(req, res, input) {
   }
 }
 
-function handler() {
+function handler(onRequest) {
   return async (req, res) => {
     const url = new URL(req.url, "http://x");
     try {
+      onRequest?.(req);
       if (req.method === "GET" && url.pathname === "/health") {
         res.writeHead(200, { "Content-Type": "text/plain" });
         return res.end("ok\n");
@@ -340,8 +344,8 @@ function handler() {
   };
 }
 
-export function startFakeAgent({ port = 0, host = "127.0.0.1" } = {}) {
-  const server = http.createServer(handler());
+export function startFakeAgent({ port = 0, host = "127.0.0.1", onRequest } = {}) {
+  const server = http.createServer(handler(onRequest));
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
