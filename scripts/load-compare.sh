@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# What a user runs, side by side in one run: `agui load` (the real client, over real
+# sockets) against `agui serve` on each store and against the official Python SDK server,
+# then the ratios against the Python server (issue 13's goals: ≥ 20× on memory, ≥ 10× on
+# SQLite, ≥ 5× on PostgreSQL, p50 ≤ 3 ms at concurrency 1).
+#
+#   scripts/load-compare.sh                 # builds the release binary first
+#   RUNS=5000 CONC=32 scripts/load-compare.sh
+#
+# Needs: the interop peers installed in target/interop (see .ci/run), and for PostgreSQL
+# AGUI_TEST_POSTGRES_URL (skipped without it). Every server runs with --no-auth on loopback.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-5000}
+CONC=${CONC:-32}
+SEQ_RUNS=${SEQ_RUNS:-300}
+cargo build --release -q -p agui-cli
+agui=target/release/agui
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+# Starts `agui serve` with a store; prints its agent URL.
+serve() {
+  local log="$work/serve-$1.log"
+  "$agui" serve --listen 127.0.0.1:0 --delay-ms 0 --no-auth --store "$2" >"$log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do grep -q "Press Ctrl-C" "$log" && break; sleep 0.1; done
+  echo "$(sed -n 's/^agui serve: listening on \(http:[^ ]*\)/\1/p' "$log")agent"
+}
+
+# `agui load URL --runs N --concurrency C --json` → "runs_per_s p50_ms".
+load() {
+  "$agui" load "$1" --runs "$2" --concurrency "$3" --json |
+    python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["runsPerSec"], r["latencyMs"]["p50"])'
+}
+
+declare -A rps p50
+targets=(memory sqlite)
+url_memory=$(serve memory memory)
+url_sqlite=$(serve sqlite "sqlite:$work/load.db")
+if [ -n "${AGUI_TEST_POSTGRES_URL:-}" ]; then
+  url_postgres=$(serve postgres "$AGUI_TEST_POSTGRES_URL")
+  targets+=(postgres)
+fi
+if [ -x target/interop/.venv/bin/python ]; then
+  (cd target/interop && .venv/bin/python py-server/server.py --port 0 --port-file "$work/py.port" >/dev/null 2>&1) &
+  pids+=($!)
+  for _ in $(seq 100); do [ -s "$work/py.port" ] && break; sleep 0.1; done
+  url_python="http://127.0.0.1:$(cat "$work/py.port")/agent"
+  targets+=(python)
+else
+  echo "(target/interop is not installed: no Python server to compare with; see .ci/run)"
+fi
+
+for t in "${targets[@]}"; do
+  var="url_$t"
+  url=${!var}
+  load "$url" 50 8 >/dev/null # warm-up
+  read -r r _ < <(load "$url" "$RUNS" "$CONC")
+  read -r _ p < <(load "$url" "$SEQ_RUNS" 1)
+  rps[$t]=$r
+  p50[$t]=$p
+  printf '%-9s %10.0f runs/s at concurrency %s   p50 %6.2f ms at concurrency 1\n' "$t" "$r" "$CONC" "$p"
+done
+if [ -n "${rps[python]:-}" ]; then
+  for t in memory sqlite postgres; do
+    [ -n "${rps[$t]:-}" ] || continue
+    python3 -c "print(f'$t vs the Python server: {${rps[$t]}/${rps[python]}:.1f}x runs/s')"
+  done
+fi
