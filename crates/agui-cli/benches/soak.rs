@@ -19,10 +19,15 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn rss_kib(pid: u32) -> u64 {
+    status_kib(pid, "VmRSS:")
+}
+
+/// A `/proc/PID/status` figure in KiB (`VmRSS:`, `RssAnon:`, ...).
+fn status_kib(pid: u32, key: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(key))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .unwrap_or(0)
 }
@@ -140,11 +145,22 @@ fn main() {
             );
         }
         println!(
-            "round {round}: RSS {} MiB after the round",
-            rss_kib(pid) / 1024
+            "round {round}: RSS {} MiB after the round ({} MiB anonymous, {} MiB file-backed)",
+            rss_kib(pid) / 1024,
+            status_kib(pid, "RssAnon:") / 1024,
+            status_kib(pid, "RssFile:") / 1024
         );
     }
-    std::thread::sleep(Duration::from_secs(5));
+    // Idle: long enough for the runtime's idle blocking threads (10 s keep-alive) to go.
+    for s in [5, 10, 15, 20, 25, 30] {
+        std::thread::sleep(Duration::from_secs(5));
+        println!(
+            "idle {s} s after the soak: RSS {} MiB ({} MiB anonymous)",
+            rss_kib(pid) / 1024,
+            status_kib(pid, "RssAnon:") / 1024
+        );
+        let _ = s;
+    }
     let idle_after = rss_kib(pid);
     let _ = child.kill();
     let _ = child.wait();
