@@ -19,6 +19,8 @@ pub enum StreamTools {
         /// Do not cut summaries to one short line.
         #[arg(long)]
         full: bool,
+        #[command(flatten)]
+        stream: crate::stream::StreamOptions,
     },
     /// Run an agent once and save its raw stream (events as received) as JSON Lines.
     Record {
@@ -111,9 +113,19 @@ impl StreamTools {
     /// Runs the command.
     pub fn run(self) -> Result<ExitCode, String> {
         match self {
-            StreamTools::Inspect { file, color, full } => {
-                crate::inspect::run(&file, crate::inspect::InspectOptions { color, full })
-            }
+            StreamTools::Inspect {
+                file,
+                color,
+                full,
+                stream,
+            } => crate::inspect::run(
+                &file,
+                crate::inspect::InspectOptions {
+                    color,
+                    full,
+                    max_frame_bytes: stream.max_frame_bytes,
+                },
+            ),
             StreamTools::Record {
                 url,
                 output,
