@@ -268,17 +268,34 @@ impl EventReader {
         &mut self,
         mut f: impl FnMut(&[u8]) -> ControlFlow<()>,
     ) -> Result<(), ReadError> {
+        self.for_each_item(|item| match item {
+            Item::Event(json) => f(json),
+            Item::Reading => ControlFlow::Continue(()),
+        })
+    }
+
+    /// As [`for_each`](Self::for_each), and also tells `f` each time the reader is about to
+    /// wait for more input ([`Item::Reading`]): the moment to flush what was written, so that
+    /// output follows a live input (`agui record URL -o - | agui decode -`).
+    ///
+    /// # Errors
+    ///
+    /// As [`for_each`](Self::for_each).
+    pub fn for_each_item(
+        &mut self,
+        mut f: impl FnMut(Item<'_>) -> ControlFlow<()>,
+    ) -> Result<(), ReadError> {
         match &mut self.body {
             Body::Whole { buf, layout } => {
                 match layout {
                     Layout::Array(range) => {
-                        array_elements(&buf[range.clone()], &mut f);
+                        array_elements(&buf[range.clone()], &mut |json| f(Item::Event(json)));
                     }
                     Layout::One(range) => {
-                        let _ = f(&buf[range.clone()]);
+                        let _ = f(Item::Event(&buf[range.clone()]));
                     }
                     Layout::Lines(from) => {
-                        let _ = lines(&buf[*from..], &mut f);
+                        let _ = lines(&buf[*from..], &mut |json| f(Item::Event(json)));
                     }
                 }
                 Ok(())
@@ -300,7 +317,7 @@ impl EventReader {
                         match decoder.next_frame_ref() {
                             Ok(Some(frame)) => {
                                 count += 1;
-                                if f(frame.data.as_bytes()).is_break() {
+                                if f(Item::Event(frame.data.as_bytes())).is_break() {
                                     return Ok(());
                                 }
                             }
@@ -309,6 +326,9 @@ impl EventReader {
                         }
                     }
                     chunk.clear();
+                    if f(Item::Reading).is_break() {
+                        return Ok(());
+                    }
                     if self.source.read_chunk(&mut chunk)? == 0 {
                         break;
                     }
@@ -318,7 +338,7 @@ impl EventReader {
                     match decoder.finish_ref() {
                         Ok(Some(frame)) => {
                             count += 1;
-                            if f(frame.data.as_bytes()).is_break() {
+                            if f(Item::Event(frame.data.as_bytes())).is_break() {
                                 return Ok(());
                             }
                         }
@@ -340,7 +360,7 @@ impl EventReader {
                                 return Err(line_too_long(count, self.max_frame_bytes));
                             }
                             count += 1;
-                            if f(line).is_break() {
+                            if f(Item::Event(line)).is_break() {
                                 return Ok(());
                             }
                         }
@@ -356,6 +376,9 @@ impl EventReader {
                         *scan -= *start;
                         *start = 0;
                     }
+                    if f(Item::Reading).is_break() {
+                        return Ok(());
+                    }
                     if self.source.read_chunk(buf)? == 0 {
                         break;
                     }
@@ -364,13 +387,22 @@ impl EventReader {
                     if line.len() > self.max_frame_bytes {
                         return Err(line_too_long(count, self.max_frame_bytes));
                     }
-                    let _ = f(line);
+                    let _ = f(Item::Event(line));
                 }
                 *start = buf.len();
                 Ok(())
             }
         }
     }
+}
+
+/// What [`EventReader::for_each_item`] hands out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Item<'a> {
+    /// The JSON text of the next event.
+    Event(&'a [u8]),
+    /// Every event read so far was handed out; the reader is about to wait for more input.
+    Reading,
 }
 
 /// An input starting with `{`: a case file or one event read whole, or JSON Lines streamed.

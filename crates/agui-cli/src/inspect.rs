@@ -402,8 +402,7 @@ pub fn render(
     }
 
     let applier = verdict.pipeline.applier();
-    let messages = serde_json::to_value(applier.messages().to_vec()).unwrap_or(Value::Null);
-    let messages = messages.as_array().cloned().unwrap_or_default();
+    let messages = applier.messages();
     writeln!(out)?;
     let upto = if verdict.error.is_some() {
         ", up to the break"
@@ -420,17 +419,13 @@ pub fn render(
     )?;
     let id_width = messages
         .iter()
-        .map(|m| {
-            m.get("id")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .chars()
-                .count()
-        })
+        .map(|m| m.id().chars().count())
         .max()
         .unwrap_or(0)
         .min(40);
-    for m in &messages {
+    // One message at a time as JSON, so that a long conversation is not copied whole.
+    for m in messages.iter() {
+        let m = &serde_json::to_value(m).unwrap_or(Value::Null);
         let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
         let id = m.get("id").and_then(Value::as_str).unwrap_or("");
         let tag = m

@@ -11,7 +11,7 @@
 //! `compact` then close their JSON array (a valid array of the output so far), `decode`
 //! keeps the events before the bad frame, and the error names the event or frame.
 
-use crate::input::{EventReader, ReadError, Source};
+use crate::input::{EventReader, Item, ReadError, Source};
 use agui_core::Event;
 use agui_core::codec::{proto, sse};
 use agui_core::engine::compact::Compactor;
@@ -249,7 +249,18 @@ fn transform(file: &str, opts: StreamOptions, mut stage: impl Stage) -> Result<E
         let mut array = ArrayWriter::open(&mut out)?;
         let mut index = 0usize;
         let mut write_error = None;
-        let read = reader.for_each(|json| {
+        let read = reader.for_each_item(|item| {
+            let json = match item {
+                Item::Event(json) => json,
+                Item::Reading => {
+                    // Keep up with a live input: what is done goes out before waiting.
+                    if let Err(e) = out.flush() {
+                        write_error = Some(e.into());
+                        return ControlFlow::Break(());
+                    }
+                    return ControlFlow::Continue(());
+                }
+            };
             let r = Event::from_json_slice(json)
                 .map_err(|e| e.to_string())
                 .and_then(|e| stage.push(e, &mut produced));
@@ -307,21 +318,57 @@ pub fn compact(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
 pub fn encode(format: WireFormat, file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
     let mut reader = EventReader::open(file, opts.max_frame_bytes)?;
     let mut out = stdout();
-    let max = opts.max_frame_bytes;
-    let mut json = Vec::new();
-    let mut frame = Vec::new();
+    let mut encoder = Encoder {
+        format,
+        max: opts.max_frame_bytes,
+        json: Vec::new(),
+        frame: Vec::new(),
+    };
     let mut index = 0usize;
     let mut stop: Option<Stop> = None;
-    let mut one = |text: &[u8], index: usize| -> Result<(), Stop> {
+    let read = reader.for_each_item(|item| {
+        let result = match item {
+            // Keep up with a live input: what is done goes out before waiting.
+            Item::Reading => out.flush().map_err(Stop::from),
+            Item::Event(text) => {
+                index += 1;
+                encoder.write(&mut out, text, index - 1)
+            }
+        };
+        match result {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                stop = Some(e);
+                ControlFlow::Break(())
+            }
+        }
+    });
+    let result = match (stop, read) {
+        (Some(stop), _) => Err(stop),
+        (None, Err(e)) => Err(e.into()),
+        (None, Ok(())) => Ok(ExitCode::SUCCESS),
+    };
+    conclude(out, result)
+}
+
+/// Writes events in one wire format, refusing frames over the limit.
+struct Encoder {
+    format: WireFormat,
+    max: usize,
+    /// Reused buffers: an event's JSON, a whole frame.
+    json: Vec<u8>,
+    frame: Vec<u8>,
+}
+
+impl Encoder {
+    /// Writes the frame of the event whose JSON is `text`, the `index`-th of the input.
+    fn write(&mut self, out: &mut Out, text: &[u8], index: usize) -> Result<(), Stop> {
         let event = Event::from_json_slice(text);
-        match format {
+        match self.format {
             WireFormat::Sse => {
-                json.clear();
-                let ty = match &event {
-                    Ok(e) => {
-                        serde_json::to_writer(&mut json, e)?;
-                        e.type_str().to_owned()
-                    }
+                self.json.clear();
+                match &event {
+                    Ok(e) => serde_json::to_writer(&mut self.json, e)?,
                     Err(err) => {
                         // A malformed event is written as given (the reference SSE encoder
                         // does not validate either); only text that is not JSON stops.
@@ -331,25 +378,28 @@ pub fn encode(format: WireFormat, file: &str, opts: StreamOptions) -> Result<Exi
                         eprintln!(
                             "agui: event {index} is malformed and is written as given: {err}"
                         );
-                        serde_json::to_writer(&mut json, &v)?;
-                        v.get("type")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_owned()
+                        serde_json::to_writer(&mut self.json, &v)?;
                     }
-                };
-                let line = b"data: ".len() + json.len();
-                if line > max {
-                    return Err(too_large(index, &ty, "SSE frame", line, max));
                 }
-                frame.clear();
-                sse::write_frame(&mut frame, &json);
-                out.write_all(&frame)?;
+                let line = b"data: ".len() + self.json.len();
+                if line > self.max {
+                    let ty = match &event {
+                        Ok(e) => e.type_str().to_owned(),
+                        Err(_) => serde_json::from_slice::<Value>(text)
+                            .ok()
+                            .and_then(|v| v.get("type")?.as_str().map(str::to_owned))
+                            .unwrap_or_default(),
+                    };
+                    return Err(too_large(index, &ty, "SSE frame", line, self.max));
+                }
+                self.frame.clear();
+                sse::write_frame(&mut self.frame, &self.json);
+                out.write_all(&self.frame)?;
             }
             WireFormat::Proto => {
                 let event = event.map_err(|e| Stop::Unreadable(format!("event {index}: {e}")))?;
-                frame.clear();
-                match proto::write_frame(&mut frame, &event) {
+                self.frame.clear();
+                match proto::write_frame(&mut self.frame, &event) {
                     Ok(()) => {}
                     Err(proto::ProtoError::NoProtobufForm { .. }) => {
                         eprintln!(
@@ -360,35 +410,21 @@ pub fn encode(format: WireFormat, file: &str, opts: StreamOptions) -> Result<Exi
                     }
                     Err(e) => return Err(Stop::Unreadable(format!("event {index}: {e}"))),
                 }
-                let body = frame.len() - 4;
-                if body > max {
+                let body = self.frame.len() - 4;
+                if body > self.max {
                     return Err(too_large(
                         index,
                         event.type_str(),
                         "protobuf body",
                         body,
-                        max,
+                        self.max,
                     ));
                 }
-                out.write_all(&frame)?;
+                out.write_all(&self.frame)?;
             }
         }
         Ok(())
-    };
-    let read = reader.for_each(|text| {
-        if let Err(e) = one(text, index) {
-            stop = Some(e);
-            return ControlFlow::Break(());
-        }
-        index += 1;
-        ControlFlow::Continue(())
-    });
-    let result = match (stop, read) {
-        (Some(stop), _) => Err(stop),
-        (None, Err(e)) => Err(e.into()),
-        (None, Ok(())) => Ok(ExitCode::SUCCESS),
-    };
-    conclude(out, result)
+    }
 }
 
 fn too_large(index: usize, ty: &str, what: &str, len: usize, max: usize) -> Stop {
@@ -420,8 +456,10 @@ pub fn decode(format: WireFormat, file: &str, opts: StreamOptions) -> Result<Exi
     conclude(out, result)
 }
 
-/// Reads the next chunk into `chunk` (cleared first); false at the end.
-fn next_chunk(source: &mut Source, chunk: &mut Vec<u8>) -> Result<bool, Stop> {
+/// Flushes what was written (so that output follows a live input), then reads the next
+/// chunk into `chunk` (cleared first); false at the end.
+fn next_chunk(source: &mut Source, out: &mut Out, chunk: &mut Vec<u8>) -> Result<bool, Stop> {
+    out.flush()?;
     chunk.clear();
     Ok(source.read_chunk(chunk).map_err(Stop::from)? > 0)
 }
@@ -440,7 +478,7 @@ fn decode_sse(
     let mut bom_checked = false;
     let mut eof;
     loop {
-        eof = !next_chunk(source, &mut chunk)?;
+        eof = !next_chunk(source, out, &mut chunk)?;
         head.extend_from_slice(&chunk);
         if !bom_checked && (head.len() >= 3 || eof) {
             if head.starts_with(b"\xEF\xBB\xBF") {
@@ -503,7 +541,7 @@ fn decode_sse(
         if eof {
             return Ok(ExitCode::SUCCESS);
         }
-        eof = !next_chunk(source, &mut chunk)?;
+        eof = !next_chunk(source, out, &mut chunk)?;
         d.push(&chunk);
     }
 }
@@ -527,7 +565,7 @@ fn decode_proto(
         Stop::Unreadable(format!("frame {i}: {e}{hint}"))
     };
     loop {
-        let more = next_chunk(source, &mut chunk)?;
+        let more = next_chunk(source, out, &mut chunk)?;
         d.push(&chunk);
         loop {
             match d.next_frame() {
