@@ -98,9 +98,7 @@ struct Twice {
 impl Twice {
     fn open(file: &str, max_frame_bytes: usize) -> Result<Twice, String> {
         let (source, path, spool) = if file == "-" {
-            let spool = Spool::create()?;
-            let copy = std::fs::File::create(&spool.0)
-                .map_err(|e| format!("writing {}: {e}", spool.0.display()))?;
+            let (spool, copy) = Spool::create()?;
             let tee = Tee {
                 inner: std::io::stdin().lock(),
                 copy,
@@ -167,7 +165,8 @@ impl Replay for (Format, Vec<Vec<u8>>) {
 struct Spool(PathBuf);
 
 impl Spool {
-    fn create() -> Result<Spool, String> {
+    /// A new empty file only its owner can read, and its handle.
+    fn create() -> Result<(Spool, std::fs::File), String> {
         let dir = std::env::temp_dir();
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -178,12 +177,12 @@ impl Spool {
                 "agui-inspect-{}-{stamp}-{n}.tmp",
                 std::process::id()
             ));
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(_) => return Ok(Spool(path)),
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            match options.open(&path) {
+                Ok(file) => return Ok((Spool(path), file)),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(format!("creating {}: {e}", path.display())),
             }
