@@ -97,20 +97,25 @@ struct Twice {
 
 impl Twice {
     fn open(file: &str, max_frame_bytes: usize) -> Result<Twice, String> {
-        let (source, path, spool) = if file == "-" {
-            let (spool, copy) = Spool::create()?;
-            let tee = Tee {
-                inner: std::io::stdin().lock(),
-                copy,
+        // Only a regular file can be opened again; standard input, a pipe (`<(...)`) or a
+        // device is copied aside while it is read the first time.
+        let regular = file != "-" && std::fs::metadata(file).is_ok_and(|m| m.is_file());
+        let (source, path, spool) = if regular {
+            (Source::open(file)?, file.to_owned(), None)
+        } else {
+            let (inner, name): (Box<dyn Read>, &str) = if file == "-" {
+                (Box::new(std::io::stdin().lock()), "standard input")
+            } else {
+                let f = std::fs::File::open(file).map_err(|e| format!("reading {file}: {e}"))?;
+                (Box::new(f), file)
             };
+            let (spool, copy) = Spool::create()?;
             let path = spool.0.to_string_lossy().into_owned();
             (
-                Source::from_reader(Box::new(tee), "standard input"),
+                Source::from_reader(Box::new(Tee { inner, copy }), name),
                 path,
                 Some(spool),
             )
-        } else {
-            (Source::open(file)?, file.to_owned(), None)
         };
         let first = EventReader::new(source, max_frame_bytes)?;
         Ok(Twice {

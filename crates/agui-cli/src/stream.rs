@@ -448,10 +448,9 @@ fn too_large(index: usize, ty: &str, what: &str, len: usize, max: usize) -> Stop
 pub fn decode(format: WireFormat, file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
     let mut source = Source::open(file)?;
     let mut out = stdout();
-    let mut frame = 0usize;
     let result = match format {
-        WireFormat::Sse => decode_sse(&mut source, &mut out, opts, &mut frame),
-        WireFormat::Proto => decode_proto(&mut source, &mut out, opts, &mut frame),
+        WireFormat::Sse => decode_sse(&mut source, &mut out, opts),
+        WireFormat::Proto => decode_proto(&mut source, &mut out, opts),
     };
     conclude(out, result)
 }
@@ -464,12 +463,9 @@ fn next_chunk(source: &mut Source, out: &mut Out, chunk: &mut Vec<u8>) -> Result
     Ok(source.read_chunk(chunk).map_err(Stop::from)? > 0)
 }
 
-fn decode_sse(
-    source: &mut Source,
-    out: &mut Out,
-    opts: StreamOptions,
-    frame: &mut usize,
-) -> Result<ExitCode, Stop> {
+fn decode_sse(source: &mut Source, out: &mut Out, opts: StreamOptions) -> Result<ExitCode, Stop> {
+    // The index of the next frame.
+    let mut frame = 0usize;
     let mut d = sse::SseDecoder::with_max_frame_size(opts.max_frame_bytes);
     let mut chunk = Vec::new();
     // The start of the stream, until it is known to be SSE: its first bytes after a BOM and
@@ -530,12 +526,12 @@ fn decode_sse(
                 Ok(Some(f)) => match Event::from_json_str(f.data) {
                     Ok(e) => {
                         json_line(out, &e)?;
-                        *frame += 1;
+                        frame += 1;
                     }
-                    Err(e) => return bad_frame(*frame, &e),
+                    Err(e) => return bad_frame(frame, &e),
                 },
                 Ok(None) => break,
-                Err(e) => return Err(framing(*frame, e)),
+                Err(e) => return Err(framing(frame, e)),
             }
         }
         if eof {
@@ -546,12 +542,9 @@ fn decode_sse(
     }
 }
 
-fn decode_proto(
-    source: &mut Source,
-    out: &mut Out,
-    opts: StreamOptions,
-    frame: &mut usize,
-) -> Result<ExitCode, Stop> {
+fn decode_proto(source: &mut Source, out: &mut Out, opts: StreamOptions) -> Result<ExitCode, Stop> {
+    // The index of the next frame.
+    let mut frame = 0usize;
     let mut d = proto::ProtoFrameDecoder::with_max_frame_size(opts.max_frame_bytes);
     let mut chunk = Vec::new();
     let unreadable = |i: usize, e: proto::ProtoError| {
@@ -575,20 +568,20 @@ fn decode_proto(
                         // An event of a later protocol version: skipped, as the reference does.
                         Ok(None) => {}
                         Err(e) => {
-                            eprintln!("agui: frame {}: {e}", *frame);
+                            eprintln!("agui: frame {}: {e}", frame);
                             return Ok(ExitCode::from(1));
                         }
                     }
-                    *frame += 1;
+                    frame += 1;
                 }
                 Ok(None) => break,
-                Err(e) => return Err(unreadable(*frame, e)),
+                Err(e) => return Err(unreadable(frame, e)),
             }
         }
         if !more {
             return match d.finish() {
                 Ok(()) => Ok(ExitCode::SUCCESS),
-                Err(e) => Err(unreadable(*frame, e)),
+                Err(e) => Err(unreadable(frame, e)),
             };
         }
     }

@@ -457,6 +457,15 @@ fn inspect_reads_standard_input_twice_through_a_temporary_copy() {
     );
     assert_eq!(from_file.code, 0, "{from_file:?}");
     assert_eq!(from_stdin.stdout, from_file.stdout);
+    // A path that is a pipe cannot be opened twice either.
+    #[cfg(target_os = "linux")]
+    {
+        let from_pipe = agui_with_stdin(
+            &["inspect", "--color", "never", "/dev/stdin"],
+            sse(&events).as_bytes(),
+        );
+        assert_eq!(from_pipe.stdout, from_file.stdout);
+    }
     assert!(
         from_file.stdout.starts_with("5 events (SSE)"),
         "{}",
