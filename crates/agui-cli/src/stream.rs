@@ -119,10 +119,11 @@ fn json_line(out: &mut Out, v: &impl Serialize) -> Result<(), Stop> {
     Ok(())
 }
 
-/// Runs the client pipeline over the input, stopping at the first error.
-fn run_pipeline(file: &str, opts: StreamOptions) -> Result<Pipeline, String> {
+/// Runs the client pipeline over the input, stopping at the first error; `apply`: folding
+/// the conversation too (`verify` does not need it, and then takes constant memory).
+fn run_pipeline(file: &str, opts: StreamOptions, apply: bool) -> Result<Pipeline, String> {
     let mut reader = EventReader::open(file, opts.max_frame_bytes)?;
-    let mut p = Pipeline::new();
+    let mut p = Pipeline::new().with_apply(apply);
     reader.for_each(|json| match p.push_json(json) {
         Ok(_) => ControlFlow::Continue(()),
         Err(_) => ControlFlow::Break(()),
@@ -140,7 +141,7 @@ fn failure(e: &PipelineError) -> Value {
 
 /// `agui verify`: `{"ok":true}`, or `{"ok":false,"at":K,"rule":...,"error":...}` and exit 1.
 pub fn verify(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
-    let p = run_pipeline(file, opts)?;
+    let p = run_pipeline(file, opts, false)?;
     let mut out = stdout();
     let result = match p.error() {
         None => json_line(&mut out, &json!({"ok": true})).map(|()| ExitCode::SUCCESS),
@@ -164,7 +165,7 @@ struct Applied<'a> {
 /// `agui apply`: `{"messages":[...],"state":...,"pendingInterrupts":[...]}`; an invalid
 /// stream prints the verdict instead and exits 1.
 pub fn apply(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
-    let p = run_pipeline(file, opts)?;
+    let p = run_pipeline(file, opts, true)?;
     let mut out = stdout();
     if let Some(e) = p.error() {
         let result = json_line(&mut out, &failure(e)).map(|()| ExitCode::from(1));
