@@ -19,6 +19,8 @@ pub enum StreamTools {
         /// Do not cut summaries to one short line.
         #[arg(long)]
         full: bool,
+        #[command(flatten)]
+        stream: crate::stream::StreamOptions,
     },
     /// Run an agent once and save its raw stream (events as received) as JSON Lines.
     #[command(after_help = crate::net::AFTER_HELP)]
@@ -105,9 +107,19 @@ impl StreamTools {
     /// Runs the command.
     pub fn run(self) -> Result<ExitCode, String> {
         match self {
-            StreamTools::Inspect { file, color, full } => {
-                crate::inspect::run(&file, crate::inspect::InspectOptions { color, full })
-            }
+            StreamTools::Inspect {
+                file,
+                color,
+                full,
+                stream,
+            } => crate::inspect::run(
+                &file,
+                crate::inspect::InspectOptions {
+                    color,
+                    full,
+                    max_frame_bytes: stream.max_frame_bytes,
+                },
+            ),
             StreamTools::Record {
                 url,
                 output,

@@ -3,12 +3,14 @@
 //! it belongs to and a short summary — then the messages the stream built, the final state,
 //! and the exact event and rule where verification breaks.
 
-use crate::input::{Format, RawEvent, parse_events};
+use crate::input::{EventReader, Format, RawEvent, ReadError, Source};
 use crate::term::{ColorChoice, Paint, sgr};
 use agui_core::engine::pipeline::{Pipeline, PipelineError, PipelineErrorKind};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{Read, Write};
+use std::ops::ControlFlow;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Options of `agui inspect`.
@@ -18,6 +20,8 @@ pub struct InspectOptions {
     pub color: ColorChoice,
     /// Print summaries whole instead of cutting them to one short line.
     pub full: bool,
+    /// The largest SSE frame or JSON line read.
+    pub max_frame_bytes: usize,
 }
 
 /// Summaries are cut to this many characters unless `--full`.
@@ -27,13 +31,16 @@ const SUMMARY_CHARS: usize = 96;
 const MESSAGE_CHARS: usize = 160;
 
 /// Runs `agui inspect`: 0 when the stream verifies, 1 when it breaks.
+///
+/// The stream is read twice, one event at a time: once to verify it and learn what the
+/// timeline's header and tags need (count, time span, subagent names, where it breaks), then
+/// to print the timeline. Standard input is kept in a temporary file for the second reading.
 pub fn run(file: &str, opts: InspectOptions) -> Result<ExitCode, String> {
-    let bytes = crate::term::read_source(file)?;
-    let (format, events) = parse_events(&bytes)?;
+    let mut stream = Twice::open(file, opts.max_frame_bytes)?;
     let paint = Paint::for_stdout(opts.color);
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let result = render(&events, format, paint, opts.full, &mut out).and_then(|v| {
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let result = render(&mut stream, paint, opts.full, &mut out).and_then(|v| {
         out.flush()?;
         Ok(v)
     });
@@ -41,26 +48,244 @@ pub fn run(file: &str, opts: InspectOptions) -> Result<ExitCode, String> {
         Ok(true) => Ok(ExitCode::SUCCESS),
         Ok(false) => Ok(ExitCode::from(1)),
         // `agui inspect big.jsonl | head` is not an error.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(e.to_string()),
+        Err(RenderError::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(RenderError::Write(e)) => Err(e.to_string()),
+        Err(RenderError::Read(e)) => Err(e),
     }
 }
 
-/// What the engine said about the stream.
+/// Why the inspection stopped.
+#[derive(Debug)]
+pub enum RenderError {
+    /// Writing failed.
+    Write(std::io::Error),
+    /// The stream could not be read.
+    Read(String),
+}
+
+impl From<std::io::Error> for RenderError {
+    fn from(e: std::io::Error) -> Self {
+        RenderError::Write(e)
+    }
+}
+
+impl From<ReadError> for RenderError {
+    fn from(e: ReadError) -> Self {
+        RenderError::Read(e.to_string())
+    }
+}
+
+/// A stream that can be read from its start more than once, event by event.
+pub trait Replay {
+    /// The stream's format.
+    fn format(&self) -> Format;
+    /// Hands the JSON text of every event to `f`, from the first.
+    fn each(&mut self, f: &mut dyn FnMut(&[u8])) -> Result<(), ReadError>;
+}
+
+/// A file (or standard input, kept in a temporary file) read once per pass.
+struct Twice {
+    path: String,
+    format: Format,
+    first: Option<EventReader>,
+    max_frame_bytes: usize,
+    /// Removes the copy of standard input when done.
+    _spool: Option<Spool>,
+}
+
+impl Twice {
+    fn open(file: &str, max_frame_bytes: usize) -> Result<Twice, String> {
+        // Only a regular file can be opened again; standard input, a pipe (`<(...)`) or a
+        // device is copied aside while it is read the first time.
+        let regular = file != "-" && std::fs::metadata(file).is_ok_and(|m| m.is_file());
+        let (source, path, spool) = if regular {
+            (Source::open(file)?, file.to_owned(), None)
+        } else {
+            let (inner, name): (Box<dyn Read>, &str) = if file == "-" {
+                (Box::new(std::io::stdin().lock()), "standard input")
+            } else {
+                let f = std::fs::File::open(file).map_err(|e| format!("reading {file}: {e}"))?;
+                (Box::new(f), file)
+            };
+            let (spool, copy) = Spool::create()?;
+            let path = spool.0.to_string_lossy().into_owned();
+            (
+                Source::from_reader(Box::new(Tee { inner, copy }), name),
+                path,
+                Some(spool),
+            )
+        };
+        let first = EventReader::new(source, max_frame_bytes)?;
+        Ok(Twice {
+            path,
+            format: first.format(),
+            first: Some(first),
+            max_frame_bytes,
+            _spool: spool,
+        })
+    }
+}
+
+impl Replay for Twice {
+    fn format(&self) -> Format {
+        self.format
+    }
+
+    fn each(&mut self, f: &mut dyn FnMut(&[u8])) -> Result<(), ReadError> {
+        let mut reader = match self.first.take() {
+            Some(r) => r,
+            None => {
+                let file = std::fs::File::open(&self.path)
+                    .map_err(|e| ReadError::Io(format!("reading {}: {e}", self.path)))?;
+                EventReader::new(
+                    Source::from_reader(Box::new(file), &self.path),
+                    self.max_frame_bytes,
+                )?
+            }
+        };
+        reader.for_each(|json| {
+            f(json);
+            ControlFlow::Continue(())
+        })
+    }
+}
+
+/// Events already in memory (tests).
+impl Replay for (Format, Vec<Vec<u8>>) {
+    fn format(&self) -> Format {
+        self.0
+    }
+
+    fn each(&mut self, f: &mut dyn FnMut(&[u8])) -> Result<(), ReadError> {
+        for e in &self.1 {
+            f(e);
+        }
+        Ok(())
+    }
+}
+
+/// A temporary file, removed when dropped.
+struct Spool(PathBuf);
+
+impl Spool {
+    /// A new empty file only its owner can read, and its handle.
+    fn create() -> Result<(Spool, std::fs::File), String> {
+        let dir = std::env::temp_dir();
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        for n in 0..100 {
+            let path = dir.join(format!(
+                "agui-inspect-{}-{stamp}-{n}.tmp",
+                std::process::id()
+            ));
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            match options.open(&path) {
+                Ok(file) => return Ok((Spool(path), file)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(format!("creating {}: {e}", path.display())),
+            }
+        }
+        Err(format!("no free temporary file name in {}", dir.display()))
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A reader that copies what it reads into a file.
+struct Tee<R> {
+    inner: R,
+    copy: std::fs::File,
+}
+
+impl<R: Read> Read for Tee<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.copy.write_all(&buf[..n])?;
+        Ok(n)
+    }
+}
+
+/// One event's JSON as the timeline shows it: the value, or why the text is not JSON.
+fn raw_event(json: &[u8], format: Format) -> RawEvent {
+    serde_json::from_slice(json).map_err(|e| match format {
+        Format::Sse => format!("invalid JSON in SSE frame: {e}"),
+        _ => format!("invalid JSON line: {e}"),
+    })
+}
+
+/// What the first reading learnt: the engine's verdict and what the timeline needs.
 struct Verdict {
     pipeline: Pipeline,
     error: Option<PipelineError>,
     warnings: HashMap<usize, Vec<String>>,
+    /// Number of events.
+    count: usize,
+    /// The first and the last timestamp.
+    t0: Option<i64>,
+    t_last: Option<i64>,
+    /// `subagentRunId` → name, from every `SUBAGENT_STARTED`.
+    names: HashMap<String, String>,
+    /// The type label of the event the error names, if it names one.
+    failing_label: Option<String>,
+    /// The type of the last `RUN_STARTED`, `RUN_FINISHED` or `RUN_ERROR`.
+    last_run_event: Option<String>,
 }
 
-fn verify(events: &[RawEvent]) -> Verdict {
+fn verify(stream: &mut dyn Replay) -> Result<Verdict, ReadError> {
+    let format = stream.format();
     let mut p = Pipeline::new().with_warnings(true);
-    let mut error = None;
-    let mut warnings: HashMap<usize, Vec<String>> = HashMap::new();
+    let mut v = Verdict {
+        pipeline: Pipeline::new(),
+        error: None,
+        warnings: HashMap::new(),
+        count: 0,
+        t0: None,
+        t_last: None,
+        names: HashMap::new(),
+        failing_label: None,
+        last_run_event: None,
+    };
     let mut applied_warnings = 0;
-    for (i, raw) in events.iter().enumerate() {
-        let result = match raw {
-            Ok(v) => p.push_value(v.clone()).map(|_| ()),
+    stream.each(&mut |json| {
+        let i = v.count;
+        v.count += 1;
+        let raw = raw_event(json, format);
+        if let Ok(value) = &raw {
+            if let Some(t) = timestamp(value) {
+                v.t0.get_or_insert(t);
+                v.t_last = Some(t);
+            }
+            match event_type(value) {
+                Some("SUBAGENT_STARTED") => {
+                    if let (Some(id), Some(name)) = (
+                        value.get("subagentRunId").and_then(Value::as_str),
+                        value.get("name").and_then(Value::as_str),
+                    ) {
+                        v.names.insert(id.to_owned(), name.to_owned());
+                    }
+                }
+                Some(t @ ("RUN_STARTED" | "RUN_FINISHED" | "RUN_ERROR")) => {
+                    v.last_run_event = Some(t.to_owned());
+                }
+                _ => {}
+            }
+        }
+        if v.error.is_some() {
+            return;
+        }
+        let result = match &raw {
+            Ok(_) => p.push_json(json).map(|_| ()),
             Err(e) => p
                 .push_decoded(
                     Err(agui_core::event::DecodeError::Syntax {
@@ -74,27 +299,24 @@ fn verify(events: &[RawEvent]) -> Verdict {
         // The reducer's warnings carry no index: they belong to the event just pushed.
         let all = p.applier().warnings();
         for w in &all[applied_warnings..] {
-            warnings.entry(i).or_default().push(w.to_string());
+            v.warnings.entry(i).or_default().push(w.to_string());
         }
         applied_warnings = all.len();
         if let Err(e) = result {
-            error = Some(e);
-            break;
+            v.failing_label = Some(type_label(&raw));
+            v.error = Some(e);
         }
-    }
-    if error.is_none()
+    })?;
+    if v.error.is_none()
         && let Err(e) = p.finish()
     {
-        error = Some(e);
+        v.error = Some(e);
     }
     for (i, w) in p.warnings() {
-        warnings.entry(*i).or_default().push(w.clone());
+        v.warnings.entry(*i).or_default().push(w.clone());
     }
-    Verdict {
-        pipeline: p,
-        error,
-        warnings,
-    }
+    v.pipeline = p;
+    Ok(v)
 }
 
 /// The message of a pipeline error, without the index and type (shown apart).
@@ -110,23 +332,18 @@ pub fn error_message(e: &PipelineError) -> String {
     }
 }
 
-/// Writes the whole inspection; returns whether the stream verifies.
+/// Writes the whole inspection, reading the stream twice; returns whether it verifies.
 pub fn render(
-    events: &[RawEvent],
-    format: Format,
+    stream: &mut dyn Replay,
     paint: Paint,
     full: bool,
     out: &mut dyn Write,
-) -> std::io::Result<bool> {
-    let verdict = verify(events);
-    let names = subagent_names(events);
-    let t0 = events
-        .iter()
-        .find_map(|e| e.as_ref().ok().and_then(timestamp));
-    let t_last = events
-        .iter()
-        .rev()
-        .find_map(|e| e.as_ref().ok().and_then(timestamp));
+) -> Result<bool, RenderError> {
+    let format = stream.format();
+    let verdict = verify(stream)?;
+    let names = &verdict.names;
+    let count = verdict.count;
+    let (t0, t_last) = (verdict.t0, verdict.t_last);
     let cut_to = |s: String, max: usize| if full { s } else { excerpt(&s, max) };
     let cut = |s: String| cut_to(s, SUMMARY_CHARS);
 
@@ -145,86 +362,36 @@ pub fn render(
         "{}",
         paint.paint(
             sgr::BOLD,
-            &format!(
-                "{} event{} ({format_name}){span}",
-                events.len(),
-                plural(events.len())
-            )
+            &format!("{count} event{} ({format_name}){span}", plural(count))
         )
     )?;
-    let idx_width = events.len().saturating_sub(1).to_string().len().max(2);
+    let idx_width = count.saturating_sub(1).to_string().len().max(2);
     let error_at = verdict.error.as_ref().map(|e| e.index);
-    for (i, raw) in events.iter().enumerate() {
-        let ty = type_label(raw);
-        let (tag, summary) = match raw {
-            Ok(v) => {
-                let tag = v
-                    .get("subagentRunId")
-                    .and_then(Value::as_str)
-                    .map(|id| names.get(id).cloned().unwrap_or_else(|| short_id(id)));
-                (tag, summary(v))
-            }
-            Err(e) => (None, e.clone()),
-        };
-        let time = raw
-            .as_ref()
-            .ok()
-            .and_then(timestamp)
-            .zip(t0)
-            .map(|(t, t0)| format!("+{:.3}s", (t - t0) as f64 / 1000.0))
-            .unwrap_or_default();
-        let broken = error_at == Some(i);
-        let after = error_at.is_some_and(|at| i > at);
-        let mark = if broken { "✗" } else { " " };
-        let ty_cell = format!("{ty:<26}");
-        let ty_cell = if broken {
-            paint.paint(sgr::BOLD_RED, &ty_cell)
-        } else if after {
-            paint.paint(sgr::GREY, &ty_cell)
-        } else {
-            paint.paint(family_style(&ty), &ty_cell)
-        };
-        let tag = tag
-            .map(|t| format!("{} ", paint.paint(sgr::BLUE, &format!("[{t}]"))))
-            .unwrap_or_default();
-        let summary = cut(summary);
-        let summary = if after {
-            paint.paint(sgr::GREY, &summary)
-        } else {
-            summary
-        };
-        writeln!(
+    let mut i = 0usize;
+    let mut written: std::io::Result<()> = Ok(());
+    stream.each(&mut |json| {
+        if written.is_err() {
+            return;
+        }
+        let raw = raw_event(json, format);
+        written = timeline_line(
             out,
-            "{}{i:>idx_width$}  {}  {ty_cell} {tag}{summary}",
-            paint.paint(sgr::BOLD_RED, mark),
-            paint.paint(sgr::DIM, &format!("{time:>9}")),
-        )
-        .map(|_| ())?;
-        if let Some(ws) = verdict.warnings.get(&i) {
-            for w in ws {
-                writeln!(
-                    out,
-                    "{:pad$}{}",
-                    "",
-                    paint.paint(sgr::YELLOW, &format!("! {}", cut(w.clone()))),
-                    pad = idx_width + 14
-                )?;
-            }
-        }
-        if broken && let Some(e) = &verdict.error {
-            writeln!(
-                out,
-                "{:pad$}{}",
-                "",
-                paint.paint(
-                    sgr::BOLD_RED,
-                    &format!("^ {}: {}", e.rule(), error_message(e))
-                ),
-                pad = idx_width + 14
-            )?;
-        }
-    }
-    if let Some(e) = verdict.error.as_ref().filter(|e| e.index >= events.len()) {
+            TimelineRow {
+                i,
+                raw: &raw,
+                t0,
+                names,
+                idx_width,
+                error_at,
+                verdict: &verdict,
+            },
+            paint,
+            &cut,
+        );
+        i += 1;
+    })?;
+    written?;
+    if let Some(e) = verdict.error.as_ref().filter(|e| e.index >= count) {
         writeln!(
             out,
             "{}{:>idx_width$}  {:>9}  {}",
@@ -239,8 +406,7 @@ pub fn render(
     }
 
     let applier = verdict.pipeline.applier();
-    let messages = serde_json::to_value(applier.messages().to_vec()).unwrap_or(Value::Null);
-    let messages = messages.as_array().cloned().unwrap_or_default();
+    let messages = applier.messages();
     writeln!(out)?;
     let upto = if verdict.error.is_some() {
         ", up to the break"
@@ -257,17 +423,13 @@ pub fn render(
     )?;
     let id_width = messages
         .iter()
-        .map(|m| {
-            m.get("id")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .chars()
-                .count()
-        })
+        .map(|m| m.id().chars().count())
         .max()
         .unwrap_or(0)
         .min(40);
-    for m in &messages {
+    // One message at a time as JSON, so that a long conversation is not copied whole.
+    for m in messages.iter() {
+        let m = &serde_json::to_value(m).unwrap_or(Value::Null);
         let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
         let id = m.get("id").and_then(Value::as_str).unwrap_or("");
         let tag = m
@@ -315,12 +477,7 @@ pub fn render(
     writeln!(out)?;
     match &verdict.error {
         None => {
-            let terminal = events
-                .iter()
-                .rev()
-                .filter_map(|e| e.as_ref().ok().and_then(event_type))
-                .find(|t| matches!(*t, "RUN_FINISHED" | "RUN_ERROR" | "RUN_STARTED"));
-            let ending = match terminal {
+            let ending = match verdict.last_run_event.as_deref() {
                 Some("RUN_STARTED") => {
                     " (but the last run has no RUN_FINISHED or RUN_ERROR)".to_owned()
                 }
@@ -335,13 +492,17 @@ pub fn render(
             Ok(true)
         }
         Some(e) => {
-            let place = if e.index >= events.len() {
+            let place = if e.index >= count {
                 format!(
                     "at the end of the stream (after event {})",
                     e.index.saturating_sub(1)
                 )
             } else {
-                let ty = failing_type(e, events);
+                let ty = match (e.event_type.as_str(), &verdict.failing_label) {
+                    ("", Some(label)) => label.clone(),
+                    ("", None) => "end of stream".to_owned(),
+                    (t, _) => t.to_owned(),
+                };
                 if ty.starts_with('(') {
                     format!("at event {} {ty}", e.index)
                 } else {
@@ -359,6 +520,103 @@ pub fn render(
             Ok(false)
         }
     }
+}
+
+/// One event of the timeline, with what its line needs to know.
+struct TimelineRow<'a> {
+    i: usize,
+    raw: &'a RawEvent,
+    t0: Option<i64>,
+    names: &'a HashMap<String, String>,
+    idx_width: usize,
+    error_at: Option<usize>,
+    verdict: &'a Verdict,
+}
+
+/// Writes one event's line (and its warnings, and the error when it breaks there).
+fn timeline_line(
+    out: &mut dyn Write,
+    row: TimelineRow<'_>,
+    paint: Paint,
+    cut: &dyn Fn(String) -> String,
+) -> std::io::Result<()> {
+    let TimelineRow {
+        i,
+        raw,
+        t0,
+        names,
+        idx_width,
+        error_at,
+        verdict,
+    } = row;
+    let ty = type_label(raw);
+    let (tag, summary) = match raw {
+        Ok(v) => {
+            let tag = v
+                .get("subagentRunId")
+                .and_then(Value::as_str)
+                .map(|id| names.get(id).cloned().unwrap_or_else(|| short_id(id)));
+            (tag, summary(v))
+        }
+        Err(e) => (None, e.clone()),
+    };
+    let time = raw
+        .as_ref()
+        .ok()
+        .and_then(timestamp)
+        .zip(t0)
+        .map(|(t, t0)| format!("+{:.3}s", (t - t0) as f64 / 1000.0))
+        .unwrap_or_default();
+    let broken = error_at == Some(i);
+    let after = error_at.is_some_and(|at| i > at);
+    let mark = if broken { "✗" } else { " " };
+    let ty_cell = format!("{ty:<26}");
+    let ty_cell = if broken {
+        paint.paint(sgr::BOLD_RED, &ty_cell)
+    } else if after {
+        paint.paint(sgr::GREY, &ty_cell)
+    } else {
+        paint.paint(family_style(&ty), &ty_cell)
+    };
+    let tag = tag
+        .map(|t| format!("{} ", paint.paint(sgr::BLUE, &format!("[{t}]"))))
+        .unwrap_or_default();
+    let summary = cut(summary);
+    let summary = if after {
+        paint.paint(sgr::GREY, &summary)
+    } else {
+        summary
+    };
+    writeln!(
+        out,
+        "{}{i:>idx_width$}  {}  {ty_cell} {tag}{summary}",
+        paint.paint(sgr::BOLD_RED, mark),
+        paint.paint(sgr::DIM, &format!("{time:>9}")),
+    )?;
+    if let Some(ws) = verdict.warnings.get(&i) {
+        for w in ws {
+            writeln!(
+                out,
+                "{:pad$}{}",
+                "",
+                paint.paint(sgr::YELLOW, &format!("! {}", cut(w.clone()))),
+                pad = idx_width + 14
+            )?;
+        }
+    }
+    if broken && let Some(e) = &verdict.error {
+        writeln!(
+            out,
+            "{:pad$}{}",
+            "",
+            paint.paint(
+                sgr::BOLD_RED,
+                &format!("^ {}: {}", e.rule(), error_message(e))
+            ),
+            pad = idx_width + 14
+        )?;
+    }
+    Ok(())
 }
 
 /// The type of the event a pipeline error names: as the error says, else what the event is
@@ -395,21 +653,6 @@ fn timestamp(v: &Value) -> Option<i64> {
 
 fn short_id(id: &str) -> String {
     excerpt(id, 10)
-}
-
-/// `subagentRunId` → name, from every `SUBAGENT_STARTED`.
-fn subagent_names(events: &[RawEvent]) -> HashMap<String, String> {
-    events
-        .iter()
-        .filter_map(|e| e.as_ref().ok())
-        .filter(|v| event_type(v) == Some("SUBAGENT_STARTED"))
-        .filter_map(|v| {
-            Some((
-                v.get("subagentRunId")?.as_str()?.to_owned(),
-                v.get("name")?.as_str()?.to_owned(),
-            ))
-        })
-        .collect()
 }
 
 /// The style of an event type's family.
@@ -798,17 +1041,14 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn stream(events: Vec<Value>) -> (Format, Vec<Vec<u8>>) {
+        let events = events.iter().map(|e| e.to_string().into_bytes()).collect();
+        (Format::JsonLines, events)
+    }
+
     fn text(events: Vec<Value>) -> (String, bool) {
-        let events: Vec<RawEvent> = events.into_iter().map(Ok).collect();
         let mut out = Vec::new();
-        let ok = render(
-            &events,
-            Format::JsonLines,
-            Paint::new(false),
-            false,
-            &mut out,
-        )
-        .unwrap();
+        let ok = render(&mut stream(events), Paint::new(false), false, &mut out).unwrap();
         (String::from_utf8(out).unwrap(), ok)
     }
 
@@ -914,19 +1154,12 @@ mod tests {
 
     #[test]
     fn colours_follow_the_family() {
-        let events: Vec<RawEvent> = vec![
-            Ok(json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})),
-            Ok(json!({"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"})),
-        ];
+        let mut events = stream(vec![
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+            json!({"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"}),
+        ]);
         let mut out = Vec::new();
-        render(
-            &events,
-            Format::JsonLines,
-            Paint::new(true),
-            false,
-            &mut out,
-        )
-        .unwrap();
+        render(&mut events, Paint::new(true), false, &mut out).unwrap();
         let out = String::from_utf8(out).unwrap();
         assert!(out.contains("\x1b[33mTOOL_CALL_START"), "{out:?}");
     }

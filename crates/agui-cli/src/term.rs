@@ -1,7 +1,7 @@
 //! Terminal niceties: colours (on a terminal only, never with `NO_COLOR`) and a small
 //! progress bar on standard error (on a terminal only), so piped output stays plain.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 /// When to colour.
@@ -221,37 +221,6 @@ pub fn human_bytes(n: u64) -> String {
         unit += 1;
     }
     format!("{v:.1} {}", UNITS[unit])
-}
-
-/// Files from this size on get a progress bar while they are read.
-const PROGRESS_FROM_BYTES: u64 = 8 << 20;
-
-/// Reads FILE (or standard input for `-`), with a progress bar of the bytes read when the
-/// file is big and standard error is a terminal.
-pub fn read_source(path: &str) -> Result<Vec<u8>, String> {
-    if path == "-" {
-        return crate::input::read_source(path);
-    }
-    let mut file = std::fs::File::open(path).map_err(|e| format!("reading {path}: {e}"))?;
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    if len < PROGRESS_FROM_BYTES {
-        return crate::input::read_source(path);
-    }
-    let mut bar = ProgressBar::stderr(&format!("reading {path}"), len, Unit::Bytes);
-    let mut buf = Vec::with_capacity(len as usize);
-    let mut chunk = vec![0u8; 1 << 20];
-    loop {
-        let n = file
-            .read(&mut chunk)
-            .map_err(|e| format!("reading {path}: {e}"))?;
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        bar.inc(n as u64);
-    }
-    bar.finish();
-    Ok(buf)
 }
 
 #[cfg(test)]

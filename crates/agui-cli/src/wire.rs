@@ -30,6 +30,7 @@ pub fn client() -> Result<reqwest::Client, String> {
         let _ = rustls::crypto::ring::default_provider().install_default();
     }
     reqwest::Client::builder()
+        .tcp_nodelay(true)
         .connect_timeout(Duration::from_secs(10))
         .build()
         .map_err(|e| format!("HTTP client: {e}"))

@@ -348,7 +348,8 @@ impl HttpAgentBuilder {
     }
 
     /// Uses this reqwest client (its own TLS, proxy and pool settings) instead of building
-    /// one; the connect timeout is then the client's.
+    /// one; the connect timeout is then the client's, and so is `TCP_NODELAY` (reqwest turns
+    /// it on by default; this crate's own client always does).
     pub fn client(mut self, client: reqwest::Client) -> Self {
         self.client = Some(client);
         self
@@ -379,7 +380,9 @@ impl HttpAgentBuilder {
             Some(c) => c,
             None => {
                 install_tls();
-                let mut b = reqwest::Client::builder();
+                // TCP_NODELAY: a request's header and body (and a small response) must not
+                // wait for the peer's delayed ACK (40 ms per run on a reused connection).
+                let mut b = reqwest::Client::builder().tcp_nodelay(true);
                 if let Some(t) = self.timeouts.connect {
                     b = b.connect_timeout(t);
                 }

@@ -58,6 +58,27 @@ fn run_case(case: &Value) -> Result<(), Failed> {
             }
         }
     }
+    // Without folding, the verdict is the same (`agui verify` runs that way).
+    let mut v = Pipeline::new().with_apply(false);
+    for e in &events {
+        if v.push_json(e.to_string().as_bytes()).is_err() {
+            break;
+        }
+    }
+    if v.error().is_none() {
+        let _ = v.finish();
+    }
+    let verdict = |p: &Pipeline| p.error().map(|e| (e.index, e.rule().to_owned()));
+    if verdict(&v) != verdict(&p) {
+        errors.push(format!(
+            "verify without folding: {:?}, with: {:?}",
+            verdict(&v),
+            verdict(&p)
+        ));
+    }
+    if !v.applier().messages().is_empty() {
+        errors.push("verify without folding: messages were folded".into());
+    }
     if want_ok && p.error().is_none() {
         let a = p.applier();
         let got = serde_json::json!({

@@ -61,3 +61,36 @@ fn corpus_cases_with_compact_expectations_decode() {
         }
     }
 }
+
+#[test]
+fn the_streaming_compactor_agrees_with_compact_on_every_case() {
+    use agui_core::engine::compact::{Compactor, compact_with_warnings};
+    let mut compared = 0;
+    for (name, case) in common::cases() {
+        let events: Vec<Event> = case["events"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|v| Event::from_value(v).ok())
+            .collect();
+        let (want, want_warnings) = compact_with_warnings(&events);
+        let mut c = Compactor::new();
+        let mut got = Vec::new();
+        for (i, e) in events.iter().cloned().enumerate() {
+            let before = got.len();
+            c.push(e, &mut got);
+            // What is written is final: it is a prefix of the whole output.
+            assert_eq!(
+                got[..],
+                want[..got.len()],
+                "{name}: event {i} wrote events {before}.. that differ from compact's"
+            );
+        }
+        let warnings = c.finish(&mut got);
+        assert_eq!(got, want, "{name}");
+        assert_eq!(warnings, want_warnings, "{name}");
+        compared += 1;
+    }
+    assert!(compared > 200, "only {compared} cases");
+}

@@ -292,6 +292,8 @@ impl OpenAiAgentBuilder {
             None => {
                 install_tls();
                 reqwest::Client::builder()
+                    // No Nagle delay between a request's header and body segments.
+                    .tcp_nodelay(true)
                     .connect_timeout(self.request_timeout)
                     .build()
                     .map_err(BuildError::Client)?

@@ -39,11 +39,98 @@ pub fn compact(events: &[Event]) -> Result<Vec<Event>, Violation> {
 /// Compacts a stream of events and returns the warnings the reference prints (K11: state
 /// deltas that could not be applied while collapsing a state window).
 pub fn compact_with_warnings(events: &[Event]) -> (Vec<Event>, Vec<Warning>) {
-    let mut c = Compactor::default();
+    let mut c = Inner::<&Event>::default();
+    let mut out = Vec::new();
     for event in events {
-        c.push(event);
+        c.push(event, &mut out);
     }
-    c.finish()
+    let warnings = c.finish(&mut out);
+    (out, warnings)
+}
+
+/// Compaction fed one event at a time, for streams too large to hold: the same output as
+/// [`compact`], emitted as soon as it is final.
+///
+/// An event is written out when nothing later can move it: a text message or tool call when
+/// its end arrives (with the events captured while it was open), run events at once, a state
+/// window at the next run boundary. What is held is the open streams (their joined deltas and
+/// captured events), the events of a state window that has no snapshot yet, and the state of a
+/// window that has one (folded as its deltas arrive, not kept as events).
+///
+/// ```
+/// use agui_core::engine::compact::{Compactor, compact};
+/// use agui_core::event::{Event, TextMessageContent, TextMessageEnd, TextMessageStart};
+/// let events: Vec<Event> = vec![
+///     TextMessageStart::new("m1").into(),
+///     TextMessageContent::new("m1", "Hel").into(),
+///     TextMessageContent::new("m1", "lo").into(),
+///     TextMessageEnd::new("m1").into(),
+/// ];
+/// let mut c = Compactor::new();
+/// let mut out = Vec::new();
+/// for e in events.iter().cloned() {
+///     c.push(e, &mut out);
+/// }
+/// assert_eq!(out.len(), 3, "written when the end arrived");
+/// let warnings = c.finish(&mut out);
+/// assert!(warnings.is_empty());
+/// assert_eq!(out, compact(&events).unwrap());
+/// ```
+#[derive(Default)]
+pub struct Compactor {
+    inner: Inner<Event>,
+}
+
+impl std::fmt::Debug for Compactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compactor")
+            .field("open_text_messages", &self.inner.texts.pending.len())
+            .field("open_tool_calls", &self.inner.tools.pending.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Compactor {
+    /// A compactor at the start of a stream.
+    pub fn new() -> Self {
+        Compactor::default()
+    }
+
+    /// Feeds the next event; appends to `out` the events that became final.
+    pub fn push(&mut self, event: Event, out: &mut Vec<Event>) {
+        self.inner.push(event, out);
+    }
+
+    /// Ends the stream: appends the rest (unterminated streams in creation order, then the
+    /// last state window) and returns the warnings (K11), as [`compact_with_warnings`].
+    pub fn finish(self, out: &mut Vec<Event>) -> Vec<Warning> {
+        self.inner.finish(out)
+    }
+}
+
+/// An event as the compactor holds it: borrowed from the caller's slice ([`compact`]) or
+/// owned ([`Compactor`]).
+trait Held: Sized {
+    fn event(&self) -> &Event;
+    fn into_event(self) -> Event;
+}
+
+impl Held for &Event {
+    fn event(&self) -> &Event {
+        self
+    }
+    fn into_event(self) -> Event {
+        self.clone()
+    }
+}
+
+impl Held for Event {
+    fn event(&self) -> &Event {
+        self
+    }
+    fn into_event(self) -> Event {
+        self
+    }
 }
 
 /// The start event of a stream kind and how to build its collapsed delta event.
@@ -88,7 +175,7 @@ impl Kind for Tool {
 }
 
 /// K1: one pending stream (text message or tool call).
-struct Pending<'a, K: Kind> {
+struct Pending<K: Kind, E> {
     /// Creation order among the pending streams of this kind.
     seq: u64,
     start: Option<K::Start>,
@@ -98,18 +185,18 @@ struct Pending<'a, K: Kind> {
     /// Metadata of content/args events, and of starts replayed after content.
     post_start: Option<Metadata>,
     /// Events that arrived while this stream was open (K8).
-    others: Vec<&'a Event>,
+    others: Vec<E>,
 }
 
 /// The pending streams of one kind, in creation order.
-struct Lanes<'a, K: Kind> {
-    pending: HashMap<String, Pending<'a, K>>,
+struct Lanes<K: Kind, E> {
+    pending: HashMap<String, Pending<K, E>>,
     /// seq → id of the pending streams that have a start (those that capture other events).
     started: BTreeMap<u64, String>,
     next_seq: u64,
 }
 
-impl<K: Kind> Default for Lanes<'_, K> {
+impl<K: Kind, E> Default for Lanes<K, E> {
     fn default() -> Self {
         Lanes {
             pending: HashMap::new(),
@@ -119,8 +206,8 @@ impl<K: Kind> Default for Lanes<'_, K> {
     }
 }
 
-impl<'a, K: Kind> Lanes<'a, K> {
-    fn entry(&mut self, id: &str) -> &mut Pending<'a, K> {
+impl<K: Kind, E: Held> Lanes<K, E> {
+    fn entry(&mut self, id: &str) -> &mut Pending<K, E> {
         if !self.pending.contains_key(id) {
             let seq = self.next_seq;
             self.next_seq += 1;
@@ -174,7 +261,7 @@ impl<'a, K: Kind> Lanes<'a, K> {
     }
 
     /// K4: an end flushes and forgets the stream.
-    fn end(&mut self, id: &str, end: &'a Event, out: &mut Vec<Event>) {
+    fn end(&mut self, id: &str, end: E, out: &mut Vec<Event>) {
         self.entry(id);
         if let Some(p) = self.pending.remove(id) {
             self.started.remove(&p.seq);
@@ -182,23 +269,24 @@ impl<'a, K: Kind> Lanes<'a, K> {
         }
     }
 
-    /// K8: hands an event to the first open stream that has a start.
-    fn capture(&mut self, event: &'a Event) -> bool {
+    /// K8: hands an event to the first open stream that has a start; gives it back when
+    /// there is none.
+    fn capture(&mut self, event: E) -> Result<(), E> {
         let Some((_, id)) = self.started.first_key_value() else {
-            return false;
+            return Err(event);
         };
         match self.pending.get_mut(id) {
             Some(p) => {
                 p.others.push(event);
-                true
+                Ok(())
             }
-            None => false,
+            None => Err(event),
         }
     }
 
     /// K10: flushes every remaining stream in creation order, without an end.
     fn drain(self, out: &mut Vec<Event>) {
-        let mut rest: Vec<(String, Pending<'a, K>)> = self.pending.into_iter().collect();
+        let mut rest: Vec<(String, Pending<K, E>)> = self.pending.into_iter().collect();
         rest.sort_by_key(|(_, p)| p.seq);
         for (id, p) in rest {
             flush(id, p, None, out);
@@ -207,7 +295,7 @@ impl<'a, K: Kind> Lanes<'a, K> {
 }
 
 /// K9: start, one collapsed delta event, end, then the captured events.
-fn flush<K: Kind>(id: String, p: Pending<'_, K>, end: Option<&Event>, out: &mut Vec<Event>) {
+fn flush<K: Kind, E: Held>(id: String, p: Pending<K, E>, end: Option<E>, out: &mut Vec<Event>) {
     if let Some(start) = p.start {
         out.push(K::start_event(start));
     }
@@ -215,24 +303,96 @@ fn flush<K: Kind>(id: String, p: Pending<'_, K>, end: Option<&Event>, out: &mut 
         out.push(K::collapsed(id, p.delta, p.post_start));
     }
     if let Some(end) = end {
-        out.push(end.clone());
+        out.push(end.into_event());
     }
-    out.extend(p.others.into_iter().cloned());
+    out.extend(p.others.into_iter().map(Held::into_event));
 }
 
-#[derive(Default)]
-struct Compactor<'a> {
-    out: Vec<Event>,
-    texts: Lanes<'a, Text>,
-    tools: Lanes<'a, Tool>,
-    /// K6: state events since the last run boundary.
-    state: Vec<&'a Event>,
+/// K6, K11: the state events since the last run boundary, folded as they arrive.
+struct StateWindow<E> {
+    /// The window's events while it has no snapshot (they pass through unchanged if none
+    /// comes).
+    held: Vec<E>,
+    /// Once the window has a snapshot: the last one with the deltas after it applied.
+    state: Option<Value>,
+    /// The metadata of every event of the window, merged in order.
+    metadata: Option<Metadata>,
+    /// Deltas after the last snapshot that could not be applied.
     warnings: Vec<Warning>,
 }
 
-impl<'a> Compactor<'a> {
-    fn push(&mut self, event: &'a Event) {
-        match event {
+impl<E> Default for StateWindow<E> {
+    fn default() -> Self {
+        StateWindow {
+            held: Vec::new(),
+            state: None,
+            metadata: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl<E: Held> StateWindow<E> {
+    fn push(&mut self, event: E) {
+        merge_metadata(&mut self.metadata, event.event().metadata());
+        match (event.event(), &mut self.state) {
+            (Event::StateSnapshot(_), _) => {
+                // Everything before the last snapshot only contributes its metadata.
+                self.held.clear();
+                self.warnings.clear();
+                if let Event::StateSnapshot(e) = event.into_event() {
+                    self.state = Some(e.snapshot);
+                }
+            }
+            (Event::StateDelta(e), Some(state)) => {
+                if let Err(err) = apply_json_patch(state, &e.delta) {
+                    self.warnings.push(Warning {
+                        rule: "K11",
+                        message: format!("Failed to apply state patch while compacting: {err}"),
+                    });
+                }
+            }
+            _ => self.held.push(event),
+        }
+    }
+
+    /// K11: a window without a snapshot passes through; otherwise one snapshot of the state
+    /// after the last snapshot and the deltas that follow it, carrying every event's metadata.
+    fn flush(&mut self, out: &mut Vec<Event>, warnings: &mut Vec<Warning>) {
+        let window = std::mem::take(self);
+        match window.state {
+            None => out.extend(window.held.into_iter().map(Held::into_event)),
+            Some(state) => {
+                let mut snapshot = StateSnapshot::new(state);
+                snapshot.metadata = window.metadata;
+                out.push(Event::StateSnapshot(snapshot));
+                warnings.extend(window.warnings);
+            }
+        }
+    }
+}
+
+struct Inner<E> {
+    texts: Lanes<Text, E>,
+    tools: Lanes<Tool, E>,
+    state: StateWindow<E>,
+    warnings: Vec<Warning>,
+}
+
+impl<E> Default for Inner<E> {
+    fn default() -> Self {
+        Inner {
+            texts: Lanes::default(),
+            tools: Lanes::default(),
+            state: StateWindow::default(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl<E: Held> Inner<E> {
+    fn push(&mut self, held: E, out: &mut Vec<Event>) {
+        match held.event() {
             Event::TextMessageStart(e) => {
                 self.texts.start(&e.message_id, e, e.metadata.as_ref());
             }
@@ -240,7 +400,10 @@ impl<'a> Compactor<'a> {
                 self.texts
                     .delta(&e.message_id, &e.delta, e.metadata.as_ref());
             }
-            Event::TextMessageEnd(e) => self.texts.end(&e.message_id, event, &mut self.out),
+            Event::TextMessageEnd(e) => {
+                let id = e.message_id.clone();
+                self.texts.end(&id, held, out);
+            }
             Event::ToolCallStart(e) => {
                 self.tools.start(&e.tool_call_id, e, e.metadata.as_ref());
             }
@@ -248,60 +411,30 @@ impl<'a> Compactor<'a> {
                 self.tools
                     .delta(&e.tool_call_id, &e.delta, e.metadata.as_ref());
             }
-            Event::ToolCallEnd(e) => self.tools.end(&e.tool_call_id, event, &mut self.out),
+            Event::ToolCallEnd(e) => {
+                let id = e.tool_call_id.clone();
+                self.tools.end(&id, held, out);
+            }
             Event::RunStarted(_) | Event::RunFinished(_) | Event::RunError(_) => {
-                self.flush_state();
-                self.out.push(event.clone());
+                self.state.flush(out, &mut self.warnings);
+                out.push(held.into_event());
             }
-            Event::StateSnapshot(_) | Event::StateDelta(_) => self.state.push(event),
+            Event::StateSnapshot(_) | Event::StateDelta(_) => self.state.push(held),
             _ => {
-                if !self.texts.capture(event) && !self.tools.capture(event) {
-                    self.out.push(event.clone());
+                if let Err(held) = self.texts.capture(held)
+                    && let Err(held) = self.tools.capture(held)
+                {
+                    out.push(held.into_event());
                 }
             }
         }
     }
 
-    /// K11: a window without a snapshot passes through; otherwise one snapshot of the state
-    /// after the last snapshot and the deltas that follow it, carrying every event's metadata.
-    fn flush_state(&mut self) {
-        let window = std::mem::take(&mut self.state);
-        let Some(last) = window
-            .iter()
-            .rposition(|e| matches!(e, Event::StateSnapshot(_)))
-        else {
-            self.out.extend(window.into_iter().cloned());
-            return;
-        };
-        let mut state = Value::Null;
-        for event in &window[last..] {
-            match event {
-                Event::StateSnapshot(e) => state = e.snapshot.clone(),
-                Event::StateDelta(e) => {
-                    if let Err(err) = apply_json_patch(&mut state, &e.delta) {
-                        self.warnings.push(Warning {
-                            rule: "K11",
-                            message: format!("Failed to apply state patch while compacting: {err}"),
-                        });
-                    }
-                }
-                _ => {}
-            }
-        }
-        let mut metadata = None;
-        for event in &window {
-            merge_metadata(&mut metadata, event.metadata());
-        }
-        let mut snapshot = StateSnapshot::new(state);
-        snapshot.metadata = metadata;
-        self.out.push(Event::StateSnapshot(snapshot));
-    }
-
-    fn finish(mut self) -> (Vec<Event>, Vec<Warning>) {
-        std::mem::take(&mut self.texts).drain(&mut self.out);
-        std::mem::take(&mut self.tools).drain(&mut self.out);
-        self.flush_state();
-        (self.out, self.warnings)
+    fn finish(mut self, out: &mut Vec<Event>) -> Vec<Warning> {
+        std::mem::take(&mut self.texts).drain(out);
+        std::mem::take(&mut self.tools).drain(out);
+        self.state.flush(out, &mut self.warnings);
+        self.warnings
     }
 }
 
@@ -578,6 +711,26 @@ mod tests {
         );
         assert_eq!(warnings.len(), 1);
         assert_eq!(warnings[0].rule, "K11");
+    }
+
+    #[test]
+    fn k11_deltas_before_the_last_snapshot_are_not_applied_and_do_not_warn() {
+        let events: Vec<Event> = [
+            json!({"type": "STATE_SNAPSHOT", "snapshot": {"a": 1}}),
+            json!({"type": "STATE_DELTA", "delta": [{"op": "remove", "path": "/missing"}]}),
+            json!({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/b", "value": 2}]}),
+            json!({"type": "STATE_SNAPSHOT", "snapshot": {"c": 3}}),
+            json!({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/d", "value": 4}]}),
+        ]
+        .into_iter()
+        .map(ev)
+        .collect();
+        let (out, warnings) = compact_with_warnings(&events);
+        assert_eq!(
+            serde_json::to_value(out).unwrap(),
+            json!([{"type": "STATE_SNAPSHOT", "snapshot": {"c": 3, "d": 4}}])
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 
     #[test]

@@ -76,6 +76,8 @@ pub struct Pipeline {
     failed: Option<PipelineError>,
     warnings: Vec<(usize, String)>,
     collect_warnings: bool,
+    /// Whether verified events are folded into the applier.
+    apply: bool,
 }
 
 impl Default for Pipeline {
@@ -103,6 +105,7 @@ impl Pipeline {
             failed: None,
             warnings: Vec::new(),
             collect_warnings: false,
+            apply: true,
         }
     }
 
@@ -117,6 +120,24 @@ impl Pipeline {
     /// little per event.
     pub fn with_warnings(mut self, on: bool) -> Self {
         self.collect_warnings = on;
+        self
+    }
+
+    /// Folds the verified events into the conversation (the default), or not: a pipeline that
+    /// only expands and verifies gives the same verdict for every stream, in memory that does
+    /// not grow with the conversation (its [`applier`](Self::applier) stays as it started).
+    ///
+    /// ```
+    /// use agui_core::engine::pipeline::Pipeline;
+    /// let mut p = Pipeline::new().with_apply(false);
+    /// p.push_json(br#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#).unwrap();
+    /// p.push_json(br#"{"type":"TEXT_MESSAGE_CHUNK","messageId":"m","delta":"Hi"}"#).unwrap();
+    /// let err = p.push_json(br#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"x","delta":"?"}"#);
+    /// assert_eq!(err.unwrap_err().index, 2);
+    /// assert!(p.applier().messages().is_empty());
+    /// ```
+    pub fn with_apply(mut self, on: bool) -> Self {
+        self.apply = on;
         self
     }
 
@@ -242,7 +263,9 @@ impl Pipeline {
                 self.failed = Some(err.clone());
                 return Err(err);
             }
-            let _: Changes = self.applier.push(&e);
+            if self.apply {
+                let _: Changes = self.applier.push(&e);
+            }
             self.emitted.push(e);
         }
         Ok(&self.emitted)

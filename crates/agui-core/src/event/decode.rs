@@ -282,7 +282,18 @@ pub(super) fn decode_serde(bytes: &[u8], text: Option<&str>) -> Result<Event, De
                 Some(text) => decode_text(et, text),
                 None => decode_slice(et, bytes),
             }
-            .map_err(|e| invalid_from_slice(et, bytes, &e)),
+            .or_else(|e| {
+                // serde refuses a repeated member, where JSON.parse (and so the reference)
+                // keeps the last one: a payload the direct path refuses is read again as a
+                // tree, which has no duplicates. Other errors fail the same way there.
+                if !(e.is_syntax() || e.is_eof())
+                    && let Ok(v) = parse_value(bytes, text)
+                    && let Ok(event) = Event::from_value(v)
+                {
+                    return Ok(event);
+                }
+                Err(invalid_from_slice(et, bytes, &e))
+            }),
             None => decode_unknown(bytes, text),
         },
         TypeScan::Missing => decode_unknown(bytes, text),
@@ -399,6 +410,26 @@ mod tests {
             TypeScan::Complex
         ));
         assert!(matches!(scan_type(br#"{"type":"RA"#), TypeScan::Complex));
+    }
+
+    #[test]
+    fn a_repeated_member_keeps_the_last_value_as_json_parse_does() {
+        let text = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","threadId":"u"}"#;
+        let event = Event::from_json_str(text).unwrap();
+        assert_eq!(
+            event,
+            Event::from_value(serde_json::from_str(text).unwrap()).unwrap()
+        );
+        match event {
+            Event::RunStarted(e) => assert_eq!(e.thread_id, "u"),
+            other => panic!("{other:?}"),
+        }
+        // A payload that is wrong either way still names the field.
+        let err = Event::from_json_slice(
+            br#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":1,"delta":2}"#,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("delta"), "{err}");
     }
 
     #[test]

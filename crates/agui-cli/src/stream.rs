@@ -1,0 +1,589 @@
+//! The stream commands `verify`, `apply`, `expand`, `compact`, `encode` and `decode`.
+//!
+//! Each reads its input incrementally ([`EventReader`]: JSON Lines and SSE in 64 KiB chunks,
+//! a JSON array or case file whole), decodes every event straight into its type, and writes
+//! its output as it goes through one buffered writer: memory follows what is being folded
+//! (the conversation for `apply`, open streams for `compact`), not the size of the input.
+//!
+//! Exit codes follow the command-line contract: 0 valid, 1 invalid (an event that is
+//! malformed or breaks a rule), 2 unreadable input, usage or I/O errors. When a stream stops
+//! being readable or valid part-way, what was written before stays written: `expand` and
+//! `compact` then close their JSON array (a valid array of the output so far), `decode`
+//! keeps the events before the bad frame, and the error names the event or frame.
+
+use crate::input::{EventReader, Item, ReadError, Source};
+use agui_core::Event;
+use agui_core::codec::{proto, sse};
+use agui_core::engine::compact::Compactor;
+use agui_core::engine::expand::Expander;
+use agui_core::engine::pipeline::{Pipeline, PipelineError};
+use clap::ValueEnum;
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::io::{BufWriter, StdoutLock, Write};
+use std::ops::ControlFlow;
+use std::process::ExitCode;
+
+/// Output is written in blocks of this size.
+const OUT_BUFFER: usize = 64 * 1024;
+
+/// A wire format of `encode` and `decode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WireFormat {
+    /// Server-Sent Events carrying JSON.
+    Sse,
+    /// Length-prefixed protobuf envelopes (`application/vnd.ag-ui.event+proto`).
+    Proto,
+}
+
+/// Options every stream command takes.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct StreamOptions {
+    /// The largest frame read or written, in bytes: an SSE `data:` line, a JSON line, a
+    /// protobuf body. `encode` refuses an event over it, since `decode` (and any reader with
+    /// the same limit) would refuse its frame.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::input::DEFAULT_MAX_FRAME_BYTES, value_parser = parse_bytes)]
+    pub max_frame_bytes: usize,
+}
+
+/// A positive number of bytes.
+fn parse_bytes(text: &str) -> Result<usize, String> {
+    text.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("{text:?} is not a positive number of bytes"))
+}
+
+impl Default for StreamOptions {
+    fn default() -> Self {
+        StreamOptions {
+            max_frame_bytes: crate::input::DEFAULT_MAX_FRAME_BYTES,
+        }
+    }
+}
+
+/// Standard output, buffered.
+type Out = BufWriter<StdoutLock<'static>>;
+
+fn stdout() -> Out {
+    BufWriter::with_capacity(OUT_BUFFER, std::io::stdout().lock())
+}
+
+/// Why a command stopped before its normal end.
+enum Stop {
+    /// Writing the output failed.
+    Write(std::io::Error),
+    /// The input became unreadable (exit 2); the message says where.
+    Unreadable(String),
+}
+
+impl From<std::io::Error> for Stop {
+    fn from(e: std::io::Error) -> Stop {
+        Stop::Write(e)
+    }
+}
+
+impl From<serde_json::Error> for Stop {
+    fn from(e: serde_json::Error) -> Stop {
+        Stop::Write(e.into())
+    }
+}
+
+impl From<ReadError> for Stop {
+    fn from(e: ReadError) -> Stop {
+        Stop::Unreadable(e.to_string())
+    }
+}
+
+/// Flushes the output and turns how the command ended into its exit code. A closed pipe
+/// (`agui decode big.sse | head`) ends the command quietly.
+fn conclude(mut out: Out, result: Result<ExitCode, Stop>) -> Result<ExitCode, String> {
+    let flushed = out.flush();
+    match (result, flushed) {
+        (Err(Stop::Write(e)), _) | (Ok(_), Err(e))
+            if e.kind() == std::io::ErrorKind::BrokenPipe =>
+        {
+            Ok(ExitCode::SUCCESS)
+        }
+        (Err(Stop::Write(e)), _) | (Ok(_), Err(e)) => Err(format!("writing the output: {e}")),
+        (Err(Stop::Unreadable(m)), _) => Err(m),
+        (Ok(code), Ok(())) => Ok(code),
+    }
+}
+
+/// Writes `v` as one line of JSON.
+fn json_line(out: &mut Out, v: &impl Serialize) -> Result<(), Stop> {
+    serde_json::to_writer(&mut *out, v)?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
+
+/// Runs the client pipeline over the input, stopping at the first error; `apply`: folding
+/// the conversation too (`verify` does not need it, and then takes constant memory).
+fn run_pipeline(file: &str, opts: StreamOptions, apply: bool) -> Result<Pipeline, String> {
+    let mut reader = EventReader::open(file, opts.max_frame_bytes)?;
+    let mut p = Pipeline::new().with_apply(apply);
+    reader.for_each(|json| match p.push_json(json) {
+        Ok(_) => ControlFlow::Continue(()),
+        Err(_) => ControlFlow::Break(()),
+    })?;
+    if p.error().is_none() {
+        let _ = p.finish();
+    }
+    Ok(p)
+}
+
+/// The verdict of a failed pipeline, as `verify` prints it.
+fn failure(e: &PipelineError) -> Value {
+    json!({"ok": false, "at": e.index, "rule": e.rule(), "error": e.to_string()})
+}
+
+/// `agui verify`: `{"ok":true}`, or `{"ok":false,"at":K,"rule":...,"error":...}` and exit 1.
+pub fn verify(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
+    let p = run_pipeline(file, opts, false)?;
+    let mut out = stdout();
+    let result = match p.error() {
+        None => json_line(&mut out, &json!({"ok": true})).map(|()| ExitCode::SUCCESS),
+        Some(e) => json_line(&mut out, &failure(e)).map(|()| ExitCode::from(1)),
+    };
+    let code = conclude(out, result);
+    // As in `apply`: the process ends, the OS takes the memory back at once.
+    std::mem::forget(p);
+    code
+}
+
+/// What `apply` prints: the folded conversation.
+#[derive(Serialize)]
+struct Applied<'a> {
+    messages: agui_core::engine::apply::Messages<'a>,
+    state: &'a Value,
+    #[serde(rename = "pendingInterrupts")]
+    pending_interrupts: &'a [agui_core::Interrupt],
+}
+
+/// `agui apply`: `{"messages":[...],"state":...,"pendingInterrupts":[...]}`; an invalid
+/// stream prints the verdict instead and exits 1.
+pub fn apply(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
+    let p = run_pipeline(file, opts, true)?;
+    let mut out = stdout();
+    if let Some(e) = p.error() {
+        let result = json_line(&mut out, &failure(e)).map(|()| ExitCode::from(1));
+        let code = conclude(out, result)?;
+        eprintln!("agui: the stream is invalid: {e}");
+        return Ok(code);
+    }
+    let a = p.applier();
+    let applied = Applied {
+        messages: a.messages(),
+        state: a.state(),
+        pending_interrupts: a.pending_interrupts(),
+    };
+    let result = json_line(&mut out, &applied).map(|()| ExitCode::SUCCESS);
+    let code = conclude(out, result);
+    // The process ends here: freeing a large conversation piece by piece only costs time.
+    std::mem::forget(p);
+    code
+}
+
+/// A JSON array written element by element.
+struct ArrayWriter {
+    first: bool,
+}
+
+impl ArrayWriter {
+    fn open(out: &mut Out) -> Result<ArrayWriter, Stop> {
+        out.write_all(b"[")?;
+        Ok(ArrayWriter { first: true })
+    }
+
+    fn push(&mut self, out: &mut Out, event: &Event) -> Result<(), Stop> {
+        if !self.first {
+            out.write_all(b",")?;
+        }
+        self.first = false;
+        serde_json::to_writer(&mut *out, event)?;
+        Ok(())
+    }
+
+    fn close(self, out: &mut Out) -> Result<(), Stop> {
+        out.write_all(b"]\n")?;
+        Ok(())
+    }
+}
+
+/// A stage that turns input events into output events: expansion or compaction.
+trait Stage {
+    /// Feeds one event; appends what became final to `out`.
+    fn push(&mut self, event: Event, out: &mut Vec<Event>) -> Result<(), String>;
+    /// Ends the stream; appends the rest to `out`.
+    fn finish(self, out: &mut Vec<Event>);
+}
+
+impl Stage for Expander {
+    fn push(&mut self, event: Event, out: &mut Vec<Event>) -> Result<(), String> {
+        Expander::push(self, event, out).map_err(|v| v.to_string())
+    }
+    // As before streaming: chunk streams left open are not closed at the end.
+    fn finish(self, _: &mut Vec<Event>) {}
+}
+
+impl Stage for Compactor {
+    fn push(&mut self, event: Event, out: &mut Vec<Event>) -> Result<(), String> {
+        Compactor::push(self, event, out);
+        Ok(())
+    }
+    fn finish(self, out: &mut Vec<Event>) {
+        let _ = Compactor::finish(self, out);
+    }
+}
+
+/// Decodes each input event, feeds it to `stage`, and writes what comes out as one JSON
+/// array, as it comes. The first event that does not decode or that the stage refuses ends
+/// the array and the command (exit 1), naming the event.
+fn transform(file: &str, opts: StreamOptions, mut stage: impl Stage) -> Result<ExitCode, String> {
+    let mut reader = EventReader::open(file, opts.max_frame_bytes)?;
+    let mut out = stdout();
+    let mut produced = Vec::new();
+    let mut invalid: Option<(usize, String)> = None;
+    let result = (|| -> Result<ExitCode, Stop> {
+        let mut array = ArrayWriter::open(&mut out)?;
+        let mut index = 0usize;
+        let mut write_error = None;
+        let read = reader.for_each_item(|item| {
+            let json = match item {
+                Item::Event(json) => json,
+                Item::Reading => {
+                    // Keep up with a live input: what is done goes out before waiting.
+                    if let Err(e) = out.flush() {
+                        write_error = Some(e.into());
+                        return ControlFlow::Break(());
+                    }
+                    return ControlFlow::Continue(());
+                }
+            };
+            let r = Event::from_json_slice(json)
+                .map_err(|e| e.to_string())
+                .and_then(|e| stage.push(e, &mut produced));
+            if let Err(e) = r {
+                invalid = Some((index, e));
+                return ControlFlow::Break(());
+            }
+            index += 1;
+            for e in produced.drain(..) {
+                if let Err(e) = array.push(&mut out, &e) {
+                    write_error = Some(e);
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        if let Some(e) = write_error {
+            return Err(e);
+        }
+        if read.is_ok() && invalid.is_none() {
+            stage.finish(&mut produced);
+            for e in produced.drain(..) {
+                array.push(&mut out, &e)?;
+            }
+        }
+        array.close(&mut out)?;
+        read?;
+        Ok(if invalid.is_some() {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        })
+    })();
+    let code = conclude(out, result)?;
+    if let Some((i, e)) = invalid {
+        eprintln!("agui: event {i}: {e}");
+    }
+    Ok(code)
+}
+
+/// `agui expand`: the events after chunk expansion, as one JSON array.
+pub fn expand(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
+    transform(file, opts, Expander::new())
+}
+
+/// `agui compact`: the compacted events, as one JSON array.
+pub fn compact(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
+    transform(file, opts, Compactor::new())
+}
+
+/// `agui encode`: the stream as SSE frames or length-prefixed protobuf.
+///
+/// An event over `--max-frame-bytes` once encoded is refused (exit 2) with the frames before
+/// it written: `decode` and every reader with the same limit would refuse it.
+pub fn encode(format: WireFormat, file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
+    let mut reader = EventReader::open(file, opts.max_frame_bytes)?;
+    let mut out = stdout();
+    let mut encoder = Encoder {
+        format,
+        max: opts.max_frame_bytes,
+        json: Vec::new(),
+        frame: Vec::new(),
+    };
+    let mut index = 0usize;
+    let mut stop: Option<Stop> = None;
+    let read = reader.for_each_item(|item| {
+        let result = match item {
+            // Keep up with a live input: what is done goes out before waiting.
+            Item::Reading => out.flush().map_err(Stop::from),
+            Item::Event(text) => {
+                index += 1;
+                encoder.write(&mut out, text, index - 1)
+            }
+        };
+        match result {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                stop = Some(e);
+                ControlFlow::Break(())
+            }
+        }
+    });
+    let result = match (stop, read) {
+        (Some(stop), _) => Err(stop),
+        (None, Err(e)) => Err(e.into()),
+        (None, Ok(())) => Ok(ExitCode::SUCCESS),
+    };
+    conclude(out, result)
+}
+
+/// Writes events in one wire format, refusing frames over the limit.
+struct Encoder {
+    format: WireFormat,
+    max: usize,
+    /// Reused buffers: an event's JSON, a whole frame.
+    json: Vec<u8>,
+    frame: Vec<u8>,
+}
+
+impl Encoder {
+    /// Writes the frame of the event whose JSON is `text`, the `index`-th of the input.
+    fn write(&mut self, out: &mut Out, text: &[u8], index: usize) -> Result<(), Stop> {
+        let event = Event::from_json_slice(text);
+        match self.format {
+            WireFormat::Sse => {
+                self.json.clear();
+                match &event {
+                    Ok(e) => serde_json::to_writer(&mut self.json, e)?,
+                    Err(err) => {
+                        // A malformed event is written as given (the reference SSE encoder
+                        // does not validate either); only text that is not JSON stops.
+                        let v: Value = serde_json::from_slice(text).map_err(|e| {
+                            Stop::Unreadable(format!("event {index}: invalid JSON: {e}"))
+                        })?;
+                        eprintln!(
+                            "agui: event {index} is malformed and is written as given: {err}"
+                        );
+                        serde_json::to_writer(&mut self.json, &v)?;
+                    }
+                }
+                let line = b"data: ".len() + self.json.len();
+                if line > self.max {
+                    let ty = match &event {
+                        Ok(e) => e.type_str().to_owned(),
+                        Err(_) => serde_json::from_slice::<Value>(text)
+                            .ok()
+                            .and_then(|v| v.get("type")?.as_str().map(str::to_owned))
+                            .unwrap_or_default(),
+                    };
+                    return Err(too_large(index, &ty, "SSE frame", line, self.max));
+                }
+                self.frame.clear();
+                sse::write_frame(&mut self.frame, &self.json);
+                out.write_all(&self.frame)?;
+            }
+            WireFormat::Proto => {
+                let event = event.map_err(|e| Stop::Unreadable(format!("event {index}: {e}")))?;
+                self.frame.clear();
+                match proto::write_frame(&mut self.frame, &event) {
+                    Ok(()) => {}
+                    Err(proto::ProtoError::NoProtobufForm { .. }) => {
+                        eprintln!(
+                            "agui: event {index} ({}) has no protobuf form and is skipped",
+                            event.type_str()
+                        );
+                        return Ok(());
+                    }
+                    Err(e) => return Err(Stop::Unreadable(format!("event {index}: {e}"))),
+                }
+                let body = self.frame.len() - 4;
+                if body > self.max {
+                    return Err(too_large(
+                        index,
+                        event.type_str(),
+                        "protobuf body",
+                        body,
+                        self.max,
+                    ));
+                }
+                out.write_all(&self.frame)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn too_large(index: usize, ty: &str, what: &str, len: usize, max: usize) -> Stop {
+    let ty = if ty.is_empty() {
+        String::new()
+    } else {
+        format!(" ({ty})")
+    };
+    Stop::Unreadable(format!(
+        "event {index}{ty}: its {what} would be {len} bytes, over the limit of {max} bytes \
+         that `agui decode` and other readers enforce (raise --max-frame-bytes on both)"
+    ))
+}
+
+/// `agui decode`: a wire stream back into JSON Lines of events, written as they are read.
+///
+/// A frame that does not decode to an event ends the command with exit 1, naming the frame
+/// (0-based); a stream that cannot be split into frames (SSE that is not UTF-8, a frame over
+/// `--max-frame-bytes`, a truncated protobuf frame, input that is not SSE at all) with exit 2.
+/// The events before are written either way.
+pub fn decode(format: WireFormat, file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
+    let mut source = Source::open(file)?;
+    let mut out = stdout();
+    let result = match format {
+        WireFormat::Sse => decode_sse(&mut source, &mut out, opts),
+        WireFormat::Proto => decode_proto(&mut source, &mut out, opts),
+    };
+    conclude(out, result)
+}
+
+/// Flushes what was written (so that output follows a live input), then reads the next
+/// chunk into `chunk` (cleared first); false at the end.
+fn next_chunk(source: &mut Source, out: &mut Out, chunk: &mut Vec<u8>) -> Result<bool, Stop> {
+    out.flush()?;
+    chunk.clear();
+    Ok(source.read_chunk(chunk).map_err(Stop::from)? > 0)
+}
+
+fn decode_sse(source: &mut Source, out: &mut Out, opts: StreamOptions) -> Result<ExitCode, Stop> {
+    // The index of the next frame.
+    let mut frame = 0usize;
+    let mut d = sse::SseDecoder::with_max_frame_size(opts.max_frame_bytes);
+    let mut chunk = Vec::new();
+    // The start of the stream, until it is known to be SSE: its first bytes after a BOM and
+    // blank lines must be a field or a comment.
+    let mut head = Vec::new();
+    let mut bom_checked = false;
+    let mut eof;
+    loop {
+        eof = !next_chunk(source, out, &mut chunk)?;
+        head.extend_from_slice(&chunk);
+        if !bom_checked && (head.len() >= 3 || eof) {
+            if head.starts_with(b"\xEF\xBB\xBF") {
+                head.drain(..3);
+            }
+            bom_checked = true;
+        }
+        if !bom_checked {
+            continue;
+        }
+        match head.iter().position(|b| !b.is_ascii_whitespace()) {
+            None if eof => break,
+            None => head.clear(),
+            Some(i) if eof || head.len() - i >= 6 => {
+                if !crate::input::looks_like_sse(&head[i..]) {
+                    let start =
+                        String::from_utf8_lossy(&head[i..head.len().min(i + 24)]).into_owned();
+                    return Err(Stop::Unreadable(format!(
+                        "the input is not an SSE stream: it starts with {start:?}, not with a \
+                         `data:`, `id:`, `event:` or `retry:` field or a `:` comment"
+                    )));
+                }
+                d.push(&head[i..]);
+                break;
+            }
+            Some(_) => {}
+        }
+    }
+    drop(head);
+    let bad_frame = |i: usize, e: &dyn std::fmt::Display| {
+        eprintln!("agui: frame {i}: {e}");
+        Ok(ExitCode::from(1))
+    };
+    let framing = |i: usize, e: sse::SseError| {
+        let hint = match e {
+            sse::SseError::FrameTooLarge { .. } => " (raise it with --max-frame-bytes)",
+            _ => "",
+        };
+        Stop::Unreadable(format!("frame {i}: {e}{hint}"))
+    };
+    loop {
+        loop {
+            let next = if eof {
+                d.finish_ref()
+            } else {
+                d.next_frame_ref()
+            };
+            match next {
+                Ok(Some(f)) => match Event::from_json_str(f.data) {
+                    Ok(e) => {
+                        json_line(out, &e)?;
+                        frame += 1;
+                    }
+                    Err(e) => return bad_frame(frame, &e),
+                },
+                Ok(None) => break,
+                Err(e) => return Err(framing(frame, e)),
+            }
+        }
+        if eof {
+            return Ok(ExitCode::SUCCESS);
+        }
+        eof = !next_chunk(source, out, &mut chunk)?;
+        d.push(&chunk);
+    }
+}
+
+fn decode_proto(source: &mut Source, out: &mut Out, opts: StreamOptions) -> Result<ExitCode, Stop> {
+    // The index of the next frame.
+    let mut frame = 0usize;
+    let mut d = proto::ProtoFrameDecoder::with_max_frame_size(opts.max_frame_bytes);
+    let mut chunk = Vec::new();
+    let unreadable = |i: usize, e: proto::ProtoError| {
+        let hint = match e {
+            proto::ProtoError::FrameTooLarge { .. } if i == 0 => {
+                " (is the input a length-prefixed protobuf stream? if so, raise --max-frame-bytes)"
+            }
+            proto::ProtoError::FrameTooLarge { .. } => " (raise it with --max-frame-bytes)",
+            _ => "",
+        };
+        Stop::Unreadable(format!("frame {i}: {e}{hint}"))
+    };
+    loop {
+        let more = next_chunk(source, out, &mut chunk)?;
+        d.push(&chunk);
+        loop {
+            match d.next_frame() {
+                Ok(Some(body)) => {
+                    match proto::decode_event(&body) {
+                        Ok(Some(e)) => json_line(out, &e)?,
+                        // An event of a later protocol version: skipped, as the reference does.
+                        Ok(None) => {}
+                        Err(e) => {
+                            eprintln!("agui: frame {}: {e}", frame);
+                            return Ok(ExitCode::from(1));
+                        }
+                    }
+                    frame += 1;
+                }
+                Ok(None) => break,
+                Err(e) => return Err(unreadable(frame, e)),
+            }
+        }
+        if !more {
+            return match d.finish() {
+                Ok(()) => Ok(ExitCode::SUCCESS),
+                Err(e) => Err(unreadable(frame, e)),
+            };
+        }
+    }
+}

@@ -1,0 +1,474 @@
+//! The stream commands as streams: the frame limit `encode` and `decode` share, the frame a
+//! decoding error names and the events written before it, input that is not SSE, every
+//! input format giving the same result, and output that follows a live input.
+
+mod common;
+
+use common::{agui, agui_command, agui_with_stdin, scratch};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+const RS: &str = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
+const RF: &str = r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#;
+const TS: &str = r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#;
+const TE: &str = r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#;
+
+fn content(delta: &str) -> String {
+    serde_json::json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": delta})
+        .to_string()
+}
+
+fn jsonl(events: &[&str]) -> String {
+    events.iter().map(|e| format!("{e}\n")).collect()
+}
+
+fn sse(events: &[&str]) -> String {
+    events.iter().map(|e| format!("data: {e}\n\n")).collect()
+}
+
+/// Writes `text` to a scratch file named `name`; returns its path.
+fn file(name: &str, text: impl AsRef<[u8]>) -> String {
+    let path = scratch(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn encode_refuses_what_decode_would_refuse_with_the_same_limit() {
+    // The third event's frame is exactly `limit` bytes: `data: ` and its JSON.
+    let big = content(&"x".repeat(1000));
+    let limit = "data: ".len() + big.len();
+    let input = file("limit.jsonl", jsonl(&[RS, TS, &big, TE, RF]));
+    let at = |n: usize| n.to_string();
+
+    // At the limit: written, and read back whole with the same limit.
+    let encoded = agui(&["encode", "--max-frame-bytes", &at(limit), &input]);
+    assert_eq!(encoded.code, 0, "{encoded:?}");
+    let wire = file("limit.sse", &encoded.stdout);
+    let decoded = agui(&["decode", "--max-frame-bytes", &at(limit), &wire]);
+    assert_eq!(decoded.code, 0, "{decoded:?}");
+    assert_eq!(decoded.stdout.lines().count(), 5);
+
+    // One byte less: `encode` refuses the event, naming it, after writing the two before...
+    let refused = agui(&["encode", "--max-frame-bytes", &at(limit - 1), &input]);
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(
+        refused.stderr.contains("event 2 (TEXT_MESSAGE_CONTENT)")
+            && refused.stderr.contains("--max-frame-bytes"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(refused.stdout, sse(&[RS, TS]));
+    // ...exactly where `decode` with that limit stops on the longer stream.
+    let stopped = agui(&["decode", "--max-frame-bytes", &at(limit - 1), &wire]);
+    assert_eq!(stopped.code, 2, "{stopped:?}");
+    assert!(stopped.stderr.contains("frame 2"), "{}", stopped.stderr);
+    assert_eq!(stopped.stdout.lines().count(), 2);
+
+    // The same over protobuf, where the limit is the body's size. (The input is an array,
+    // read whole: as a JSON line the event would be over that limit already when read.)
+    let input = file(
+        "limit.json",
+        format!("[{}]", [RS, TS, &big, TE, RF].join(",")),
+    );
+    let pb = file(
+        "limit.pb",
+        wire_bytes(&["encode", "--format", "proto", &input]),
+    );
+    let largest = proto_bodies(&std::fs::read(&pb).unwrap())
+        .into_iter()
+        .max()
+        .unwrap();
+    let proto_at = |n: usize| {
+        agui(&[
+            "encode",
+            "--format",
+            "proto",
+            "--max-frame-bytes",
+            &at(n),
+            &input,
+        ])
+    };
+    assert_eq!(proto_at(largest).code, 0);
+    let refused = proto_at(largest - 1);
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(refused.stderr.contains("event 2"), "{}", refused.stderr);
+    let decode_at = |n: usize| {
+        agui(&[
+            "decode",
+            "--format",
+            "proto",
+            "--max-frame-bytes",
+            &at(n),
+            &pb,
+        ])
+    };
+    assert_eq!(decode_at(largest).code, 0);
+    let stopped = decode_at(largest - 1);
+    assert_eq!(stopped.code, 2, "{stopped:?}");
+    assert!(stopped.stderr.contains("frame 2"), "{}", stopped.stderr);
+    assert_eq!(stopped.stdout.lines().count(), 2);
+}
+
+/// The raw bytes `agui ARGS` writes.
+fn wire_bytes(args: &[&str]) -> Vec<u8> {
+    let out = agui_command().args(args).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    out.stdout
+}
+
+/// The body sizes of a length-prefixed protobuf stream.
+fn proto_bodies(mut bytes: &[u8]) -> Vec<usize> {
+    let mut sizes = Vec::new();
+    while let Some((head, rest)) = bytes.split_first_chunk::<4>() {
+        let n = u32::from_be_bytes(*head) as usize;
+        sizes.push(n);
+        bytes = &rest[n..];
+    }
+    sizes
+}
+
+#[test]
+fn encode_and_decode_have_the_same_documented_default_limit() {
+    let default_of = |cmd: &str| {
+        let help = agui(&[cmd, "--help"]).stdout;
+        help.split_once("--max-frame-bytes")
+            .and_then(|(_, after)| after.split_once("[default: "))
+            .and_then(|(_, d)| d.split(']').next())
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("no default in `agui {cmd} --help`:\n{help}"))
+    };
+    let defaults: Vec<String> = [
+        "encode", "decode", "verify", "apply", "expand", "compact", "inspect",
+    ]
+    .iter()
+    .map(|c| default_of(c))
+    .collect();
+    assert!(defaults.iter().all(|d| *d == defaults[0]), "{defaults:?}");
+    assert_eq!(defaults[0], (16 << 20).to_string());
+}
+
+#[test]
+fn an_event_over_the_default_limit_is_refused_by_encode_not_only_by_decode() {
+    let big = content(&"y".repeat(16 << 20));
+    let room = (32 << 20).to_string();
+    // An array is read whole: `encode` itself refuses the frame, naming the event.
+    let array = file("huge.json", format!("[{RS},{TS},{big}]"));
+    let refused = agui(&["encode", &array]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("event 2 (TEXT_MESSAGE_CONTENT)"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(refused.stdout, sse(&[RS, TS]));
+    // JSON Lines: the line is over the limit already when read.
+    let lines = file("huge.jsonl", jsonl(&[RS, TS, &big]));
+    let read = agui(&["encode", &lines]);
+    assert_eq!(read.code, 2, "{}", read.stderr);
+    assert!(read.stderr.contains("event 2"), "{}", read.stderr);
+    // With a higher limit the stream is written; `decode` needs the same limit to read it.
+    let written = agui(&["encode", "--max-frame-bytes", &room, &array]);
+    assert_eq!(written.code, 0, "{}", written.stderr);
+    let wire = file("huge.sse", &written.stdout);
+    let decoded = agui(&["decode", &wire]);
+    assert_eq!(decoded.code, 2, "{}", decoded.stderr);
+    assert!(decoded.stderr.contains("frame 2"), "{}", decoded.stderr);
+    assert_eq!(decoded.stdout.lines().count(), 2);
+    let decoded = agui(&["decode", "--max-frame-bytes", &room, &wire]);
+    assert_eq!(decoded.code, 0, "{}", decoded.stderr);
+    assert_eq!(decoded.stdout.lines().count(), 3);
+}
+
+#[test]
+fn sse_decode_names_the_bad_frame_and_writes_the_events_before() {
+    // The third frame is not JSON: exit 1 (an invalid event), frames 0 and 1 written.
+    let input = format!(
+        "{}data: {{\"type\":\"RUN_FIN\n\n{}",
+        sse(&[RS, TS]),
+        sse(&[RF])
+    );
+    let out = agui(&["decode", &file("bad-json.sse", input)]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.contains("frame 2:"), "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", out.stdout);
+    assert!(lines[1].contains("TEXT_MESSAGE_START"));
+
+    // The third frame is not UTF-8: the stream cannot be read on (exit 2), same frame named.
+    let mut bytes = sse(&[RS, TS]).into_bytes();
+    bytes.extend_from_slice(b"data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"\xff\"}\n\n");
+    let out = agui(&["decode", &file("bad-utf8.sse", bytes)]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("frame 2:"), "{}", out.stderr);
+    assert_eq!(out.stdout.lines().count(), 2);
+
+    // A well-formed frame whose event is malformed: exit 1, named.
+    let input = sse(&[RS, r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m"}"#, RF]);
+    let out = agui(&["decode", &file("bad-event.sse", input)]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.contains("frame 1:"), "{}", out.stderr);
+    assert_eq!(out.stdout.lines().count(), 1);
+}
+
+#[test]
+fn decode_sse_refuses_input_that_is_not_sse() {
+    for (name, input) in [
+        ("lines.jsonl", jsonl(&[RS, RF])),
+        ("array.json", format!("[{RS},{RF}]")),
+        ("words.txt", "hello world\n".to_owned()),
+    ] {
+        let out = agui(&["decode", "--format", "sse", &file(name, input)]);
+        assert_eq!(out.code, 2, "{name}: {out:?}");
+        assert!(
+            out.stderr.contains("not an SSE stream"),
+            "{name}: {}",
+            out.stderr
+        );
+        assert!(out.stdout.is_empty(), "{name}: {}", out.stdout);
+    }
+    // An empty stream, or one of comments only, is SSE without events.
+    for input in ["", "\n\n", ": keep-alive\n\n"] {
+        let out = agui_with_stdin(&["decode", "-"], input.as_bytes());
+        assert_eq!(
+            (out.code, out.stdout.as_str()),
+            (0, ""),
+            "{input:?}: {out:?}"
+        );
+    }
+    // A BOM and blank lines before the first field are fine.
+    let out = agui_with_stdin(
+        &["decode", "-"],
+        format!("\u{feff}\n\n{}", sse(&[RS])).as_bytes(),
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.stdout.lines().count(), 1);
+}
+
+#[test]
+fn proto_decode_names_the_frame_and_keeps_the_events_before() {
+    let input = file("proto-src.jsonl", jsonl(&[RS, TS, &content("hi"), TE, RF]));
+    let mut wire = wire_bytes(&["encode", "--format", "proto", &input]);
+    // Cut inside the last frame: exit 2, the four before written.
+    wire.truncate(wire.len() - 3);
+    let out = agui(&["decode", "--format", "proto", &file("cut.pb", &wire)]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("frame 4"), "{}", out.stderr);
+    assert_eq!(out.stdout.lines().count(), 4);
+    // A frame whose body is not an event: exit 1, named.
+    let mut wire = wire_bytes(&["encode", "--format", "proto", &input]);
+    let first = u32::from_be_bytes(wire[..4].try_into().unwrap()) as usize;
+    let mut broken = wire[..4 + first].to_vec();
+    broken.extend_from_slice(&[0, 0, 0, 2, 0xff, 0xff]);
+    broken.extend_from_slice(&wire.split_off(4 + first));
+    let out = agui(&["decode", "--format", "proto", &file("broken.pb", &broken)]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.contains("frame 1"), "{}", out.stderr);
+    assert_eq!(out.stdout.lines().count(), 1);
+}
+
+#[test]
+fn every_input_format_gives_the_same_result() {
+    let events = [RS, TS, &content("Hel"), &content("lo"), TE, RF];
+    let inputs = [
+        ("same.jsonl", jsonl(&events)),
+        (
+            "same.crlf.jsonl",
+            events.iter().map(|e| format!("{e}\r\n")).collect(),
+        ),
+        ("same.sse", sse(&events)),
+        ("same.json", format!("[{}]", events.join(",\n  "))),
+        (
+            "same.case.json",
+            format!(
+                "{{\n  \"name\": \"x\",\n  \"events\": [{}]\n}}",
+                events.join(",")
+            ),
+        ),
+    ];
+    for cmd in [
+        &["apply"][..],
+        &["verify"],
+        &["expand"],
+        &["compact"],
+        &["encode"],
+        &["encode", "--format", "proto"],
+    ] {
+        let mut seen: Option<(String, String)> = None;
+        for (name, text) in &inputs {
+            let path = file(name, text);
+            let mut args = cmd.to_vec();
+            args.push(&path);
+            let from_file = agui(&args);
+            assert_eq!(from_file.code, 0, "{cmd:?} {name}: {from_file:?}");
+            args.pop();
+            args.push("-");
+            let from_stdin = agui_with_stdin(&args, text.as_bytes());
+            assert_eq!(
+                from_stdin.stdout, from_file.stdout,
+                "{cmd:?} {name} from stdin"
+            );
+            match &seen {
+                None => seen = Some((name.to_string(), from_file.stdout)),
+                Some((first, out)) => {
+                    assert_eq!(&from_file.stdout, out, "{cmd:?}: {name} vs {first}")
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn expand_and_compact_stop_at_an_invalid_event_with_a_valid_array_of_what_came_before() {
+    let input = file(
+        "invalid-later.jsonl",
+        jsonl(&[
+            RS,
+            TS,
+            &content("a"),
+            TE,
+            r#"{"type":"TEXT_MESSAGE_CONTENT"}"#,
+            RF,
+        ]),
+    );
+    for cmd in ["expand", "compact"] {
+        let out = agui(&[cmd, &input]);
+        assert_eq!(out.code, 1, "{cmd}: {out:?}");
+        assert!(out.stderr.contains("event 4"), "{cmd}: {}", out.stderr);
+        let array = out.json();
+        let types: Vec<&str> = array
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            types,
+            [
+                "RUN_STARTED",
+                "TEXT_MESSAGE_START",
+                "TEXT_MESSAGE_CONTENT",
+                "TEXT_MESSAGE_END"
+            ],
+            "{cmd}"
+        );
+    }
+}
+
+#[test]
+fn a_json_line_over_the_limit_stops_the_reading_naming_its_event() {
+    let long = content(&"z".repeat(300));
+    let input = file("long-line.jsonl", jsonl(&[RS, TS, &long, TE, RF]));
+    let out = agui(&["verify", "--max-frame-bytes", "200", &input]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr.contains("event 2") && out.stderr.contains("--max-frame-bytes"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        agui(&["verify", "--max-frame-bytes", "400", &input]).code,
+        0
+    );
+}
+
+/// Reads lines from a child's output on a thread; `next` waits up to a minute for one.
+struct Lines(std::sync::mpsc::Receiver<String>);
+
+impl Lines {
+    fn of(out: impl Read + Send + 'static) -> Lines {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Lines(rx)
+    }
+
+    fn next(&self) -> Option<String> {
+        self.0.recv_timeout(Duration::from_secs(60)).ok()
+    }
+}
+
+#[test]
+fn output_follows_a_live_input() {
+    // `decode` prints each event while its input is still open.
+    let mut child = agui_command()
+        .args(["decode", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = Lines::of(child.stdout.take().unwrap());
+    for event in [RS, TS] {
+        stdin.write_all(sse(&[event]).as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let line = lines.next().expect("an event before the input ends");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&line).unwrap(),
+            serde_json::from_str::<serde_json::Value>(event).unwrap()
+        );
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+
+    // `verify` stops at the first invalid event without waiting for the rest of the input.
+    let mut child = agui_command()
+        .args(["verify", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(jsonl(&[RS, &content("orphan")]).as_bytes())
+        .unwrap();
+    stdin.flush().unwrap();
+    let lines = Lines::of(child.stdout.take().unwrap());
+    let verdict = lines.next().expect("a verdict while the input is open");
+    assert!(verdict.contains(r#""ok":false,"at":1"#), "{verdict}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "verify did not end");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(1));
+    drop(stdin);
+}
+
+#[test]
+fn inspect_reads_standard_input_twice_through_a_temporary_copy() {
+    let events = [RS, TS, &content("Hello"), TE, RF];
+    let path = file("inspect.sse", sse(&events));
+    let from_file = agui(&["inspect", "--color", "never", &path]);
+    let from_stdin = agui_with_stdin(
+        &["inspect", "--color", "never", "-"],
+        sse(&events).as_bytes(),
+    );
+    assert_eq!(from_file.code, 0, "{from_file:?}");
+    assert_eq!(from_stdin.stdout, from_file.stdout);
+    // A path that is a pipe cannot be opened twice either.
+    #[cfg(target_os = "linux")]
+    {
+        let from_pipe = agui_with_stdin(
+            &["inspect", "--color", "never", "/dev/stdin"],
+            sse(&events).as_bytes(),
+        );
+        assert_eq!(from_pipe.stdout, from_file.stdout);
+    }
+    assert!(
+        from_file.stdout.starts_with("5 events (SSE)"),
+        "{}",
+        from_file.stdout
+    );
+}
