@@ -24,7 +24,7 @@ async fn proto_events(
         addr,
         "POST",
         "/agent",
-        &[("Accept", accept)],
+        &[("Accept", accept), ("Content-Type", "application/json")],
         body.to_string().as_bytes(),
     )
     .await;
@@ -68,7 +68,7 @@ async fn wildcards_and_lower_preference_get_sse() {
             addr,
             "POST",
             "/agent",
-            &[("Accept", accept)],
+            &[("Accept", accept), ("Content-Type", "application/json")],
             input("t", "x").to_string().as_bytes(),
         )
         .await;
