@@ -199,9 +199,10 @@ pub fn upstream_specs(
     }
     for h in headers {
         let Some((left, value)) = h.split_once(':') else {
-            return Err(format!(
-                "--upstream-header: expected 'Header: value' or 'NAME=Header: value', got a line without ':'"
-            ));
+            return Err(
+                "--upstream-header: expected 'Header: value' or 'NAME=Header: value' (no ':' found)"
+                    .into(),
+            );
         };
         let (scope, header) = match left.split_once('=') {
             Some((scope, header)) => (Some(scope.trim()), header.trim()),
@@ -945,6 +946,94 @@ mod tests {
         assert_eq!(
             describe_store("postgres://u:secret@127.0.0.1/test"),
             "postgres://u:***@127.0.0.1/test"
+        );
+    }
+
+    #[test]
+    fn upstream_options_parse() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let specs = upstream_specs(
+            &v(&[
+                "http://127.0.0.1:1/a?x=1",
+                "py=http://127.0.0.1:2/agent",
+                "ts_2=https://h.example/agent",
+            ]),
+            &v(&["X-All: 1", "py=Authorization: Bearer abc:def"]),
+        )
+        .unwrap();
+        assert_eq!(specs.len(), 3);
+        assert_eq!(specs[0].name, None);
+        assert_eq!(specs[0].url, "http://127.0.0.1:1/a?x=1");
+        assert_eq!(specs[1].name.as_deref(), Some("py"));
+        assert_eq!(
+            specs[1].headers,
+            [
+                ("X-All".to_owned(), "1".to_owned()),
+                ("Authorization".to_owned(), "Bearer abc:def".to_owned())
+            ]
+        );
+        assert_eq!(specs[2].headers.len(), 1);
+        for (ups, headers, says) in [
+            (&["http://a/1", "http://b/2"][..], &[][..], "only one"),
+            (&["py=http://a/1", "py=http://b/2"][..], &[][..], "twice"),
+            (&["bad name=http://a/1"][..], &[][..], "name"),
+            (&["127.0.0.1:8000"][..], &[][..], "NAME=URL"),
+            (
+                &["py=http://a/1"][..],
+                &["nope=X: 1"][..],
+                "no upstream is named",
+            ),
+            (&["py=http://a/1"][..], &["no colon"][..], "':'"),
+            (&[][..], &["X: 1"][..], "needs an --upstream"),
+        ] {
+            let e = upstream_specs(&v(ups), &v(headers)).unwrap_err();
+            assert!(e.contains(says), "{ups:?} {headers:?}: {e}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_agents_listing_names_each_agent_and_its_path() {
+        let up = Upstream::builder("py", "http://u:p@127.0.0.1:1/agent")
+            .build()
+            .unwrap();
+        let agents = vec![
+            Mounted {
+                agent: boxed(DemoAgent::new(Duration::ZERO)),
+                info: AgentInfo::main("demo", None),
+            },
+            Mounted {
+                info: AgentInfo {
+                    name: "py".into(),
+                    path: "/agents/py".into(),
+                    kind: "upstream",
+                    upstream: Some(up.url().to_owned()),
+                },
+                agent: boxed(up),
+            },
+        ];
+        let (router, servers) = router_for(agents, None, Site::default(), None);
+        assert_eq!(servers.len(), 2);
+        let addr = listen(router).await;
+        let listing = http(addr, "GET", "/agents", "").await;
+        assert!(listing.starts_with("HTTP/1.1 200"), "{listing}");
+        let body: serde_json::Value =
+            serde_json::from_str(listing.split_once("\r\n\r\n").unwrap().1).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({"agents": [
+                {"name": "agent", "path": "/agent", "kind": "demo"},
+                {"name": "py", "path": "/agents/py", "kind": "upstream", "upstream": "http://127.0.0.1:1/agent"}
+            ]})
+        );
+        // The upstream cannot be reached: the run ends with its code.
+        let input = r#"{"threadId":"t","runId":"r","messages":[],"tools":[],"context":[]}"#;
+        let run = http(addr, "POST", "/agents/py", input).await;
+        assert!(run.contains(r#""code":"upstream_unreachable""#), "{run}");
+        // No metrics route unless asked for.
+        assert!(
+            http(addr, "GET", "/metrics", "")
+                .await
+                .starts_with("HTTP/1.1 404")
         );
     }
 

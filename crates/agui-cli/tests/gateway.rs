@@ -787,25 +787,25 @@ fn prometheus(text: &str) -> HashMap<String, f64> {
                     .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':'),
             "line {n}: name {name:?}"
         );
-        if let Some(labels) = series.strip_prefix(name) {
-            if !labels.is_empty() {
+        if let Some(labels) = series.strip_prefix(name)
+            && !labels.is_empty()
+        {
+            assert!(
+                labels.starts_with('{') && labels.ends_with('}'),
+                "line {n}: {line}"
+            );
+            for pair in labels[1..labels.len() - 1]
+                .split("\",")
+                .filter(|p| !p.is_empty())
+            {
+                let (k, v) = pair
+                    .split_once("=\"")
+                    .unwrap_or_else(|| panic!("line {n}: {line}"));
                 assert!(
-                    labels.starts_with('{') && labels.ends_with('}'),
-                    "line {n}: {line}"
+                    k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'),
+                    "line {n}"
                 );
-                for pair in labels[1..labels.len() - 1]
-                    .split("\",")
-                    .filter(|p| !p.is_empty())
-                {
-                    let (k, v) = pair
-                        .split_once("=\"")
-                        .unwrap_or_else(|| panic!("line {n}: {line}"));
-                    assert!(
-                        k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'),
-                        "line {n}"
-                    );
-                    assert!(!v.contains('\n'));
-                }
+                assert!(!v.contains('\n'));
             }
         }
         let family = ["_bucket", "_sum", "_count"]
