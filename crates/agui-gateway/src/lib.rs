@@ -49,6 +49,7 @@ use agui_core::engine::pipeline::PipelineErrorKind;
 use agui_core::{Event, RunAgentInput};
 use agui_server::{Agent, AgentError, AgentResult, Finish, RunContext};
 use futures_util::StreamExt;
+use futures_util::future::Either;
 use std::time::Duration;
 
 /// The `code`s of the `RUN_ERROR` that ends a run when its upstream fails.
@@ -367,6 +368,8 @@ impl Agent for Upstream {
         let mut stream: RunStream = self.agent.run(input);
         let mut received = 0usize;
         let mut end: Option<End> = None;
+        // One timer for the run, moved on at each event (cheaper than one per event).
+        let mut timer = std::pin::pin!(tokio::time::sleep(Duration::ZERO));
         loop {
             let limit = if received == 0 {
                 self.first_event_timeout
@@ -375,26 +378,26 @@ impl Agent for Upstream {
             };
             let next = match limit {
                 None => stream.next().await,
-                Some(limit) => match tokio::time::timeout(limit, stream.next()).await {
-                    Ok(next) => next,
-                    Err(_) if end.is_some() => {
-                        // The run has ended; the upstream keeps the response open.
-                        tracing::debug!(upstream = %self.name, "upstream kept its response open after the run's end");
-                        break;
+                Some(limit) => {
+                    timer.as_mut().reset(tokio::time::Instant::now() + limit);
+                    match futures_util::future::select(stream.next(), timer.as_mut()).await {
+                        Either::Left((next, _)) => next,
+                        // The run has ended; the upstream keeps its response open.
+                        Either::Right(_) if end.is_some() => break,
+                        Either::Right(_) if received == 0 => {
+                            return Err(self.fail(
+                                codes::FIRST_EVENT_TIMEOUT,
+                                format!("no event within {limit:?} of the request"),
+                            ));
+                        }
+                        Either::Right(_) => {
+                            return Err(self.fail(
+                                codes::IDLE_TIMEOUT,
+                                format!("no event for {limit:?} after {received} event(s)"),
+                            ));
+                        }
                     }
-                    Err(_) if received == 0 => {
-                        return Err(self.fail(
-                            codes::FIRST_EVENT_TIMEOUT,
-                            format!("no event within {limit:?} of the request"),
-                        ));
-                    }
-                    Err(_) => {
-                        return Err(self.fail(
-                            codes::IDLE_TIMEOUT,
-                            format!("no event for {limit:?} after {received} event(s)"),
-                        ));
-                    }
-                },
+                }
             };
             let event = match next {
                 None => break,
