@@ -11,6 +11,7 @@ mod input;
 mod inspect;
 mod load;
 mod net;
+mod observe;
 mod record;
 mod run;
 mod serve;

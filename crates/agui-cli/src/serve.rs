@@ -1,7 +1,11 @@
 //! `agui serve`: the demo agent (or, with `--openai-base-url`, a model behind an
-//! OpenAI-compatible API) at `POST /agent`, the web console at `GET /`, `GET /health`.
+//! OpenAI-compatible API, or with `--upstream URL` any AG-UI agent) at `POST /agent`, more
+//! AG-UI agents at `POST /agents/NAME` (`--upstream NAME=URL`), listed by `GET /agents`, the
+//! web console at `GET /`, `GET /health`, `GET /metrics`.
 
 use crate::demo::DemoAgent;
+use crate::observe::{self, LogFormat};
+use agui_gateway::Upstream;
 use agui_openai::OpenAiAgent;
 use agui_server::AllowOrigin;
 use agui_server::{
@@ -86,6 +90,157 @@ pub struct ServeArgs {
     /// Largest request body in bytes (413 past it).
     #[arg(long, value_name = "BYTES", default_value_t = 10 * 1024 * 1024)]
     pub max_body_bytes: usize,
+    /// Serve the AG-UI agent at URL at /agent (instead of the demo agent); `NAME=URL`
+    /// serves it at /agents/NAME (repeatable; GET /agents lists them). Its runs are stored,
+    /// resumable and served in SSE or protobuf like the built-in agents'.
+    #[arg(
+        long = "upstream",
+        value_name = "[NAME=]URL",
+        conflicts_with = "openai_base_url"
+    )]
+    pub upstreams: Vec<String>,
+    /// A header sent to the upstreams, e.g. their credentials (`'X-Api-Key: ...'`);
+    /// `'NAME=Header: value'` for one upstream only (repeatable). The gateway's own token
+    /// is never forwarded.
+    #[arg(long = "upstream-header", value_name = "[NAME=]HEADER: VALUE")]
+    pub upstream_headers: Vec<String>,
+    /// What to ask upstreams for: `proto` (protobuf, accepting SSE) or `sse`.
+    #[arg(long, value_enum, default_value = "proto")]
+    pub upstream_encoding: UpstreamEncoding,
+    /// Seconds to connect to an upstream (past it: RUN_ERROR `upstream_unreachable`).
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_secs)]
+    pub upstream_connect_timeout_secs: Duration,
+    /// Seconds an upstream may take to its first event (RUN_ERROR
+    /// `upstream_first_event_timeout`).
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = parse_secs)]
+    pub upstream_first_event_timeout_secs: Duration,
+    /// Seconds an upstream may send no event (RUN_ERROR `upstream_idle_timeout`).
+    #[arg(long, value_name = "SECS", default_value = "300", value_parser = parse_secs)]
+    pub upstream_idle_timeout_secs: Duration,
+    /// Serve GET /metrics on this address (`ADDR:PORT`, no token: keep it internal) instead
+    /// of on the main listener, where it needs the API token.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<String>,
+    /// Log lines on standard error: `text` or `json` (one object per line, with the run's
+    /// thread and run ids).
+    #[arg(long, value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+    /// What to log: a level (`error`, `warn`, `info`, `debug`, `trace`, `off`) or targets
+    /// (`warn,agui_server=debug`).
+    #[arg(long, value_name = "FILTER", default_value = "info")]
+    pub log_level: String,
+}
+
+/// What `--upstream-encoding` asks upstreams for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum UpstreamEncoding {
+    /// Protobuf, accepting SSE (servers that only speak SSE answer SSE).
+    Proto,
+    /// SSE only.
+    Sse,
+}
+
+/// One `--upstream`: its name (`None`: the agent at /agent) and URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamSpec {
+    /// `NAME` of `NAME=URL`.
+    pub name: Option<String>,
+    /// The agent's URL.
+    pub url: String,
+    /// `(header, value)` pairs for this upstream.
+    pub headers: Vec<(String, String)>,
+}
+
+/// Parses the `--upstream` and `--upstream-header` options: names are letters, digits,
+/// `-` and `_`, each used once; at most one upstream without a name; a header scoped to a
+/// name must name an upstream.
+pub fn upstream_specs(
+    upstreams: &[String],
+    headers: &[String],
+) -> Result<Vec<UpstreamSpec>, String> {
+    let mut specs: Vec<UpstreamSpec> = Vec::new();
+    for u in upstreams {
+        let u = u.trim();
+        let lower = u.to_ascii_lowercase();
+        let (name, url) = if lower.starts_with("http://") || lower.starts_with("https://") {
+            (None, u)
+        } else {
+            match u.split_once('=') {
+                Some((name, url)) => (Some(name.trim()), url.trim()),
+                None => {
+                    return Err(format!(
+                        "--upstream {u:?}: expected URL or NAME=URL with an http(s) URL"
+                    ));
+                }
+            }
+        };
+        if let Some(n) = name {
+            let ok = !n.is_empty()
+                && n.len() <= 64
+                && n.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            if !ok {
+                return Err(format!(
+                    "--upstream {u:?}: the name must be 1 to 64 letters, digits, '-' or '_'"
+                ));
+            }
+        }
+        if specs.iter().any(|s| s.name.as_deref() == name) {
+            return Err(match name {
+                Some(n) => format!("--upstream: the name {n:?} is used twice"),
+                None => "--upstream: only one upstream can be served at /agent; name the others (NAME=URL)".into(),
+            });
+        }
+        specs.push(UpstreamSpec {
+            name: name.map(str::to_owned),
+            url: url.to_owned(),
+            headers: Vec::new(),
+        });
+    }
+    for h in headers {
+        let Some((left, value)) = h.split_once(':') else {
+            return Err(
+                "--upstream-header: expected 'Header: value' or 'NAME=Header: value' (no ':' found)"
+                    .into(),
+            );
+        };
+        let (scope, header) = match left.split_once('=') {
+            Some((scope, header)) => (Some(scope.trim()), header.trim()),
+            None => (None, left.trim()),
+        };
+        let pair = (header.to_owned(), value.trim().to_owned());
+        match scope {
+            None => specs.iter_mut().for_each(|s| s.headers.push(pair.clone())),
+            Some(scope) => match specs.iter_mut().find(|s| s.name.as_deref() == Some(scope)) {
+                Some(s) => s.headers.push(pair),
+                None => {
+                    return Err(format!(
+                        "--upstream-header {header}: no upstream is named {scope:?}"
+                    ));
+                }
+            },
+        }
+    }
+    if specs.is_empty() && !headers.is_empty() {
+        return Err("--upstream-header needs an --upstream".into());
+    }
+    Ok(specs)
+}
+
+/// Builds the upstream agent of `spec` with the timeouts and encoding of `args`.
+pub fn upstream(spec: &UpstreamSpec, args: &ServeArgs) -> Result<Upstream, String> {
+    let mut b = Upstream::builder(spec.name.as_deref().unwrap_or("agent"), &spec.url)
+        .encoding(match args.upstream_encoding {
+            UpstreamEncoding::Proto => agui_client::Encoding::Protobuf,
+            UpstreamEncoding::Sse => agui_client::Encoding::Sse,
+        })
+        .connect_timeout(args.upstream_connect_timeout_secs)
+        .first_event_timeout(Some(args.upstream_first_event_timeout_secs))
+        .idle_timeout(Some(args.upstream_idle_timeout_secs));
+    for (name, value) in &spec.headers {
+        b = b.header(name, value);
+    }
+    b.build().map_err(|e| format!("--upstream: {e}"))
 }
 
 /// A positive number of seconds (fractions allowed).
@@ -313,22 +468,82 @@ async fn security_headers(mut res: axum::response::Response) -> axum::response::
     res
 }
 
+/// An agent `agui serve` mounts, and what `GET /agents` says of it.
+pub struct Mounted {
+    /// The agent.
+    pub agent: BoxedAgent,
+    /// Its entry in `GET /agents`.
+    pub info: AgentInfo,
+}
+
+/// One entry of `GET /agents`: what a client (an agent picker) needs to call an agent.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AgentInfo {
+    /// `agent` for the one at `/agent`, else the `NAME` of `--upstream NAME=URL`.
+    pub name: String,
+    /// Where to `POST` runs (threads under `PATH/threads`).
+    pub path: String,
+    /// `demo`, `openai` or `upstream`.
+    pub kind: &'static str,
+    /// An upstream's URL, without credentials.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<String>,
+}
+
+impl AgentInfo {
+    /// The entry of the agent at `/agent`.
+    pub fn main(kind: &'static str, upstream: Option<String>) -> AgentInfo {
+        AgentInfo {
+            name: "agent".into(),
+            path: "/agent".into(),
+            kind,
+            upstream,
+        }
+    }
+}
+
 /// The router: the agent (with its thread routes when there is a store), the console and
 /// the health check (which reports the store's state). The console's files and `/health`
 /// need no token; everything under `/agent` does when `site.access` has authentication.
+#[cfg(test)]
 pub fn router(agent: BoxedAgent, store: Option<StoreOptions>, site: Site) -> (Router, AgentServer) {
-    let mut agent = AgentServer::from_boxed(agent)
-        .config(site.config)
-        .path("/agent")
-        .access(site.access);
-    if let Some(cors) = site.cors {
-        agent = agent.cors(cors);
-    }
+    let main = Mounted {
+        agent,
+        info: AgentInfo::main("demo", None),
+    };
+    let (router, mut servers) = router_for(vec![main], store, site, None);
+    (router, servers.remove(0))
+}
+
+/// The router of several agents, each at its `info.path` with its thread routes (sharing
+/// `store`), `GET /agents` listing them, and `GET /metrics` when `metrics` is given; those
+/// two need the API token like the agents. Returns the agents' servers too (their shutdown
+/// handles), in the order given.
+pub fn router_for(
+    agents: Vec<Mounted>,
+    store: Option<StoreOptions>,
+    site: Site,
+    metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+) -> (Router, Vec<AgentServer>) {
     let probe = store.as_ref().map(|s| s.store.clone());
-    if let Some(store) = store {
-        agent = agent.store(store);
-    }
-    let router = Router::new()
+    let infos: Vec<AgentInfo> = agents.iter().map(|m| m.info.clone()).collect();
+    let servers: Vec<AgentServer> = agents
+        .into_iter()
+        .map(|m| {
+            let mut server = AgentServer::from_boxed(m.agent)
+                .config(site.config.clone())
+                .path(m.info.path.clone())
+                .access(site.access.clone());
+            if let Some(cors) = &site.cors {
+                server = server.cors(cors.clone());
+            }
+            if let Some(store) = &store {
+                server = server.store(store.clone());
+            }
+            server
+        })
+        .collect();
+    let mut router = Router::new()
         .route("/", get(|| async { Html(assets::INDEX) }))
         .route(
             "/app.js",
@@ -348,11 +563,32 @@ pub fn router(agent: BoxedAgent, store: Option<StoreOptions>, site: Site) -> (Ro
                 )
             }),
         )
-        .route(agui_server::HEALTH_PATH, get(move || health(probe.clone())))
-        // The agent at /agent and, with a store, its thread routes under /agent/threads.
-        .merge(agent.router())
-        .layer(axum::middleware::map_response(security_headers));
-    (router, agent)
+        .route(agui_server::HEALTH_PATH, get(move || health(probe.clone())));
+    if let Some(guard) = servers.first() {
+        let listing = serde_json::json!({ "agents": infos });
+        router = router.route(
+            "/agents",
+            guard.guarded(get(move || {
+                let listing = listing.clone();
+                async move { axum::Json(listing) }
+            })),
+        );
+        if let Some(handle) = metrics {
+            router = router.route(
+                "/metrics",
+                guard.guarded(get(move || {
+                    let handle = handle.clone();
+                    async move { observe::render(&handle) }
+                })),
+            );
+        }
+    }
+    // Each agent at its path and, with a store, its thread routes under PATH/threads.
+    for server in &servers {
+        router = router.merge(server.router());
+    }
+    let router = router.layer(axum::middleware::map_response(security_headers));
+    (router, servers)
 }
 
 /// `GET /health`: `200 {"status":"ok",...}`, or `503` with `"status":"degraded"` and the
@@ -390,8 +626,14 @@ async fn health(
 
 /// Binds, prints the URL on standard output, serves until Ctrl-C or SIGTERM.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
+    observe::init_logging(args.log_format, &args.log_level)?;
     let auth = Auth::resolve(&args, std::env::var("AGUI_TOKEN").ok())?;
     let cors = cors(&args.cors_origins)?;
+    let specs = upstream_specs(&args.upstreams, &args.upstream_headers)?;
+    let mut upstreams = Vec::new();
+    for spec in &specs {
+        upstreams.push((spec.name.clone(), upstream(spec, &args)?));
+    }
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
@@ -406,20 +648,76 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
             api_key_env: args.api_key_env.clone(),
             system_prompt: args.system_prompt.clone(),
         });
-    let (agent, about) = match &openai {
-        Some(o) => {
+    let main_upstream = upstreams
+        .iter()
+        .position(|(name, _)| name.is_none())
+        .map(|i| upstreams.remove(i).1);
+    let (agent, about, info) = match (&openai, main_upstream) {
+        (_, Some(up)) => {
+            let about = format!("upstream {}", up.url());
+            let info = AgentInfo::main("upstream", Some(up.url().to_owned()));
+            (boxed(up), about, info)
+        }
+        (Some(o), None) => {
             let (agent, key_note) = o.agent()?;
             let about = format!(
                 "model {} at {} ({key_note})",
                 agent.model(),
                 agent.endpoint()
             );
-            (boxed(agent), about)
+            (boxed(agent), about, AgentInfo::main("openai", None))
         }
-        None => (
+        (None, None) => (
             boxed(DemoAgent::new(Duration::from_millis(args.delay_ms))),
             "the demo agent".into(),
+            AgentInfo::main("demo", None),
         ),
+    };
+    let mut mounted = vec![Mounted { agent, info }];
+    let mut agent_lines = String::new();
+    for (name, up) in upstreams {
+        let name = name.unwrap_or_default();
+        let path = format!("/agents/{name}");
+        agent_lines.push_str(&format!(
+            "\n  agent    POST http://{addr}{path}: upstream {}",
+            up.url()
+        ));
+        mounted.push(Mounted {
+            info: AgentInfo {
+                name,
+                path,
+                kind: "upstream",
+                upstream: Some(up.url().to_owned()),
+            },
+            agent: boxed(up),
+        });
+    }
+    let metrics = observe::install_metrics()?;
+    let (metrics_route, metrics_line) = match &args.metrics_listen {
+        None => (
+            Some(metrics.clone()),
+            format!("http://{addr}/metrics (with the API token)"),
+        ),
+        Some(at) => {
+            let l = tokio::net::TcpListener::bind(at)
+                .await
+                .map_err(|e| format!("--metrics-listen {at}: {e}"))?;
+            let at = l.local_addr().map_err(|e| e.to_string())?;
+            let handle = metrics.clone();
+            let app = Router::new().route(
+                "/metrics",
+                get(move || {
+                    let handle = handle.clone();
+                    async move { observe::render(&handle) }
+                }),
+            );
+            tokio::spawn(async move {
+                if let Err(e) = axum::serve(l, app).await {
+                    tracing::error!("the metrics listener stopped: {e}");
+                }
+            });
+            (None, format!("http://{at}/metrics (no token)"))
+        }
     };
     let (locator, warning) = match &args.store {
         Some(l) => (l.clone(), None),
@@ -449,14 +747,15 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
             .max_connections(args.max_connections)
             .max_body_bytes(args.max_body_bytes),
     };
-    let (router, agent) = router(
-        agent,
+    let (router, servers) = router_for(
+        mounted,
         Some(
             StoreOptions::new(store)
                 .cancel_on_disconnect(args.cancel_on_disconnect)
                 .lease(args.run_lease_secs),
         ),
         site,
+        metrics_route,
     );
     let loopback = addr.ip().is_loopback();
     if !loopback {
@@ -499,7 +798,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(
             out,
-            "agui serve: listening on http://{addr}/\n  console  {console}\n  agent    POST http://{addr}/agent: {about}\n  threads  GET http://{addr}/agent/threads, GET|DELETE .../threads/ID, GET .../threads/ID/connect\n  store    {}{mode}\n  auth     {auth_line}\n  health   http://{addr}/health\nPress Ctrl-C to stop.",
+            "agui serve: listening on http://{addr}/\n  console  {console}\n  agent    POST http://{addr}/agent: {about}{agent_lines}\n  agents   GET http://{addr}/agents\n  threads  GET http://{addr}/agent/threads, GET|DELETE .../threads/ID, GET .../threads/ID/connect\n  store    {}{mode}\n  auth     {auth_line}\n  health   http://{addr}/health\n  metrics  {metrics_line}\nPress Ctrl-C to stop.",
             describe_store(&locator)
         );
         let _ = out.flush();
@@ -507,7 +806,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     agui_server::serve(
         listener,
         router,
-        [agent.shutdown_handle()],
+        servers.iter().map(AgentServer::shutdown_handle),
         agui_server::shutdown_signal(),
     )
     .await
@@ -647,6 +946,94 @@ mod tests {
         assert_eq!(
             describe_store("postgres://u:secret@127.0.0.1/test"),
             "postgres://u:***@127.0.0.1/test"
+        );
+    }
+
+    #[test]
+    fn upstream_options_parse() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let specs = upstream_specs(
+            &v(&[
+                "http://127.0.0.1:1/a?x=1",
+                "py=http://127.0.0.1:2/agent",
+                "ts_2=https://h.example/agent",
+            ]),
+            &v(&["X-All: 1", "py=Authorization: Bearer abc:def"]),
+        )
+        .unwrap();
+        assert_eq!(specs.len(), 3);
+        assert_eq!(specs[0].name, None);
+        assert_eq!(specs[0].url, "http://127.0.0.1:1/a?x=1");
+        assert_eq!(specs[1].name.as_deref(), Some("py"));
+        assert_eq!(
+            specs[1].headers,
+            [
+                ("X-All".to_owned(), "1".to_owned()),
+                ("Authorization".to_owned(), "Bearer abc:def".to_owned())
+            ]
+        );
+        assert_eq!(specs[2].headers.len(), 1);
+        for (ups, headers, says) in [
+            (&["http://a/1", "http://b/2"][..], &[][..], "only one"),
+            (&["py=http://a/1", "py=http://b/2"][..], &[][..], "twice"),
+            (&["bad name=http://a/1"][..], &[][..], "name"),
+            (&["127.0.0.1:8000"][..], &[][..], "NAME=URL"),
+            (
+                &["py=http://a/1"][..],
+                &["nope=X: 1"][..],
+                "no upstream is named",
+            ),
+            (&["py=http://a/1"][..], &["no colon"][..], "':'"),
+            (&[][..], &["X: 1"][..], "needs an --upstream"),
+        ] {
+            let e = upstream_specs(&v(ups), &v(headers)).unwrap_err();
+            assert!(e.contains(says), "{ups:?} {headers:?}: {e}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_agents_listing_names_each_agent_and_its_path() {
+        let up = Upstream::builder("py", "http://u:p@127.0.0.1:1/agent")
+            .build()
+            .unwrap();
+        let agents = vec![
+            Mounted {
+                agent: boxed(DemoAgent::new(Duration::ZERO)),
+                info: AgentInfo::main("demo", None),
+            },
+            Mounted {
+                info: AgentInfo {
+                    name: "py".into(),
+                    path: "/agents/py".into(),
+                    kind: "upstream",
+                    upstream: Some(up.url().to_owned()),
+                },
+                agent: boxed(up),
+            },
+        ];
+        let (router, servers) = router_for(agents, None, Site::default(), None);
+        assert_eq!(servers.len(), 2);
+        let addr = listen(router).await;
+        let listing = http(addr, "GET", "/agents", "").await;
+        assert!(listing.starts_with("HTTP/1.1 200"), "{listing}");
+        let body: serde_json::Value =
+            serde_json::from_str(listing.split_once("\r\n\r\n").unwrap().1).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({"agents": [
+                {"name": "agent", "path": "/agent", "kind": "demo"},
+                {"name": "py", "path": "/agents/py", "kind": "upstream", "upstream": "http://127.0.0.1:1/agent"}
+            ]})
+        );
+        // The upstream cannot be reached: the run ends with its code.
+        let input = r#"{"threadId":"t","runId":"r","messages":[],"tools":[],"context":[]}"#;
+        let run = http(addr, "POST", "/agents/py", input).await;
+        assert!(run.contains(r#""code":"upstream_unreachable""#), "{run}");
+        // No metrics route unless asked for.
+        assert!(
+            http(addr, "GET", "/metrics", "")
+                .await
+                .starts_with("HTTP/1.1 404")
         );
     }
 

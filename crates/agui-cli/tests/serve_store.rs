@@ -231,6 +231,65 @@ async fn two_servers_share_threads_through_postgres(pg: String) {
     b.kill().await.unwrap();
 }
 
+/// Two gateways (`agui serve --upstream`) on one PostgreSQL database in front of one
+/// upstream: a run driven through A is followed live through B, event for event.
+async fn two_gateways_share_threads_through_postgres(pg: String) {
+    let dir = std::env::temp_dir().join(format!("agui-gw-pg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let upstream_store = format!("sqlite:{}", dir.join("up.db").display());
+    let (mut upstream, upstream_url) =
+        serve(&["--store", &upstream_store, "--no-auth", "--delay-ms", "20"]).await;
+    let agent = format!("{upstream_url}/agent");
+    let (mut a, url_a) = serve(&["--store", &pg, "--upstream", &agent]).await;
+    let (mut b, url_b) = serve(&["--store", &pg, "--upstream", &agent]).await;
+    let thread = format!(
+        "t-gw-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    let input = serde_json::json!({
+        "threadId": thread, "runId": "r1",
+        "messages": [{"id": "u1", "role": "user", "content": "Hello through two gateways"}],
+        "tools": [], "context": []
+    })
+    .to_string();
+    let started = {
+        let url_a = url_a.clone();
+        tokio::spawn(async move { http(&url_a, "POST", "/agent", &input).await })
+    };
+    let mut followed = None;
+    for _ in 0..200 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let running = !started.is_finished();
+        let (status, body) = http(
+            &url_b,
+            "GET",
+            &format!("/agent/threads/{thread}/connect?after=0"),
+            "",
+        )
+        .await;
+        if status == 200 {
+            assert!(running, "the run ended before the second gateway was asked");
+            followed = Some(body);
+            break;
+        }
+    }
+    let followed = followed.expect("the thread never showed up on the second gateway");
+    let (status, live) = started.await.unwrap();
+    assert_eq!(status, 200, "{live}");
+    let (live_events, live_ids) = frames(&live);
+    assert_eq!(live_events.last().unwrap()["type"], "RUN_FINISHED");
+    assert!(live.contains("Hello through two gateways"), "{live}");
+    assert_eq!(frames(&followed), (live_events, live_ids));
+    a.kill().await.unwrap();
+    b.kill().await.unwrap();
+    upstream.kill().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A server killed in the middle of a run (no chance to end it): once the run's lease has
 /// expired, a restarted server closes it with `RUN_ERROR` code `abandoned` for whoever
 /// follows the thread, instead of leaving it "running" forever.
@@ -327,6 +386,11 @@ fn main() {
         libtest_mimic::Trial::test("two_servers_share_threads_through_postgres", {
             let pg = pg.clone().unwrap_or_default();
             move || block_on(two_servers_share_threads_through_postgres(pg))
+        })
+        .with_ignored_flag(pg.is_none()),
+        libtest_mimic::Trial::test("two_gateways_share_threads_through_postgres", {
+            let pg = pg.clone().unwrap_or_default();
+            move || block_on(two_gateways_share_threads_through_postgres(pg))
         })
         .with_ignored_flag(pg.is_none()),
     ];

@@ -487,6 +487,7 @@ pub(crate) fn error(
     message: impl Into<String>,
     extra: Value,
 ) -> Response {
+    crate::metrics::rejected(code);
     let mut body = json!({"error": code, "message": message.into()});
     if let (Value::Object(b), Value::Object(e)) = (&mut body, extra) {
         b.extend(e);

@@ -32,6 +32,7 @@ pub(crate) fn driver(
     mut shutdown: watch::Receiver<bool>,
     store: Arc<InterruptStore>,
     span: tracing::Span,
+    meter: crate::metrics::RunMeter,
 ) -> BoxFuture<'static, ()> {
     let started = Instant::now();
     Box::pin(
@@ -69,6 +70,7 @@ pub(crate) fn driver(
                     "shutdown"
                 }
             };
+            meter.end(outcome);
             tracing::info!(
                 outcome,
                 events = run.sink.events(),
@@ -141,6 +143,8 @@ pub(crate) struct RunBody {
     driver: Option<BoxFuture<'static, ()>>,
     keep_alive: Option<KeepAlive>,
     span: tracing::Span,
+    /// Set when the body goes to a client (not when a store writer drains it).
+    meter: Option<crate::metrics::StreamMeter>,
 }
 
 impl RunBody {
@@ -164,7 +168,15 @@ impl RunBody {
             driver: Some(driver),
             keep_alive,
             span,
+            meter: None,
         }
+    }
+
+    /// Counts this body as a stream to a client in `encoding` (open streams, events and
+    /// bytes sent).
+    pub(crate) fn metered(mut self, encoding: crate::negotiate::Encoding) -> RunBody {
+        self.meter = Some(crate::metrics::StreamMeter::open(encoding));
+        self
     }
 }
 
@@ -179,9 +191,12 @@ impl Stream for RunBody {
             this.driver = None;
         }
         match this.run.sink.take(cx) {
-            Taken::Bytes(bytes) => {
+            Taken::Bytes(bytes, events) => {
                 if let Some(k) = &mut this.keep_alive {
                     k.last = Instant::now();
+                }
+                if let Some(m) = &this.meter {
+                    m.sent(events, bytes.len());
                 }
                 return Poll::Ready(Some(Ok(bytes)));
             }
@@ -199,6 +214,9 @@ impl Stream for RunBody {
                 if now >= due {
                     k.last = now;
                     k.sleep.as_mut().reset((now + k.every).into());
+                    if let Some(m) = &this.meter {
+                        m.sent(0, k.frame.len());
+                    }
                     return Poll::Ready(Some(Ok(k.frame.clone())));
                 }
                 k.sleep.as_mut().reset(due.into());

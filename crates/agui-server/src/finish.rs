@@ -76,6 +76,20 @@ impl Finish {
     }
 }
 
+/// The end another agent reported: its `RUN_FINISHED`'s result, outcome (interrupts
+/// included), usage and metadata, for an agent that relays a run (a gateway, a stream
+/// adapter). The runtime writes the run's own ids.
+impl From<agui_core::event::RunFinished> for Finish {
+    fn from(f: agui_core::event::RunFinished) -> Self {
+        Finish {
+            result: f.result,
+            outcome: f.outcome,
+            usage: f.usage.unwrap_or_default(),
+            metadata: f.metadata,
+        }
+    }
+}
+
 impl From<()> for Finish {
     fn from((): ()) -> Self {
         Finish::success()

@@ -77,6 +77,7 @@ mod finish;
 mod ingress;
 mod interrupts;
 mod listen;
+pub mod metrics;
 mod negotiate;
 mod reasoning;
 mod server;

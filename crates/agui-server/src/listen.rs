@@ -218,6 +218,7 @@ pub(crate) async fn run(
 
 /// The answer beyond the connection limit.
 fn overloaded() -> Response<Body> {
+    crate::metrics::rejected("too_many_connections");
     let mut res = Response::new(Body::from(
         r#"{"error":"too_many_connections","message":"the server is at its connection limit; try again shortly"}"#,
     ));

@@ -266,6 +266,17 @@ impl AgentServer {
         }
     }
 
+    /// Wraps any route (an operator's `/metrics`, a listing of agents) in this server's
+    /// access checks and CORS layer: the same credentials, `Host` check and origins as the
+    /// agent's own routes. The handler finds the caller's [`Principal`] in the request's
+    /// extensions.
+    pub fn guarded<S: Clone + Send + Sync + 'static>(
+        &self,
+        route: MethodRouter<S>,
+    ) -> MethodRouter<S> {
+        self.guard(route)
+    }
+
     /// The `POST` handler as a method router, to mount in a router of any state (with the
     /// access checks and CORS layer of this server).
     pub fn method_router<S: Clone + Send + Sync + 'static>(&self) -> MethodRouter<S> {
@@ -730,7 +741,12 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         }
         _ => None,
     };
-    let sink = Sink::new(config, FrameEncoder::new(encoding));
+    let meter = crate::metrics::RunMeter::start(&server.path);
+    let sink = Sink::new(
+        config,
+        FrameEncoder::new(encoding),
+        Some(meter.first_event()),
+    );
     // RUN_STARTED always fits: nothing precedes it.
     let _ = sink.push_runtime(started.into(), false);
     #[cfg(feature = "store")]
@@ -764,6 +780,7 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         inner.shutdown.subscribe(),
         inner.interrupts.clone(),
         span.clone(),
+        meter,
     );
     let drive: futures_util::future::BoxFuture<'static, ()> = Box::pin(async move {
         drive.await;
@@ -788,7 +805,7 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         )
         .await;
     }
-    let mut res = Response::new(Body::from_stream(body));
+    let mut res = Response::new(Body::from_stream(body.metered(encoding)));
     let h = res.headers_mut();
     h.insert(
         header::CONTENT_TYPE,

@@ -34,7 +34,8 @@ pub(crate) enum Status {
 
 /// What the response body gets from one poll.
 pub(crate) enum Taken {
-    Bytes(Bytes),
+    /// Bytes, and how many events they hold.
+    Bytes(Bytes, u64),
     End,
     Pending,
 }
@@ -58,6 +59,10 @@ struct Inner {
     waker: Option<Waker>,
     waiting: usize,
     events: u64,
+    /// Events already taken by the response body.
+    events_taken: u64,
+    /// Times the agent's first event (metrics).
+    first_event: Option<crate::metrics::FirstEvent>,
     high_water: usize,
     max_event_bytes: usize,
     max_events: Option<u64>,
@@ -74,7 +79,11 @@ struct Inner {
 }
 
 impl Sink {
-    pub(crate) fn new(config: &ServerConfig, encoder: FrameEncoder) -> Sink {
+    pub(crate) fn new(
+        config: &ServerConfig,
+        encoder: FrameEncoder,
+        first_event: Option<crate::metrics::FirstEvent>,
+    ) -> Sink {
         Sink {
             inner: Mutex::new(Inner {
                 buf: BytesMut::with_capacity(config.buffer_bytes.min(1024)),
@@ -87,6 +96,8 @@ impl Sink {
                 waker: None,
                 waiting: 0,
                 events: 0,
+                events_taken: 0,
+                first_event,
                 high_water: config.buffer_bytes,
                 max_event_bytes: config.max_event_bytes,
                 max_events: config.max_events_per_run,
@@ -231,12 +242,14 @@ impl Sink {
         let mut g = self.lock();
         if !g.buf.is_empty() {
             let bytes = g.buf.split().freeze();
+            let events = g.events - g.events_taken;
+            g.events_taken = g.events;
             let waiting = g.waiting > 0;
             drop(g);
             if waiting {
                 self.space.notify_waiters();
             }
-            return Taken::Bytes(bytes);
+            return Taken::Bytes(bytes, events);
         }
         if g.status != Status::Open {
             return Taken::End;
@@ -331,6 +344,10 @@ impl Sink {
             return Err(err);
         }
         g.events += 1;
+        if from_agent && let Some(first) = &mut g.first_event {
+            first.seen();
+            g.first_event = None;
+        }
         if let Some(tap) = &g.tap {
             let _ = tap.send(event);
         }

@@ -281,17 +281,40 @@ fn streamed(
         let frame = crate::encode::FrameEncoder::new(encoding).keep_alive()?;
         Some((every, frame))
     });
-    let stream =
-        futures_util::stream::unfold((rx, guard, beat), |(mut rx, guard, beat)| async move {
-            let f = match &beat {
+    let meter = crate::metrics::StreamMeter::open(encoding);
+    let stream = futures_util::stream::unfold(
+        (rx, guard, beat, meter),
+        |(mut rx, guard, beat, meter)| async move {
+            // Each frame of the channel is one event; a keep-alive is none.
+            let (mut f, mut events) = match &beat {
                 Some((every, frame)) => match tokio::time::timeout(*every, rx.recv()).await {
-                    Ok(f) => f?,
-                    Err(_) => frame.clone(),
+                    Ok(f) => (f?, 1),
+                    Err(_) => (frame.clone(), 0),
                 },
-                None => rx.recv().await?,
+                None => (rx.recv().await?, 1),
             };
-            Some((Ok::<_, std::convert::Infallible>(f), (rx, guard, beat)))
-        });
+            // Frames already waiting leave in the same write (fewer syscalls and wake-ups
+            // for the client; nothing waits for more).
+            if events == 1 {
+                let mut joined: Option<bytes::BytesMut> = None;
+                while joined.as_ref().map_or(f.len(), |j| j.len()) < COALESCE_BYTES {
+                    let Ok(next) = rx.try_recv() else { break };
+                    joined
+                        .get_or_insert_with(|| bytes::BytesMut::from(&f[..]))
+                        .extend_from_slice(&next);
+                    events += 1;
+                }
+                if let Some(j) = joined {
+                    f = j.freeze();
+                }
+            }
+            meter.sent(events, f.len());
+            Some((
+                Ok::<_, std::convert::Infallible>(f),
+                (rx, guard, beat, meter),
+            ))
+        },
+    );
     let mut res = Response::new(Body::from_stream(stream));
     let h = res.headers_mut();
     h.insert(
@@ -302,6 +325,9 @@ fn streamed(
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     res
 }
+
+/// Frames waiting in a stream's channel are joined into one write up to this size.
+const COALESCE_BYTES: usize = 64 * 1024;
 
 /// Ends the run with `RUN_ERROR` (code `disconnected`) when the response is dropped early.
 struct CancelGuard(Arc<RunShared>);
@@ -428,11 +454,13 @@ pub(crate) async fn claim(
     }
     let mut stored = started.clone();
     stored.input = Some(Box::new(echo));
-    match options
+    let t0 = std::time::Instant::now();
+    let appended = options
         .store
         .append(&input.thread_id, &input.run_id, &[Event::from(stored)])
-        .await
-    {
+        .await;
+    crate::metrics::store_append(t0.elapsed());
+    match appended {
         Ok(range) => Ok(range.start),
         Err(e @ StoreError::RunExists { .. }) => Err(error(
             StatusCode::CONFLICT,
@@ -588,7 +616,10 @@ async fn persist(
             );
             run.sink.disconnect();
         }
-        match store.append(&run.thread_id, &run.run_id, &batch).await {
+        let t0 = std::time::Instant::now();
+        let appended = store.append(&run.thread_id, &run.run_id, &batch).await;
+        crate::metrics::store_append(t0.elapsed());
+        match appended {
             Ok(_) => {
                 if batch.iter().any(is_terminal) {
                     return;
