@@ -6,10 +6,12 @@
 // (@ag-ui/client 1.0) does, and renders the result: chat, tool calls, state,
 // activities, reasoning, subagents, interrupts and an event timeline. Where the
 // agent offers agui serve's thread routes, a thread list opens, continues and
-// deletes stored threads.
+// deletes stored threads; where the console's own origin lists several agents
+// (GET /agents), a picker switches between them.
 //
 // Plain browser JavaScript, no dependencies, no build step, no network access
-// other than the agent endpoint: the file is embedded as is in the agui binary.
+// other than the agent endpoint and the console's own origin: the file is
+// embedded as is in the agui binary.
 "use strict";
 
 (() => {
@@ -1096,6 +1098,8 @@
     hint: document.getElementById("composer-hint"),
     endpointForm: document.getElementById("endpoint-form"),
     endpoint: document.getElementById("endpoint"),
+    agentPick: document.getElementById("agent-pick"),
+    agentPicker: document.getElementById("agent-picker"),
     thread: document.getElementById("thread-id"),
     newThread: document.getElementById("new-thread"),
     tryList: document.getElementById("try-list"),
@@ -2070,11 +2074,9 @@
     ui.input.focus();
   });
 
-  ui.endpoint.value = session.endpoint;
-  ui.endpointForm.addEventListener("submit", (e) => {
-    e.preventDefault();
-    const v = ui.endpoint.value.trim();
-    if (!v) return;
+  // Points the console at another agent endpoint (kept in the address as ?agent=) and
+  // loads that agent's thread list.
+  function setEndpoint(v) {
     session.endpoint = resolveEndpoint(v);
     ui.endpoint.value = session.endpoint;
     const url = new URL(location.href);
@@ -2084,6 +2086,65 @@
     resetThreads();
     renderThreads();
     loadThreads();
+    renderPicker();
+  }
+
+  ui.endpoint.value = session.endpoint;
+  ui.endpointForm.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const v = ui.endpoint.value.trim();
+    if (v) setEndpoint(v);
+  });
+
+  // The agent picker: `agui serve` lists the agents it serves at GET /agents
+  // ({"agents":[{name, path, kind, upstream?}]}), on the console's own origin (so the
+  // token goes along). With more than one, a <select> switches between them; another
+  // server (no /agents, or not signed in) or a single agent leaves it hidden.
+  const agents = { list: [] };
+  async function loadAgents() {
+    let list = [];
+    try {
+      const res = await apiFetch(new URL("/agents", location.href).href);
+      if (res.ok) {
+        const body = await res.json();
+        if (isObject(body) && Array.isArray(body.agents)) {
+          // Only paths on this origin: the picker never leads the token elsewhere.
+          const here = (p) => {
+            try {
+              return p.startsWith("/") && new URL(p, location.href).origin === location.origin;
+            } catch {
+              return false;
+            }
+          };
+          list = body.agents.filter((a) => isObject(a) && typeof a.name === "string" && typeof a.path === "string" && here(a.path));
+        }
+      }
+    } catch {}
+    agents.list = list;
+    ui.agentPick.dataset.agents = String(list.length); // the listing is in (tests wait for it)
+    renderPicker();
+  }
+  function renderPicker() {
+    const show = agents.list.length > 1;
+    ui.agentPick.hidden = !show;
+    if (!show) return;
+    const options = agents.list.map((a) => {
+      const kind = typeof a.kind === "string" ? a.kind : "";
+      const title = [`POST ${a.path}`, kind, typeof a.upstream === "string" ? a.upstream : ""].filter(Boolean).join(" · ");
+      return h("option", { value: a.path, title, "data-kind": kind }, kind ? `${a.name} (${kind})` : a.name);
+    });
+    const current = agents.list.find((a) => resolveEndpoint(a.path) === session.endpoint);
+    if (!current) options.unshift(h("option", { value: "", disabled: true }, "other endpoint"));
+    ui.agentPicker.replaceChildren(...options);
+    ui.agentPicker.value = current ? current.path : "";
+  }
+  ui.agentPicker.addEventListener("change", () => {
+    const a = agents.list.find((x) => x.path === ui.agentPicker.value);
+    if (!a) return;
+    resetSession(uuid());
+    setUrlThread(null);
+    setEndpoint(a.path);
+    ui.input.focus();
   });
 
   ui.threadsRefresh.addEventListener("click", () => loadThreads());
@@ -2129,6 +2190,7 @@
   renderThreads();
   ui.input.focus();
   // The thread list; then the thread named in the address (#thread=ID), if any.
+  loadAgents();
   const initialThread = new URLSearchParams(location.hash.slice(1)).get("thread");
   loadThreads().then((ok) => {
     if (!initialThread) return;

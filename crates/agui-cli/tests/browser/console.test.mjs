@@ -16,6 +16,8 @@
 // non-zero when a check fails.
 
 import { mkdtempSync, rmSync, mkdirSync, existsSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { tmpdir } from "node:os";
 import { join, dirname, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -165,6 +167,52 @@ async function waitOpened(page, id) {
 async function fresh(page, url) {
   await page.goto("about:blank");
   await page.goto(url);
+}
+
+// ---- agent picker helpers ---------------------------------------------------
+
+// The agui binary the picker check starts: env AGUI_BIN, else the release build.
+const aguiBin = process.env.AGUI_BIN || resolve(dirname(fileURLToPath(import.meta.url)), "../../../../target/release/agui");
+
+// Starts `agui serve ARGS` with env AGUI_TOKEN=token; resolves to {url, stop()} once its
+// banner's console line (the URL with #token=...) is out.
+function startAgui(args, token) {
+  const child = spawn(aguiBin, ["serve", ...args], { env: { ...process.env, AGUI_TOKEN: token }, stdio: ["ignore", "pipe", "pipe"] });
+  const exited = new Promise((ok) => child.once("exit", ok));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    await exited;
+  };
+  return new Promise((ok, fail) => {
+    let out = "";
+    let err = "";
+    const timer = setTimeout(() => {
+      stop();
+      fail(new Check(`agui serve printed no console URL in ${STEP_TIMEOUT} ms: ${out}${err}`));
+    }, STEP_TIMEOUT);
+    child.stderr.on("data", (d) => (err += d));
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = /^  console\s+(\S+)/m.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        ok({ url: m[1], stop });
+      }
+    });
+    child.once("error", (e) => {
+      clearTimeout(timer);
+      fail(new Check(`cannot start ${aguiBin}: ${e.message}`));
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      fail(new Check(`agui serve exited (${code}) before its banner: ${err.trim()}`));
+    });
+  });
+}
+// Waits until the console has GET /agents's answer (data-agents: how many it lists).
+async function waitAgents(page) {
+  await page.waitForSelector(`${T("agent-pick")}[data-agents]`, { state: "attached" });
+  return page.$eval(T("agent-pick"), (d) => Number(d.dataset.agents));
 }
 
 // ---- the run ----------------------------------------------------------------
@@ -754,6 +802,84 @@ try {
       pageErrors.push(...extra.filter((e) => !/CORS|Failed to load resource|ERR_FAILED|Failed to fetch/.test(e)));
     }
   });
+
+  // ---- the agent picker -----------------------------------------------------
+
+  await check("the agent picker is hidden when the server has one agent (or no GET /agents)", async () => {
+    const res = await api("/agents").catch(() => null);
+    const listed = res?.ok ? (await res.json()).agents?.length : 0;
+    expect(fake ? !res?.ok : listed === 1, `GET /agents answered ${res?.status} listing ${listed} agents`);
+    await fresh(page, base);
+    const shown = await waitAgents(page);
+    expect(shown === (listed ?? 0), `the console counted ${shown} agents, GET /agents lists ${listed}`);
+    expect(await page.isHidden(T("agent-picker")), "the agent picker shows for a single agent");
+  });
+
+  if (!existsSync(aguiBin) && fake) {
+    log(`skip the agent picker check: no agui binary at ${aguiBin} (build it, or set AGUI_BIN)`);
+  } else {
+    await check("the agent picker lists the agents of `agui serve --upstream`; choosing one runs and lists threads there", async () => {
+      const seenA = [];
+      const seenB = [];
+      const { startFakeAgent } = await import("./fake-agent.mjs");
+      const a = await startFakeAgent({ port: 0, onRequest: (req) => seenA.push(`${req.method} ${req.url}`) });
+      const b = await startFakeAgent({ port: 0, onRequest: (req) => seenB.push(`${req.method} ${req.url}`) });
+      const token = randomUUID().replace(/-/g, "");
+      let server;
+      const requests = [];
+      const onRequest = (r) => requests.push({ method: r.method(), url: new URL(r.url()), auth: r.headers().authorization });
+      page.on("request", onRequest);
+      try {
+        server = await startAgui(["--listen", "127.0.0.1:0", "--store", "memory", "--delay-ms", "0", "--upstream", `a=${a.url}agent`, "--upstream", `b=${b.url}agent`], token);
+        const origin = new URL(server.url).origin;
+        await fresh(page, server.url);
+        expect((await waitAgents(page)) === 3, `the console counted ${await page.$eval(T("agent-pick"), (d) => d.dataset.agents)} agents, expected 3`);
+        expect(await page.isVisible(T("agent-picker")), "the agent picker is hidden with three agents");
+        const listing = requests.find((r) => r.method === "GET" && r.url.pathname === "/agents");
+        expect(listing && listing.auth === `Bearer ${token}`, "GET /agents went without the token");
+        const options = await page.$$eval(`${T("agent-picker")} option`, (o) => o.map((x) => [x.value, x.textContent]));
+        expect(JSON.stringify(options.map((o) => o[0])) === JSON.stringify(["/agent", "/agents/a", "/agents/b"]), `the picker offers ${JSON.stringify(options)}`);
+        expect(options[1][1].startsWith("a") && options[2][1].startsWith("b"), `the options read ${JSON.stringify(options)}`);
+        expect((await page.inputValue(T("agent-picker"))) === "/agent", "the picker does not show the agent in use (/agent)");
+
+        const before = await currentThread(page);
+        const postsBefore = posted.length;
+        requests.length = 0;
+        await page.selectOption(T("agent-picker"), "/agents/b");
+        await waitThreadList(page);
+        const thread = await currentThread(page);
+        expect(thread && thread !== before, `choosing b kept the thread ${before}`);
+        expect(new URL(page.url()).searchParams.get("agent") === "/agents/b", `the address is ${page.url()}`);
+        expect((await page.inputValue(T("endpoint"))) === `${origin}/agents/b`, `the endpoint field reads ${await page.inputValue(T("endpoint"))}`);
+        expect(requests.some((r) => r.method === "GET" && r.url.pathname === "/agents/b/threads"), `no thread list asked of /agents/b: ${requests.map((r) => r.url.pathname).join(", ")}`);
+
+        const r = await send(page, "hello b");
+        expect(r.status === "finished", `the run through b ended as "${r.status}": ${r.text}`);
+        const runs = posted.slice(postsBefore);
+        expect(runs.length === 1 && new URL(runs[0].url).pathname === "/agents/b" && runs[0].body?.threadId === thread, `the run went to ${runs.map((x) => x.url).join(", ")}`);
+        expect(seenB.some((x) => x.startsWith("POST /agent")) && !seenA.some((x) => x.startsWith("POST")), `upstream a saw ${JSON.stringify(seenA)}, b saw ${JSON.stringify(seenB)}`);
+        const reply = await page.$$eval(`${T("message-assistant")} ${T("message-text")}`, (m) => m.map((x) => x.textContent));
+        expect(reply.length === 1 && reply[0].includes("hello b"), `the chat shows the replies ${JSON.stringify(reply)}`);
+
+        // The list (of /agents/b/threads) refreshes when the run ends and shows the thread.
+        await page.waitForSelector(`${item(thread)}[aria-current="true"]`);
+        const stored = await fetch(`${origin}/agents/b/threads/${thread}`, { headers: { Authorization: `Bearer ${token}` } });
+        const body = stored.ok ? await stored.json() : null;
+        expect(body?.runs?.length === 1 && userTexts(body.messages).join() === "hello b", `GET /agents/b/threads/${thread}: HTTP ${stored.status} ${JSON.stringify(body)?.slice(0, 200)}`);
+
+        // A reload stays with b and opens the thread again.
+        await page.reload();
+        await waitAgents(page);
+        await waitOpened(page, thread);
+        expect((await page.inputValue(T("agent-picker"))) === "/agents/b", "after a reload the picker is not on b");
+      } finally {
+        page.off("request", onRequest);
+        await server?.stop();
+        await a.close();
+        await b.close();
+      }
+    });
+  }
 
   await check("no errors in the page", async () => {
     const real = pageErrors.filter((e) => !/Failed to load resource|ERR_CONNECTION_RESET|net::ERR_FAILED|404|405/.test(e));
