@@ -760,10 +760,11 @@ fn query_of(uri: &axum::http::Uri) -> std::collections::HashMap<String, String> 
 #[allow(clippy::result_large_err)]
 fn resume_point(text: &str, thread: &str, last_seq: u64) -> Result<u64, Response> {
     let text = text.trim();
+    // Past the end: the store's code; not a number at all: `invalid_sequence`.
     let bad = |message: String| {
         error(
             StatusCode::BAD_REQUEST,
-            "invalid_sequence",
+            "sequence_out_of_range",
             message,
             json!({"lastSeq": last_seq}),
         )
@@ -776,9 +777,12 @@ fn resume_point(text: &str, thread: &str, last_seq: u64) -> Result<u64, Response
             )));
         }
         Err(_) => {
-            return Err(bad(format!(
-                "Last-Event-ID / after must be a sequence number, got {text:?}"
-            )));
+            return Err(error(
+                StatusCode::BAD_REQUEST,
+                "invalid_sequence",
+                format!("Last-Event-ID / after must be a sequence number, got {text:?}"),
+                Value::Null,
+            ));
         }
     };
     if after > last_seq {

@@ -71,7 +71,7 @@ async fn accept_star_gets_sse_and_proto_is_only_when_asked() {
             addr,
             "POST",
             "/",
-            &[("Accept", accept)],
+            &[("Accept", accept), ("Content-Type", "application/json")],
             input("t", "x").to_string().as_bytes(),
         )
         .await;
@@ -82,11 +82,12 @@ async fn accept_star_gets_sse_and_proto_is_only_when_asked() {
         );
         assert_eq!(types(&res.events().await), ["RUN_STARTED", "RUN_FINISHED"]);
     }
+    // No Accept at all: SSE.
     let res = request(
         addr,
         "POST",
         "/",
-        &[],
+        &[("Content-Type", "application/json")],
         input("t", "x").to_string().as_bytes(),
     )
     .await;
@@ -96,10 +97,13 @@ async fn accept_star_gets_sse_and_proto_is_only_when_asked() {
         addr,
         "POST",
         "/",
-        &[(
-            "Accept",
-            "application/vnd.ag-ui.event+proto, text/event-stream;q=0.5",
-        )],
+        &[
+            (
+                "Accept",
+                "application/vnd.ag-ui.event+proto, text/event-stream;q=0.5",
+            ),
+            ("Content-Type", "application/json"),
+        ],
         input("t", "x").to_string().as_bytes(),
     )
     .await;
