@@ -646,7 +646,8 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
             json!({"field": path, "limit": config.max_depth}),
         );
     }
-    let input = match parse_input(&bytes) {
+    #[cfg_attr(not(feature = "store"), allow(unused_mut))]
+    let mut input = match parse_input(&bytes) {
         Ok(i) => i,
         Err(res) => return res,
     };
@@ -734,7 +735,7 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     #[cfg(feature = "store")]
     let first_seq = match (&server.store, &prepared) {
         (Some(options), Some(prepared)) => {
-            match crate::store::claim(options, prepared, &input, &started).await {
+            match crate::store::claim(options, prepared, &mut input, &started).await {
                 Ok(seq) => Some(seq),
                 Err(res) => return res,
             }

@@ -182,19 +182,98 @@ async fn send_rest(
     }
 }
 
+/// Sends the stored events of `thread` from `next` on, then the live ones as they are
+/// appended: those of `run` only, up to its terminal event, when a run is given. Once caught
+/// up it stops when nothing it follows is running (the run, or any run of the thread), and
+/// closes what it follows when the lease expired (its server died). A stored event that
+/// cannot be read ends it with the `corrupt_event` frame.
+async fn follow(
+    store: Arc<dyn EventStore>,
+    thread: String,
+    mut next: u64,
+    run: Option<String>,
+    tx: mpsc::Sender<bytes::Bytes>,
+) {
+    let mut tail = store.tail(&thread, next);
+    let mut last_lease_check = std::time::Instant::now() - LEASE_CHECK;
+    loop {
+        let item = match tokio::time::timeout(Duration::from_millis(50), tail.next()).await {
+            Ok(Some(Ok(item))) => item,
+            Ok(Some(Err(e))) => {
+                let _ = tx.send(read_failure(&thread, &e)).await;
+                return;
+            }
+            Ok(None) => return,
+            Err(_) => {
+                if last_lease_check.elapsed() >= LEASE_CHECK {
+                    last_lease_check = std::time::Instant::now();
+                    match &run {
+                        Some(r) => {
+                            let _ = store.abandon_if_expired(&thread, r, lease_now()).await;
+                        }
+                        None => sweep_abandoned(&*store, &thread).await,
+                    }
+                }
+                let running = match &run {
+                    Some(r) => store
+                        .run(&thread, r)
+                        .await
+                        .is_ok_and(|r| r.status == RunStatus::Running),
+                    None => store
+                        .runs(&thread)
+                        .await
+                        .is_ok_and(|runs| runs.iter().any(|r| r.status == RunStatus::Running)),
+                };
+                if !running {
+                    // Its end may have been appended just before the tail stopped.
+                    send_rest(&*store, &thread, next, run.as_deref(), &tx).await;
+                    return;
+                }
+                continue;
+            }
+        };
+        next = item.seq + 1;
+        if run.as_deref().is_some_and(|r| r != item.run_id) {
+            continue;
+        }
+        if tx.send(frame(Some(item.seq), &item.event)).await.is_err()
+            || (run.is_some() && is_terminal(&item.event))
+        {
+            return;
+        }
+    }
+}
+
 /// The `RUN_ERROR` frame that ends a stream whose next stored event cannot be read.
 fn read_failure(thread: &str, e: &StoreError) -> bytes::Bytes {
-    let code = match e {
-        StoreError::Corrupt { .. } => "corrupt_event",
-        other => other.code(),
-    };
+    frame(None, &read_failure_event(thread, e))
+}
+
+/// The `RUN_ERROR` that ends a stream whose next stored event cannot be read (code
+/// `corrupt_event` for an undecodable record, else the store error's code), logged.
+fn read_failure_event(thread: &str, e: &StoreError) -> Event {
     tracing::error!(thread_id = %thread, "cannot read the stored thread: {e}");
-    frame(
-        None,
-        &RunError::new(format!("the stored thread cannot be read further: {e}"))
-            .with_code(code)
-            .into(),
-    )
+    RunError::new(format!("the stored thread cannot be read further: {e}"))
+        .with_code(e.code())
+        .into()
+}
+
+/// `event` as one frame in `encoding`: SSE frames carry the sequence as `id:` (for
+/// Last-Event-ID), protobuf frames have no such field. `None` for an event without a
+/// protobuf form; the encoder cannot fail otherwise.
+fn encoded(
+    encoding: crate::negotiate::Encoding,
+    seq: Option<u64>,
+    event: &Event,
+) -> Option<bytes::Bytes> {
+    if encoding == crate::negotiate::Encoding::Sse {
+        return Some(frame(seq, event));
+    }
+    let mut out = bytes::BytesMut::new();
+    crate::encode::FrameEncoder::new(encoding)
+        .encode(event, &mut out)
+        .ok()?;
+    Some(out.freeze())
 }
 
 /// Closes the thread's running runs whose lease expired (their server died); errors are
@@ -445,13 +524,19 @@ pub(crate) async fn prepare(
 pub(crate) async fn claim(
     options: &StoreOptions,
     prepared: &Prepared,
-    input: &RunAgentInput,
+    input: &mut RunAgentInput,
     started: &RunStarted,
 ) -> Result<u64, Response> {
+    // The echo copies only the messages the thread does not hold (not the whole history
+    // first): the input's messages are set aside while the rest is cloned.
+    let messages = std::mem::take(&mut input.messages);
     let mut echo = input.clone();
-    if let Some(known) = &prepared.known {
-        echo.messages.retain(|m| !known.contains(m.id()));
-    }
+    echo.messages = messages
+        .iter()
+        .filter(|m| prepared.known.as_ref().is_none_or(|k| !k.contains(m.id())))
+        .cloned()
+        .collect();
+    input.messages = messages;
     let mut stored = started.clone();
     stored.input = Some(Box::new(echo));
     let t0 = std::time::Instant::now();
@@ -513,19 +598,8 @@ pub(crate) async fn start(
             } = match item {
                 Ok(item) => item,
                 Err(e) => {
-                    if encoding == crate::negotiate::Encoding::Sse {
-                        let _ = tx.send(read_failure(&thread, &e)).await;
-                    } else {
-                        let failure =
-                            RunError::new(format!("the stored thread cannot be read further: {e}"))
-                                .with_code("corrupt_event");
-                        let mut out = bytes::BytesMut::new();
-                        if crate::encode::FrameEncoder::new(encoding)
-                            .encode(&failure.into(), &mut out)
-                            .is_ok()
-                        {
-                            let _ = tx.send(out.freeze()).await;
-                        }
+                    if let Some(f) = encoded(encoding, None, &read_failure_event(&thread, &e)) {
+                        let _ = tx.send(f).await;
                     }
                     break;
                 }
@@ -533,22 +607,8 @@ pub(crate) async fn start(
             if r != run_id {
                 continue;
             }
-            // SSE frames carry the sequence as `id:` (for Last-Event-ID); protobuf frames
-            // have no such field. An event without a protobuf form is skipped; the
-            // encoder cannot fail otherwise.
-            let bytes = match encoding {
-                crate::negotiate::Encoding::Sse => frame(Some(seq), &event),
-                #[allow(unreachable_patterns)]
-                _ => {
-                    let mut out = bytes::BytesMut::new();
-                    if crate::encode::FrameEncoder::new(encoding)
-                        .encode(&event, &mut out)
-                        .is_err()
-                    {
-                        continue;
-                    }
-                    out.freeze()
-                }
+            let Some(bytes) = encoded(encoding, Some(seq), &event) else {
+                continue;
             };
             if tx.send(bytes).await.is_err() || is_terminal(&event) {
                 break;
@@ -856,41 +916,7 @@ pub(crate) async fn connect(
                 return;
             }
         }
-        let running =
-            |runs: &[agui_store::RunInfo]| runs.iter().any(|r| r.status == RunStatus::Running);
-        let mut tail = store.tail(&thread, next);
-        let mut last_lease_check = std::time::Instant::now() - LEASE_CHECK;
-        loop {
-            // Stored events first; once caught up, stop when no run is in progress.
-            let item = match tokio::time::timeout(Duration::from_millis(50), tail.next()).await {
-                Ok(Some(Ok(item))) => item,
-                Ok(Some(Err(e))) => {
-                    let _ = tx.send(read_failure(&thread, &e)).await;
-                    return;
-                }
-                Ok(None) => return,
-                Err(_) => {
-                    if last_lease_check.elapsed() >= LEASE_CHECK {
-                        last_lease_check = std::time::Instant::now();
-                        sweep_abandoned(&*store, &thread).await;
-                    }
-                    if !store
-                        .runs(&thread)
-                        .await
-                        .map(|r| running(&r))
-                        .unwrap_or(false)
-                    {
-                        send_rest(&*store, &thread, next, None, &tx).await;
-                        return;
-                    }
-                    continue;
-                }
-            };
-            next = item.seq + 1;
-            if tx.send(frame(Some(item.seq), &item.event)).await.is_err() {
-                return;
-            }
-        }
+        follow(store, thread, next, None, tx).await;
     });
     sse(rx, keep_alive)
 }
@@ -932,47 +958,7 @@ pub(crate) async fn reattach(
     };
     let (thread, run_id) = (thread.to_owned(), run_id.to_owned());
     let (tx, rx) = mpsc::channel(64);
-    tokio::spawn(async move {
-        let mut tail = store.tail(&thread, first);
-        let mut next = first;
-        let mut last_lease_check = std::time::Instant::now() - LEASE_CHECK;
-        loop {
-            let item = match tokio::time::timeout(Duration::from_millis(50), tail.next()).await {
-                Ok(Some(Ok(item))) => item,
-                Ok(Some(Err(e))) => {
-                    let _ = tx.send(read_failure(&thread, &e)).await;
-                    return;
-                }
-                Ok(None) => return,
-                Err(_) => {
-                    // Caught up: stop once the run is over (its end was before `after`);
-                    // close it when its server died (its RUN_ERROR then comes next).
-                    if last_lease_check.elapsed() >= LEASE_CHECK {
-                        last_lease_check = std::time::Instant::now();
-                        let _ = store
-                            .abandon_if_expired(&thread, &run_id, lease_now())
-                            .await;
-                    }
-                    match store.run(&thread, &run_id).await {
-                        Ok(r) if r.status == RunStatus::Running => continue,
-                        _ => {
-                            send_rest(&*store, &thread, next, Some(&run_id), &tx).await;
-                            return;
-                        }
-                    }
-                }
-            };
-            next = item.seq + 1;
-            if item.run_id != run_id {
-                continue;
-            }
-            if tx.send(frame(Some(item.seq), &item.event)).await.is_err()
-                || is_terminal(&item.event)
-            {
-                return;
-            }
-        }
-    });
+    tokio::spawn(follow(store, thread, first, Some(run_id), tx));
     Some(sse(rx, keep_alive))
 }
 
