@@ -273,21 +273,7 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
         Ok(a) => a,
         Err(e) => {
             let run = failed_part(e.to_string(), t0);
-            return RunReport {
-                run,
-                resumed_with: None,
-                first_run: None,
-                mode: "run".into(),
-                transport: transport.into(),
-                thread_id,
-                messages: Value::Array(Vec::new()),
-                state: spec.state.unwrap_or_else(empty_object),
-                pending_interrupts: Vec::new(),
-                warnings: Vec::new(),
-                console_errors: Vec::new(),
-                total_ms: ms(t0),
-                unhandled_rejections: Vec::new(),
-            };
+            return failed_report(run, transport, thread_id, spec.state, t0);
         }
     };
     // Every message made here gets a fresh UUID: a stored thread keeps one copy per id, so
@@ -320,21 +306,7 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
             Err((error, http_status)) => {
                 let mut run = failed_part(format!("loading thread {thread_id}: {error}"), t0);
                 run.http_status = http_status;
-                return RunReport {
-                    run,
-                    resumed_with: None,
-                    first_run: None,
-                    mode: "run".into(),
-                    transport: transport.into(),
-                    thread_id,
-                    messages: Value::Array(Vec::new()),
-                    state: spec.state.unwrap_or_else(empty_object),
-                    pending_interrupts: Vec::new(),
-                    warnings: Vec::new(),
-                    console_errors: Vec::new(),
-                    total_ms: ms(t0),
-                    unhandled_rejections: Vec::new(),
-                };
+                return failed_report(run, transport, thread_id, spec.state, t0);
             }
         }
     } else {
@@ -428,6 +400,31 @@ fn empty_object() -> Value {
 
 fn ms(since: Instant) -> f64 {
     (since.elapsed().as_secs_f64() * 10_000.0).round() / 10.0
+}
+
+/// The report of a run that failed before it was sent: no messages, the given state.
+fn failed_report(
+    run: RunPart,
+    transport: &str,
+    thread_id: String,
+    state: Option<Value>,
+    t0: Instant,
+) -> RunReport {
+    RunReport {
+        run,
+        resumed_with: None,
+        first_run: None,
+        mode: "run".into(),
+        transport: transport.into(),
+        thread_id,
+        messages: Value::Array(Vec::new()),
+        state: state.unwrap_or_else(empty_object),
+        pending_interrupts: Vec::new(),
+        warnings: Vec::new(),
+        console_errors: Vec::new(),
+        total_ms: ms(t0),
+        unhandled_rejections: Vec::new(),
+    }
 }
 
 fn failed_part(error: String, t0: Instant) -> RunPart {
