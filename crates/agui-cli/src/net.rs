@@ -104,7 +104,7 @@ mod tests {
         assert!(check_url("127.0.0.1:8000/agent").is_err());
         let e = check_url("ftp://example.com/agent").unwrap_err();
         assert!(e.contains("scheme \"ftp\""), "{e}");
-        assert!(check_url("file:///tmp/x").is_err());
+        assert!(check_url("file:///x").is_err());
         assert!(check_url("").is_err());
     }
 

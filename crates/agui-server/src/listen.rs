@@ -132,7 +132,6 @@ pub(crate) async fn run(
         let router = router.clone();
         let live = live.clone();
         let mut closing = closing.clone();
-        closing.mark_unchanged();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |mut req: hyper::Request<_>| {
                 let mut router = router.clone();
