@@ -123,7 +123,7 @@ fn json_line(out: &mut Out, v: &impl Serialize) -> Result<(), Stop> {
 /// the conversation too (`verify` does not need it, and then takes constant memory).
 fn run_pipeline(file: &str, opts: StreamOptions, apply: bool) -> Result<Pipeline, String> {
     let mut reader = EventReader::open(file, opts.max_frame_bytes)?;
-    let mut p = Pipeline::new().with_apply(apply);
+    let mut p = Pipeline::new().with_apply(apply).with_emitted(false);
     reader.for_each(|json| match p.push_json(json) {
         Ok(_) => ControlFlow::Continue(()),
         Err(_) => ControlFlow::Break(()),

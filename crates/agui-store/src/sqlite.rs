@@ -33,6 +33,7 @@ use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -55,6 +56,10 @@ pub struct SqliteOptions {
     pub busy_timeout: Duration,
     /// How often a live tail re-reads the file for other processes' appends.
     pub poll_interval: Duration,
+    /// After this long without a statement, every pooled connection gives its page cache
+    /// back (`sqlite3_db_release_memory`), so that memory comes back after load; `None`
+    /// keeps the caches (up to about 2 MB per connection). Default 10 seconds.
+    pub release_idle_memory: Option<Duration>,
 }
 
 impl Default for SqliteOptions {
@@ -63,6 +68,7 @@ impl Default for SqliteOptions {
             synchronous: Synchronous::Full,
             busy_timeout: Duration::from_secs(10),
             poll_interval: Duration::from_secs(1),
+            release_idle_memory: Some(Duration::from_secs(10)),
         }
     }
 }
@@ -137,6 +143,48 @@ struct Inner {
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
     notifier: Notifier,
+    /// Statements started, for the idle release of page caches.
+    activity: AtomicU64,
+}
+
+impl Inner {
+    /// Gives every pooled connection's page cache back to the allocator. A connection in
+    /// use is skipped (it is busy, so the store is not idle).
+    fn release_memory(&self) {
+        if let Ok(writer) = self.writer.try_lock() {
+            let _ = writer.release_memory();
+        }
+        if let Ok(readers) = self.readers.try_lock() {
+            for c in readers.iter() {
+                let _ = c.release_memory();
+            }
+        }
+    }
+}
+
+/// Releases the page caches of `inner`'s connections once the store has been idle for
+/// `idle`; ends with the store.
+fn spawn_idle_release(inner: &Arc<Inner>, idle: Duration) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let weak = Arc::downgrade(inner);
+    runtime.spawn(async move {
+        let mut seen = 0;
+        let mut released = 0;
+        loop {
+            tokio::time::sleep(idle).await;
+            let Some(inner) = weak.upgrade() else { return };
+            let now = inner.activity.load(Ordering::Relaxed);
+            // Idle for a whole period, and used since the last release.
+            if now == seen && now != released {
+                released = now;
+                let inner = inner.clone();
+                let _ = tokio::task::spawn_blocking(move || inner.release_memory()).await;
+            }
+            seen = now;
+        }
+    });
 }
 
 /// An [`EventStore`] in one SQLite file. Cheap to clone (shared).
@@ -268,7 +316,7 @@ impl SqliteStore {
     /// Opens the store at `path`.
     pub async fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<SqliteStore> {
         let path = path.as_ref().to_path_buf();
-        blocking(move || {
+        let inner = blocking(move || {
             if let Some(dir) = path.parent()
                 && !dir.as_os_str().is_empty()
             {
@@ -289,17 +337,20 @@ impl SqliteStore {
                 tx.commit().map_err(backend)
             })();
             made.map_err(|e| advise(&path, e))?;
-            Ok(SqliteStore {
-                inner: Arc::new(Inner {
-                    path,
-                    options,
-                    writer: Mutex::new(writer),
-                    readers: Mutex::new(Vec::new()),
-                    notifier: Notifier::default(),
-                }),
-            })
+            Ok(Arc::new(Inner {
+                path,
+                options,
+                writer: Mutex::new(writer),
+                readers: Mutex::new(Vec::new()),
+                notifier: Notifier::default(),
+                activity: AtomicU64::new(0),
+            }))
         })
-        .await
+        .await?;
+        if let Some(idle) = inner.options.release_idle_memory {
+            spawn_idle_release(&inner, idle);
+        }
+        Ok(SqliteStore { inner })
     }
 
     /// Runs `f` on the writer connection, on the blocking pool.
@@ -308,6 +359,7 @@ impl SqliteStore {
         f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let inner = self.inner.clone();
+        inner.activity.fetch_add(1, Ordering::Relaxed);
         blocking(move || {
             let mut conn = inner.writer.lock().unwrap_or_else(|p| p.into_inner());
             f(&mut conn).map_err(|e| advise(&inner.path, e))
@@ -340,6 +392,7 @@ impl SqliteStore {
         f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let inner = self.inner.clone();
+        inner.activity.fetch_add(1, Ordering::Relaxed);
         blocking(move || {
             let pooled = inner
                 .readers
