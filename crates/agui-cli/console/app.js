@@ -200,7 +200,7 @@ function renderState() {
   ui.stateTree.dataset.version = String(stateVersion);
   ui.stateTree.dataset.at = String(at);
   ui.stateRaw.textContent = JSON.stringify(s, null, 2) ?? "undefined";
-  ui.stateAt.textContent = travel ? `right after #${timeline.entries[travel.index]?.label.replace(/^[#+]/, "") ?? travel.index}` : "live";
+  ui.stateAt.textContent = travel ? `right after ${timeline.entries[travel.index]?.label ?? "#" + travel.index}` : "live";
   ui.stateAt.classList.toggle("travel", Boolean(travel));
 }
 const deepSame = (a, b) => JSON.stringify(a) === JSON.stringify(b);
@@ -297,7 +297,7 @@ function renderBanners() {
   if (t) {
     const e = timeline.entries[t.index];
     ui.travelBanner.dataset.index = String(t.index);
-    ui.travelText.textContent = `⏪ The conversation right after ${e?.label ?? "#" + t.index} ${e?.type ?? ""}${e?.violation ? ` (breaks ${e.violation.rule})` : ""}`;
+    ui.travelText.textContent = `Time travel: the conversation right after ${e?.label ?? "#" + t.index} ${e?.type ?? ""}${e?.violation ? ` (breaks ${e.violation.rule})` : ""}`;
   }
 }
 
@@ -865,6 +865,7 @@ async function openRecording(file) {
   const epoch = session.epoch;
   const load = { recording: true, events: 0, controller: null };
   Object.assign(session, { busy: true, loading: load });
+  ui.tryPanel.open = false; // room for the timeline
   scheduleRender();
   let report = null;
   let note = null;
