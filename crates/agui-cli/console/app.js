@@ -315,7 +315,7 @@ function travelTo(e) {
   const where = e.label;
   const problems = [e.violation ? `⛔ ${e.violation.rule}` : null, ...e.warnings.map((w) => `⚠ ${w}`)].filter(Boolean);
   inspector.showEvent(e, `${e.type} · ${where}${problems.length ? " · " + problems.join("; ") : ""}`, { before, after });
-  scheduleRender();
+  render(); // at once: what is shown is what was clicked
 }
 
 /** Back to the live conversation. */
@@ -323,7 +323,7 @@ function leaveTravel() {
   if (!session.travel) return;
   session.travel = null;
   timeline.selected = timeline.selected?.kind === "event" ? null : timeline.selected;
-  scheduleRender();
+  render();
 }
 ui.backToLive.addEventListener("click", () => {
   leaveTravel();

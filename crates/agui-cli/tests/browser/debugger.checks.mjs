@@ -118,15 +118,17 @@ export async function debuggerChecks(t) {
       // Collapse a subagent group, then the whole first run.
       await page.locator(`${T("timeline-subagent")} ${T("timeline-collapse")}`).first().click();
       await page.waitForFunction(([sel, n]) => document.querySelectorAll(sel).length < n, [T("timeline-event"), before]);
+      const partly = await page.$$eval(T("timeline-event"), (b) => b.length);
       await page.locator(`${T("timeline-run")} ${T("timeline-collapse")}`).first().click();
-      const collapsed = await page.$$eval(T("timeline-event"), (b) => b.length);
-      expect(collapsed < before, "collapsing did not hide rows");
+      await page.waitForFunction(([sel, n]) => document.querySelectorAll(sel).length < n, [T("timeline-event"), partly]);
       await page.locator(`${T("timeline-run")} ${T("timeline-collapse")}`).first().click();
       await page.locator(`${T("timeline-subagent")} ${T("timeline-collapse")}`).first().click();
       // Families: only tool and text events; then a search.
       for (const f of ["run", "state", "activity", "reasoning", "subagent", "step", "other", "unknown"]) await page.click(`${T("timeline-family")}[data-family="${f}"] input`);
-      const shown = await page.$$eval(T("timeline-event"), (b) => [...new Set(b.map((x) => x.dataset.type.split("_")[0]))]);
-      expect(shown.every((x) => x === "TEXT" || x === "TOOL"), `families shown: ${shown.join(", ")}`);
+      await page.waitForFunction((sel) => {
+        const types = [...document.querySelectorAll(sel)].map((x) => x.dataset.type.split("_")[0]);
+        return types.length > 0 && types.every((x) => x === "TEXT" || x === "TOOL");
+      }, T("timeline-event"));
       for (const f of ["run", "state", "activity", "reasoning", "subagent", "step", "other", "unknown"]) await page.click(`${T("timeline-family")}[data-family="${f}"] input`);
       await page.fill(T("timeline-search"), "SUBAGENT_STARTED");
       await page.waitForFunction((sel) => [...document.querySelectorAll(sel)].every((b) => b.dataset.type === "SUBAGENT_STARTED"), T("timeline-event"));
@@ -212,7 +214,9 @@ export async function debuggerChecks(t) {
       const plainPath = join(dir, "plain.jsonl");
       await plain.saveAs(plainPath);
       expect(readFileSync(plainPath, "utf8") === jsonl(big.events), "the plain export differs from the recording");
+      await page.click(`${T("export")} summary`);
       await page.check(T("export-redact"));
+      await page.click(`${T("export")} summary`);
       if (!verified) return;
       // The redacted recording, opened again, breaks where the original did.
       await openFile("redacted.jsonl", text);
