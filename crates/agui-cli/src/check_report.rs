@@ -80,7 +80,11 @@ fn testcase(out: &mut String, run: &RunCheck, rules_url: &str) {
             let _ = writeln!(
                 body,
                 "{}{}: {}",
-                if p.is_empty() { String::new() } else { format!("{p}: ") },
+                if p.is_empty() {
+                    String::new()
+                } else {
+                    format!("{p}: ")
+                },
                 v.rule,
                 v.message
             );
@@ -228,7 +232,10 @@ mod tests {
         let x = junit(&report(), "https://r/RULES.md");
         assert!(x.starts_with("<?xml"));
         assert!(x.contains("tests=\"2\" failures=\"1\""), "{x}");
-        assert!(x.contains("<testcase classname=\"agui.check\" name=\"state\" time=\"1.500\"/>"), "{x}");
+        assert!(
+            x.contains("<testcase classname=\"agui.check\" name=\"state\" time=\"1.500\"/>"),
+            "{x}"
+        );
         assert!(x.contains("<failure type=\"V13\" message=\"event 3 TEXT_MESSAGE_START: V13: A text message with ID &#39;m&#39; is already in progress &lt;&amp;&gt; (1 violation)\">"), "{x}");
         assert!(x.contains("Help: https://r/RULES.md#V13"), "{x}");
         assert_eq!(x.matches("<testcase").count(), 2);
@@ -249,6 +256,9 @@ mod tests {
         assert_eq!(rules[k]["id"], "V13");
         assert_eq!(rules[k]["helpUri"], "https://r/RULES.md#V13");
         assert_eq!(r["properties"]["eventIndex"], 3);
-        assert_eq!(r["locations"][0]["logicalLocations"][0]["name"], "plain/event 3");
+        assert_eq!(
+            r["locations"][0]["logicalLocations"][0]["name"],
+            "plain/event 3"
+        );
     }
 }

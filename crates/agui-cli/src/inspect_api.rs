@@ -104,7 +104,10 @@ pub fn read_events(
     if proto || first == Some(0) {
         return read_proto(bytes);
     }
-    let source = Source::from_reader(Box::new(std::io::Cursor::new(bytes.to_vec())), "the recording");
+    let source = Source::from_reader(
+        Box::new(std::io::Cursor::new(bytes.to_vec())),
+        "the recording",
+    );
     let mut reader = EventReader::new(source, crate::input::DEFAULT_MAX_FRAME_BYTES)
         .map_err(|e| e.to_string())?;
     let format = match reader.format() {
@@ -135,7 +138,8 @@ pub fn read_events(
 type Events = (&'static str, Vec<Read>, Option<(usize, String)>);
 
 fn read_proto(bytes: &[u8]) -> Result<Events, String> {
-    let mut d = proto::ProtoFrameDecoder::with_max_frame_size(crate::input::DEFAULT_MAX_FRAME_BYTES);
+    let mut d =
+        proto::ProtoFrameDecoder::with_max_frame_size(crate::input::DEFAULT_MAX_FRAME_BYTES);
     d.push(bytes);
     let mut events = Vec::new();
     loop {
@@ -291,7 +295,10 @@ pub fn inspect(bytes: &[u8], proto: bool) -> Result<Report, String> {
     }
     let events = events
         .into_iter()
-        .map(|r| r.value.unwrap_or_else(|e| serde_json::json!({ "error": e })))
+        .map(|r| {
+            r.value
+                .unwrap_or_else(|e| serde_json::json!({ "error": e }))
+        })
         .collect();
     Ok(Report {
         format,
@@ -374,7 +381,10 @@ mod tests {
         use agui_core::event::{RunFinished, RunStarted, TextMessageChunk};
         let evs: Vec<agui_core::Event> = vec![
             RunStarted::new("t", "r").into(),
-            TextMessageChunk::new().message_id("m").delta("hi").into(),
+            TextMessageChunk::new()
+                .with_message_id("m")
+                .with_delta("hi")
+                .into(),
             RunFinished::new("t", "r").into(),
         ];
         let mut body = Vec::new();

@@ -274,7 +274,10 @@ pub fn run(format: RulesFormat) -> Result<ExitCode, String> {
     };
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
+    match stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         Err(e) => Err(e.to_string()),
@@ -306,7 +309,10 @@ mod tests {
         }
         assert_eq!(j["rules"].as_array().unwrap().len(), RULES.len());
         assert_eq!(j["rules"][0]["id"], "schema");
-        assert!(!h.contains("<script"), "the rules page needs no script (CSP)");
+        assert!(
+            !h.contains("<script"),
+            "the rules page needs no script (CSP)"
+        );
         for c in TRANSPORT_CHECKS {
             assert!(describe(c.id).is_some());
             assert!(h.contains(&format!("<tr id=\"{}\"", c.id)));

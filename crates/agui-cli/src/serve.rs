@@ -435,7 +435,11 @@ mod assets {
     const JS: &str = "text/javascript; charset=utf-8";
     /// `(path, content type, text)` of every other file.
     pub const FILES: &[(&str, &str, &str)] = &[
-        ("/style.css", "text/css; charset=utf-8", include_str!("../console/style.css")),
+        (
+            "/style.css",
+            "text/css; charset=utf-8",
+            include_str!("../console/style.css"),
+        ),
         ("/app.js", JS, include_str!("../console/app.js")),
         ("/api.js", JS, include_str!("../console/api.js")),
         ("/dom.js", JS, include_str!("../console/dom.js")),
@@ -584,11 +588,9 @@ pub fn router_for(
         // The console's debugger: the engine reads and verifies a recording (with the token).
         router = router.route(
             "/api/inspect",
-            guard
-                .guarded(post(crate::inspect_api::handler))
-                .layer(axum::extract::DefaultBodyLimit::max(
-                    crate::inspect_api::MAX_BYTES,
-                )),
+            guard.guarded(post(crate::inspect_api::handler)).layer(
+                axum::extract::DefaultBodyLimit::max(crate::inspect_api::MAX_BYTES),
+            ),
         );
         let listing = serde_json::json!({ "agents": infos });
         router = router.route(

@@ -503,6 +503,9 @@ mod tests {
         v.push(&RunStarted::new("t", "r").into()).unwrap();
         v.push(&TextMessageStart::new("m").into()).unwrap();
         let e = v.push(&RunFinished::new("t", "r").into()).unwrap_err();
-        assert_eq!(rule(e.rule).unwrap().title, "Run finished with a text message open");
+        assert_eq!(
+            rule(e.rule).unwrap().title,
+            "Run finished with a text message open"
+        );
     }
 }
