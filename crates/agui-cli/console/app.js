@@ -313,7 +313,7 @@ function travelTo(e) {
   const after = session.history.after(e.i);
   session.travel = { index: e.i, before, after };
   const where = e.label;
-  const problems = [e.violation ? `⛔ ${e.violation.rule}` : null, ...e.warnings.map((w) => `⚠ ${w}`)].filter(Boolean);
+  const problems = [e.violation ? `✖ ${e.violation.rule}` : null, ...e.warnings.map((w) => `⚠ ${w}`)].filter(Boolean);
   inspector.showEvent(e, `${e.type} · ${where}${problems.length ? " · " + problems.join("; ") : ""}`, { before, after });
   render(); // at once: what is shown is what was clicked
 }

@@ -56,7 +56,7 @@ export class Inspector {
     ui.json.textContent = jsonText(e.ev);
     const v = e.violation;
     ui.violation.hidden = !v;
-    ui.violation.replaceChildren(...(v ? violationCard(v) : []));
+    ui.violation.replaceChildren(...(v ? violationCard(v).filter(Boolean) : []));
     ui.violation.dataset.rule = v?.rule ?? "";
     if (!travel) return;
     const { before, after } = travel;
@@ -97,7 +97,7 @@ function messageChanges(a, b) {
 export function violationCard(v) {
   return [
     h("div", { class: "violation-head" },
-      h("span", { class: "violation-rule", testid: "violation-rule" }, `⛔ ${v.rule}`),
+      h("span", { class: "violation-rule", testid: "violation-rule" }, `✖ ${v.rule}`),
       h("span", { class: "violation-title" }, v.title ?? "")),
     h("div", { class: "violation-message", testid: "violation-message" }, v.message),
     v.explanation ? h("div", { class: "violation-why", testid: "violation-why" }, v.explanation) : null,

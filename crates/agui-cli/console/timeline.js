@@ -174,7 +174,7 @@ export class Timeline {
   updateProblems() {
     const n = this.entries.reduce((k, e) => k + (e?.violation ? 1 : 0), 0);
     this.jump.hidden = n === 0;
-    this.jump.textContent = `⛔ ${n} violation${n === 1 ? "" : "s"}: show`;
+    this.jump.textContent = `✖ ${n} violation${n === 1 ? "" : "s"}: show`;
     this.jump.dataset.count = String(n);
   }
 
@@ -361,9 +361,9 @@ export class Timeline {
       this.schedule();
       this.onSelectRun(g);
     });
-    const mark = { ok: ["✓", "verifies: no rule broken"], violation: ["⛔", "breaks a verification rule"], pending: ["…", "being verified"], unavailable: ["", ""] }[info.verified];
+    const mark = { ok: ["✓", "verifies: no rule broken"], violation: ["✖", "breaks a verification rule"], pending: ["…", "being verified"], unavailable: ["", ""] }[info.verified];
     const meta = h("span", { class: "tl-run-meta", testid: "run-meta", "data-outcome": info.outcome, "data-events": String(info.count), "data-verified": info.verified },
-      mark && mark[0] ? h("span", { class: `tl-verified ${info.verified}`, title: mark[1] }, mark[0]) : null,
+      mark && mark[0] ? h("span", { class: `tl-verified v-${info.verified}`, title: mark[1] }, mark[0]) : null,
       h("span", { class: `pill ${info.outcome}` }, info.outcome),
       info.ms !== null ? h("span", null, fmtMs(info.ms)) : null,
       h("span", null, `${info.count} ev`));
@@ -389,7 +389,7 @@ export class Timeline {
 
   eventRow(e, inSub) {
     const v = e.violation;
-    const cls = `tl-row${e.warnings.length ? " warn" : ""}${v ? " violation" : ""}${inSub ? " in-sub" : ""}`;
+    const cls = `tl-row${e.warnings.length ? " warn" : ""}${v ? " has-violation" : ""}${inSub ? " in-sub" : ""}`;
     const ev = e.ev;
     const title = [v ? `${v.rule}: ${v.message}` : null, ...e.warnings].filter(Boolean).join("\n") || undefined;
     const btn = h("button", { type: "button", class: cls, testid: "timeline-event", "data-type": e.type, "data-index": String(e.i), "aria-selected": String(this.isSelected("event", e.i)), title },
@@ -398,7 +398,7 @@ export class Timeline {
       h("span", { class: "tl-sum" },
         e.sub && !e.type.startsWith("SUBAGENT_") && !inSub ? h("span", { class: "tl-tag" }, e.sub) : null,
         isObject(ev) ? summarize(ev) : String(ev?.error ?? "")),
-      v ? h("span", { class: "tl-violation", testid: "violation-badge", "data-rule": v.rule }, `⛔ ${v.rule}`)
+      v ? h("span", { class: "tl-violation", testid: "violation-badge", "data-rule": v.rule }, `✖ ${v.rule}`)
         : e.warnings.length ? h("span", { class: "tl-warn", "aria-label": "warning" }, "⚠") : null);
     btn.addEventListener("click", () => this.select(e));
     return h("li", null, btn);

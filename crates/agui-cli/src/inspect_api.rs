@@ -90,11 +90,12 @@ pub struct Report {
     pub warnings: Vec<ApiWarning>,
 }
 
+/// What a recording holds: its format, its events, and where its bytes became unreadable
+/// (the index the next event would have had, and why).
+pub type Events = (&'static str, Vec<Read>, Option<(usize, String)>);
+
 /// Reads a recording's events. `proto`: the body was announced as protobuf.
-pub fn read_events(
-    bytes: &[u8],
-    proto: bool,
-) -> Result<(&'static str, Vec<Read>, Option<(usize, String)>), String> {
+pub fn read_events(bytes: &[u8], proto: bool) -> Result<Events, String> {
     let first = bytes
         .iter()
         .copied()
@@ -134,8 +135,6 @@ pub fn read_events(
     };
     Ok((format, events, broken))
 }
-
-type Events = (&'static str, Vec<Read>, Option<(usize, String)>);
 
 fn read_proto(bytes: &[u8]) -> Result<Events, String> {
     let mut d =
