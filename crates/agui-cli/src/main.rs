@@ -5,14 +5,17 @@
 //! 2 on a usage or I/O error.
 
 mod check;
+mod check_report;
 mod commands;
 mod demo;
 mod input;
 mod inspect;
+mod inspect_api;
 mod load;
 mod net;
 mod observe;
 mod record;
+mod rules;
 mod run;
 mod serve;
 mod stream;
