@@ -112,6 +112,14 @@ fn conclude(mut out: Out, result: Result<ExitCode, Stop>) -> Result<ExitCode, St
     }
 }
 
+/// Writes `event` as one line of JSON (its own writer: the bytes serde_json writes).
+fn event_line(out: &mut Out, event: &Event) -> Result<(), Stop> {
+    let mut json = event.to_json_vec();
+    json.push(b'\n');
+    out.write_all(&json)?;
+    Ok(())
+}
+
 /// Writes `v` as one line of JSON.
 fn json_line(out: &mut Out, v: &impl Serialize) -> Result<(), Stop> {
     serde_json::to_writer(&mut *out, v)?;
@@ -189,12 +197,17 @@ pub fn apply(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
 /// A JSON array written element by element.
 struct ArrayWriter {
     first: bool,
+    /// One event's JSON, reused from event to event.
+    json: Vec<u8>,
 }
 
 impl ArrayWriter {
     fn open(out: &mut Out) -> Result<ArrayWriter, Stop> {
         out.write_all(b"[")?;
-        Ok(ArrayWriter { first: true })
+        Ok(ArrayWriter {
+            first: true,
+            json: Vec::new(),
+        })
     }
 
     fn push(&mut self, out: &mut Out, event: &Event) -> Result<(), Stop> {
@@ -202,7 +215,9 @@ impl ArrayWriter {
             out.write_all(b",")?;
         }
         self.first = false;
-        serde_json::to_writer(&mut *out, event)?;
+        self.json.clear();
+        event.write_json(&mut self.json);
+        out.write_all(&self.json)?;
         Ok(())
     }
 
@@ -369,7 +384,7 @@ impl Encoder {
             WireFormat::Sse => {
                 self.json.clear();
                 match &event {
-                    Ok(e) => serde_json::to_writer(&mut self.json, e)?,
+                    Ok(e) => e.write_json(&mut self.json),
                     Err(err) => {
                         // A malformed event is written as given (the reference SSE encoder
                         // does not validate either); only text that is not JSON stops.
@@ -526,7 +541,7 @@ fn decode_sse(source: &mut Source, out: &mut Out, opts: StreamOptions) -> Result
             match next {
                 Ok(Some(f)) => match Event::from_json_str(f.data) {
                     Ok(e) => {
-                        json_line(out, &e)?;
+                        event_line(out, &e)?;
                         frame += 1;
                     }
                     Err(e) => return bad_frame(frame, &e),
@@ -565,7 +580,7 @@ fn decode_proto(source: &mut Source, out: &mut Out, opts: StreamOptions) -> Resu
             match d.next_frame() {
                 Ok(Some(body)) => {
                     match proto::decode_event(&body) {
-                        Ok(Some(e)) => json_line(out, &e)?,
+                        Ok(Some(e)) => event_line(out, &e)?,
                         // An event of a later protocol version: skipped, as the reference does.
                         Ok(None) => {}
                         Err(e) => {

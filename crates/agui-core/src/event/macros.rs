@@ -19,7 +19,9 @@
 //! also gets the base fields `timestamp`, `rawEvent` and `metadata`.
 //!
 //! From that row come: the struct with its serde attributes (JSON exactly as on the wire),
-//! `new` (the required fields, in order) and the `with_*` builders, the fast path's reader
+//! `new` (the required fields, in order) and the `with_*` builders, the JSON writer
+//! (`json::WriteFields`: a required field is always written, an optional one when present,
+//! so a required field is never declared as an `Option`), the fast path's reader
 //! for the event (`fast::FastEvent`: each member by its wire name, read as its type's
 //! `fast::FastField` reads it) and the accessors behind [`Event::subagent_run_id`]
 //! (`EventFields`). The protobuf numbering is declared apart, in `codec/proto/fields.rs`,
@@ -257,6 +259,31 @@ macro_rules! event_types {
             #[inline]
             fn subagent_tag_mut(&mut self) -> Option<&mut Option<String>> {
                 $crate::event::macros::event_types!(@subagent self tag_mut $($lf)*)
+            }
+        }
+
+        impl $crate::event::json::WriteFields for $name {
+            #[inline]
+            fn write_fields(&self, out: &mut Vec<u8>) {
+                use $crate::event::json::JsonField;
+                $(
+                    if !JsonField::absent(&self.$lf) {
+                        out.extend_from_slice(concat!(",\"", $lw, "\":").as_bytes());
+                        JsonField::write(&self.$lf, out);
+                    }
+                )*
+                if !JsonField::absent(&self.timestamp) {
+                    out.extend_from_slice(b",\"timestamp\":");
+                    JsonField::write(&self.timestamp, out);
+                }
+                if !JsonField::absent(&self.raw_event) {
+                    out.extend_from_slice(b",\"rawEvent\":");
+                    JsonField::write(&self.raw_event, out);
+                }
+                if !JsonField::absent(&self.metadata) {
+                    out.extend_from_slice(b",\"metadata\":");
+                    JsonField::write(&self.metadata, out);
+                }
             }
         }
 

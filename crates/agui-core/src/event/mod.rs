@@ -13,6 +13,7 @@ use serde_json::Value;
 mod activity;
 mod decode;
 mod fast;
+mod json;
 mod lifecycle;
 mod macros;
 mod reasoning;
@@ -148,6 +149,31 @@ macro_rules! events {
                 match self {
                     $(Event::$variant(_) => $tag,)*
                     Event::Unknown(u) => u.type_str(),
+                }
+            }
+
+            /// Appends the event's compact wire JSON to `out`: the bytes
+            /// `serde_json::to_writer(out, &event)` writes, from the event's own writer
+            /// (keys are constants; plain strings are copied without escaping).
+            ///
+            /// ```
+            /// use agui_core::event::{Event, TextMessageContent};
+            /// let e: Event = TextMessageContent::new("m1", "Hi").into();
+            /// let mut out = Vec::new();
+            /// e.write_json(&mut out);
+            /// assert_eq!(out, serde_json::to_vec(&e).unwrap());
+            /// ```
+            pub fn write_json(&self, out: &mut Vec<u8>) {
+                use json::WriteFields;
+                match self {
+                    $(
+                        Event::$variant(e) => {
+                            out.extend_from_slice(concat!("{\"type\":\"", $tag, "\"").as_bytes());
+                            e.write_fields(out);
+                            out.push(b'}');
+                        }
+                    )*
+                    Event::Unknown(u) => json::write_serde(out, u),
                 }
             }
 
@@ -325,12 +351,14 @@ impl UnknownEvent {
 impl Event {
     /// The compact wire JSON of the event.
     pub fn to_json_string(&self) -> String {
-        // Serializing these types cannot fail: every map key is a string.
-        serde_json::to_string(self).unwrap_or_default()
+        // The writer only appends whole UTF-8 strings and ASCII.
+        String::from_utf8(self.to_json_vec()).unwrap_or_default()
     }
 
-    /// The compact wire JSON of the event, as bytes.
+    /// The compact wire JSON of the event, as bytes ([`Event::write_json`]).
     pub fn to_json_vec(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap_or_default()
+        let mut out = Vec::with_capacity(128);
+        self.write_json(&mut out);
+        out
     }
 }

@@ -244,7 +244,7 @@ impl PatchOp {
 
     /// Whether `key` is written by [`Serialize`] from a typed field of this operation (and
     /// so is skipped if it also appears in `extra`).
-    pub(super) fn is_typed_member(&self, key: &str) -> bool {
+    pub(crate) fn is_typed_member(&self, key: &str) -> bool {
         match key {
             "op" | "path" => true,
             "from" => self.from().is_some(),
