@@ -3,7 +3,8 @@
 //! Durability: every append is committed in a `BEGIN IMMEDIATE … COMMIT` transaction, and
 //! `append` returns only after the commit. Appends that arrive while the writer is busy are
 //! committed together when it is free (group commit: one transaction and one sync for all,
-//! each append in its own savepoint, so a refused one undoes nothing else). With [`Synchronous::Full`] (the default) SQLite syncs the
+//! each append in its own savepoint, so a refused one undoes nothing else); lease renewals
+//! join the same groups. With [`Synchronous::Full`] (the default) SQLite syncs the
 //! WAL to disk at each commit, so an acknowledged event survives a killed process *and* an
 //! operating-system crash or power loss. [`Synchronous::Normal`] skips that sync: still safe
 //! against `kill -9` (the WAL is in the OS page cache) and never corrupt, but the last
@@ -147,17 +148,26 @@ struct Inner {
     notifier: Notifier,
     /// Statements started, for the idle release of page caches.
     activity: AtomicU64,
-    /// Appends waiting for the writer: whoever holds it next commits them all in one
+    /// Writes waiting for the writer: whoever holds it next commits them all in one
     /// transaction (group commit).
-    appends: Mutex<Vec<AppendJob>>,
+    writes: Mutex<Vec<WriteJob>>,
 }
 
-/// One waiting append: its run, its events, and where its result goes.
-struct AppendJob {
+/// One waiting write: its run, what to write, and where its result goes.
+struct WriteJob {
     thread: String,
     run: String,
-    prepared: Prepared,
+    work: Work,
+    /// The appended range (empty for a lease).
     done: tokio::sync::oneshot::Sender<Result<Range<u64>>>,
+}
+
+/// What a grouped write does.
+enum Work {
+    /// Appends the run's prepared events.
+    Append(Prepared),
+    /// Records the run's lease until this time (Unix milliseconds).
+    Lease(u64),
 }
 
 impl Inner {
@@ -357,7 +367,7 @@ impl SqliteStore {
                 readers: Mutex::new(Vec::new()),
                 notifier: Notifier::default(),
                 activity: AtomicU64::new(0),
-                appends: Mutex::new(Vec::new()),
+                writes: Mutex::new(Vec::new()),
             }))
         })
         .await?;
@@ -381,26 +391,21 @@ impl SqliteStore {
         .await
     }
 
-    /// Appends one run's prepared events, committed together with every other append
-    /// waiting for the writer at that moment: one transaction and one sync for the group
-    /// (each append in its own savepoint, so that one refused append does not undo the
-    /// others). Returns after the group's commit, so an acknowledged append is durable as
-    /// before; under concurrent runs the syncs are shared instead of queued one per append.
-    async fn append_grouped(
-        &self,
-        thread: String,
-        run: String,
-        prepared: Prepared,
-    ) -> Result<Range<u64>> {
+    /// Does one run's write (an append or a lease), committed together with every other
+    /// write waiting for the writer at that moment: one transaction and one sync for the
+    /// group (each write in its own savepoint, so that one refused append does not undo
+    /// the others). Returns after the group's commit, so an acknowledged write is durable
+    /// as before; under concurrent runs the syncs are shared instead of queued one by one.
+    async fn write_grouped(&self, thread: String, run: String, work: Work) -> Result<Range<u64>> {
         let (done, result) = tokio::sync::oneshot::channel();
         self.inner
-            .appends
+            .writes
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(AppendJob {
+            .push(WriteJob {
                 thread,
                 run,
-                prepared,
+                work,
                 done,
             });
         let inner = self.inner.clone();
@@ -409,8 +414,7 @@ impl SqliteStore {
             let mut conn = inner.writer.lock().unwrap_or_else(|p| p.into_inner());
             // Taken under the writer's lock: an append queued while another group commits
             // goes with the next group (this task's, or that of an append queued after it).
-            let jobs =
-                std::mem::take(&mut *inner.appends.lock().unwrap_or_else(|p| p.into_inner()));
+            let jobs = std::mem::take(&mut *inner.writes.lock().unwrap_or_else(|p| p.into_inner()));
             if !jobs.is_empty() {
                 commit_group(&mut conn, jobs, &inner.path);
             }
@@ -424,23 +428,11 @@ impl SqliteStore {
         })
     }
 
-    /// Records `run`'s lease on the writer connection.
+    /// Records `run`'s lease, in the next group commit.
     async fn write_lease(&self, thread: String, run: String, until_ms: u64) -> Result<()> {
-        self.write(move |conn| {
-            conn.prepare_cached(
-                "INSERT INTO leases (thread_id, run_id, until_ms) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = excluded.until_ms",
-            )
-            .map_err(backend)?
-            .execute(params![
-                thread,
-                run,
-                i64::try_from(until_ms).unwrap_or(i64::MAX)
-            ])
-            .map_err(backend)?;
-            Ok(())
-        })
-        .await
+        self.write_grouped(thread, run, Work::Lease(until_ms))
+            .await
+            .map(|_| ())
     }
 
     /// Runs `f` on a pooled read connection, on the blocking pool.
@@ -572,9 +564,9 @@ fn decode_from(
     Ok((out, None))
 }
 
-/// Commits a group of appends in one transaction, each in its own savepoint, and answers
-/// each (after the commit: a failed commit fails every append of the group).
-fn commit_group(conn: &mut Connection, jobs: Vec<AppendJob>, path: &Path) {
+/// Commits a group of writes in one transaction, each in its own savepoint, and answers
+/// each (after the commit: a failed commit fails every write of the group).
+fn commit_group(conn: &mut Connection, jobs: Vec<WriteJob>, path: &Path) {
     let mut tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
         Ok(tx) => tx,
         Err(e) => {
@@ -589,7 +581,13 @@ fn commit_group(conn: &mut Connection, jobs: Vec<AppendJob>, path: &Path) {
     for job in jobs {
         let outcome = (|| {
             let sp = tx.savepoint().map_err(backend)?;
-            let range = append_in(&sp, job.thread, job.run, &job.prepared)?;
+            let range = match &job.work {
+                Work::Append(prepared) => append_in(&sp, job.thread, job.run, prepared)?,
+                Work::Lease(until_ms) => {
+                    lease_in(&sp, &job.thread, &job.run, *until_ms)?;
+                    0..0
+                }
+            };
             sp.commit().map_err(backend)?;
             Ok(range)
         })()
@@ -619,7 +617,23 @@ fn copy_error(e: &StoreError) -> StoreError {
     }
 }
 
-/// One run's append inside the group's write transaction (see [`SqliteStore::append_grouped`]).
+/// Records a run's lease inside the group's write transaction.
+fn lease_in(tx: &Connection, thread: &str, run: &str, until_ms: u64) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO leases (thread_id, run_id, until_ms) VALUES (?1, ?2, ?3)
+         ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = excluded.until_ms",
+    )
+    .map_err(backend)?
+    .execute(params![
+        thread,
+        run,
+        i64::try_from(until_ms).unwrap_or(i64::MAX)
+    ])
+    .map_err(backend)?;
+    Ok(())
+}
+
+/// One run's append inside the group's write transaction (see [`SqliteStore::write_grouped`]).
 fn append_in(
     tx: &Connection,
     thread_id: String,
@@ -738,7 +752,7 @@ impl EventStore for SqliteStore {
         Box::pin(async move {
             let prepared = prepare(thread, run, events)?;
             let range = self
-                .append_grouped(thread.to_owned(), run.to_owned(), prepared)
+                .write_grouped(thread.to_owned(), run.to_owned(), Work::Append(prepared))
                 .await?;
             if !range.is_empty() {
                 self.inner.notifier.notify(thread, range.end - 1);
