@@ -5,6 +5,11 @@
 //! verifies every stream with the engine, and reports every violation with the input's name,
 //! the event's index and type, and the rule — plus the HTTP-level problems: status, content
 //! type, a stream that breaks off or ends without a terminal event.
+//!
+//! The report comes in four forms (`--format`): readable text, JSON, JUnit XML and SARIF
+//! 2.1.0 (for CI: each violation with its rule id, the input and event index, and a link to
+//! the rule). Exit codes: 0 no violation, 1 violations, 2 nothing to check (a bad URL, or no
+//! input got a 2xx answer).
 
 use crate::inspect::{error_message, excerpt, failing_type};
 use crate::net::fresh_id;
@@ -18,13 +23,29 @@ use serde_json::{Value, json};
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// The forms of the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Readable text.
+    #[default]
+    Human,
+    /// One JSON document ([`CheckReport`]).
+    Json,
+    /// JUnit XML: a test case per run, a failure per run with violations.
+    Junit,
+    /// SARIF 2.1.0: a result per violation, the rules with their help links.
+    Sarif,
+}
+
 /// Options of `agui check`.
 #[derive(Debug, Clone)]
 pub struct CheckOptions {
     /// The agent's endpoint.
     pub url: String,
-    /// Print one JSON report instead of the readable one.
-    pub json: bool,
+    /// The report's form.
+    pub format: ReportFormat,
+    /// Where rule ids link to (`URL#ID`) in JUnit and SARIF reports.
+    pub rules_url: String,
     /// Extra request headers.
     pub headers: Vec<(String, String)>,
     /// Limit of each run.
@@ -213,13 +234,18 @@ pub async fn run(opts: CheckOptions) -> Result<ExitCode, String> {
             .runs
             .iter()
             .all(|r| !r.http_status.is_some_and(|s| (200..300).contains(&s)));
-    if opts.json {
-        println!(
+    match opts.format {
+        ReportFormat::Human => print_report(&report, Paint::for_stdout(opts.color)),
+        ReportFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
-        );
-    } else {
-        print_report(&report, Paint::for_stdout(opts.color));
+        ),
+        ReportFormat::Junit => print!("{}", crate::check_report::junit(&report, &opts.rules_url)),
+        ReportFormat::Sarif => println!(
+            "{}",
+            serde_json::to_string_pretty(&crate::check_report::sarif(&report, &opts.rules_url))
+                .map_err(|e| e.to_string())?
+        ),
     }
     Ok(ExitCode::from(if unreachable {
         crate::net::UNREACHABLE

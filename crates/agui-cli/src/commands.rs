@@ -1,12 +1,12 @@
-//! The stream-inspection and server-testing commands (`inspect`, `record`, `check`, `load`),
-//! flattened into the `agui` command line.
+//! The stream-inspection and server-testing commands (`inspect`, `record`, `check`, `rules`,
+//! `load`), flattened into the `agui` command line.
 
 use crate::term::ColorChoice;
 use clap::Subcommand;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// `inspect`, `record`, `check` and `load`.
+/// `inspect`, `record`, `check`, `rules` and `load`.
 #[derive(Subcommand)]
 pub enum StreamTools {
     /// Show a recorded stream as a timeline: events, messages, and where verification breaks.
@@ -56,9 +56,15 @@ pub enum StreamTools {
     Check {
         /// The agent's endpoint.
         url: String,
-        /// Print one JSON report.
-        #[arg(long)]
+        /// Print one JSON report (the same as --format json).
+        #[arg(long, conflicts_with = "format")]
         json: bool,
+        /// The report: human (readable), json, junit (JUnit XML) or sarif (SARIF 2.1.0).
+        #[arg(long, value_enum, default_value = "human")]
+        format: crate::check::ReportFormat,
+        /// Where rule ids link to in SARIF and JUnit reports (each rule at `URL#ID`).
+        #[arg(long, value_name = "URL", default_value = crate::rules::RULES_URL)]
+        rules_url: String,
         /// Extra request header, `Name: value` (repeatable; an `Authorization` header here
         /// replaces the one made from AGUI_TOKEN).
         #[arg(long = "header")]
@@ -69,6 +75,12 @@ pub enum StreamTools {
         /// Colours: auto, always or never.
         #[arg(long, value_enum, default_value = "auto")]
         color: ColorChoice,
+    },
+    /// The verification rules (ids, what breaks them, what the reference client does).
+    Rules {
+        /// text, md (Markdown) or json.
+        #[arg(long, value_enum, default_value = "text")]
+        format: crate::rules::RulesFormat,
     },
     /// Load an agent: N runs, C at a time; runs/s, events/s, latency percentiles, failures.
     #[command(after_help = crate::net::AFTER_HELP)]
@@ -148,19 +160,27 @@ impl StreamTools {
             StreamTools::Check {
                 url,
                 json,
+                format,
+                rules_url,
                 headers,
                 timeout_ms,
                 color,
             } => {
                 let opts = crate::check::CheckOptions {
                     url,
-                    json,
+                    format: if json {
+                        crate::check::ReportFormat::Json
+                    } else {
+                        format
+                    },
+                    rules_url,
                     headers: crate::net::request_headers(&headers)?,
                     timeout: Duration::from_millis(timeout_ms),
                     color,
                 };
                 crate::run_async(crate::check::run(opts))
             }
+            StreamTools::Rules { format } => crate::rules::run(format),
             StreamTools::Load {
                 url,
                 runs,

@@ -1,7 +1,8 @@
 //! `agui serve`: the demo agent (or, with `--openai-base-url`, a model behind an
 //! OpenAI-compatible API, or with `--upstream URL` any AG-UI agent) at `POST /agent`, more
 //! AG-UI agents at `POST /agents/NAME` (`--upstream NAME=URL`), listed by `GET /agents`, the
-//! web console at `GET /`, `GET /health`, `GET /metrics`.
+//! web console at `GET /` (its modules beside it), the rules page at `GET /rules`, the
+//! console's verifier at `POST /api/inspect`, `GET /health`, `GET /metrics`.
 
 use crate::demo::DemoAgent;
 use crate::observe::{self, LogFormat};
@@ -14,7 +15,7 @@ use agui_server::{
 use axum::Router;
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::response::{Html, IntoResponse};
-use axum::routing::get;
+use axum::routing::{get, post};
 use std::time::Duration;
 
 /// The options of `agui serve`.
@@ -428,11 +429,34 @@ impl OpenAiOptions {
     }
 }
 
-/// The console's files, embedded in the binary.
+/// The console's files, embedded in the binary: the page, its stylesheet and its ES
+/// modules, each served at `/NAME` (the page imports the modules by relative URL).
 mod assets {
+    /// The page, at `/` and `/index.html`.
     pub const INDEX: &str = include_str!("../console/index.html");
-    pub const APP: &str = include_str!("../console/app.js");
-    pub const STYLE: &str = include_str!("../console/style.css");
+    const JS: &str = "text/javascript; charset=utf-8";
+    /// `(path, content type, text)` of every other file.
+    pub const FILES: &[(&str, &str, &str)] = &[
+        (
+            "/style.css",
+            "text/css; charset=utf-8",
+            include_str!("../console/style.css"),
+        ),
+        ("/app.js", JS, include_str!("../console/app.js")),
+        ("/api.js", JS, include_str!("../console/api.js")),
+        ("/dom.js", JS, include_str!("../console/dom.js")),
+        ("/events.js", JS, include_str!("../console/events.js")),
+        ("/expand.js", JS, include_str!("../console/expand.js")),
+        ("/fold.js", JS, include_str!("../console/fold.js")),
+        ("/inspector.js", JS, include_str!("../console/inspector.js")),
+        ("/patch.js", JS, include_str!("../console/patch.js")),
+        ("/recording.js", JS, include_str!("../console/recording.js")),
+        ("/redact.js", JS, include_str!("../console/redact.js")),
+        ("/render.js", JS, include_str!("../console/render.js")),
+        ("/sse.js", JS, include_str!("../console/sse.js")),
+        ("/timeline.js", JS, include_str!("../console/timeline.js")),
+        ("/util.js", JS, include_str!("../console/util.js")),
+    ];
 }
 
 /// How the router guards the agent: who may call it, from which origins, with which limits.
@@ -547,26 +571,29 @@ pub fn router_for(
         .collect();
     let mut router = Router::new()
         .route("/", get(|| async { Html(assets::INDEX) }))
+        .route("/index.html", get(|| async { Html(assets::INDEX) }))
+        // The rules the engine checks, for people (the console links each violation to its
+        // row) and as JSON.
+        .route("/rules", get(|| async { Html(crate::rules::html()) }))
         .route(
-            "/app.js",
-            get(|| async {
-                (
-                    [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
-                    assets::APP,
-                )
-            }),
-        )
-        .route(
-            "/style.css",
-            get(|| async {
-                (
-                    [(header::CONTENT_TYPE, "text/css; charset=utf-8")],
-                    assets::STYLE,
-                )
-            }),
+            "/rules.json",
+            get(|| async { axum::Json(crate::rules::json()) }),
         )
         .route(agui_server::HEALTH_PATH, get(move || health(probe.clone())));
+    for &(path, content_type, text) in assets::FILES {
+        router = router.route(
+            path,
+            get(move || async move { ([(header::CONTENT_TYPE, content_type)], text) }),
+        );
+    }
     if let Some(guard) = servers.first() {
+        // The console's debugger: the engine reads and verifies a recording (with the token).
+        router = router.route(
+            "/api/inspect",
+            guard.guarded(post(crate::inspect_api::handler)).layer(
+                axum::extract::DefaultBodyLimit::max(crate::inspect_api::MAX_BYTES),
+            ),
+        );
         let listing = serde_json::json!({ "agents": infos });
         router = router.route(
             "/agents",

@@ -132,6 +132,14 @@ fn conclude(mut out: Out, result: Result<ExitCode, Stop>) -> Result<ExitCode, St
     }
 }
 
+/// Writes `event` as one line of JSON (its own writer: the bytes serde_json writes).
+fn event_line(out: &mut Out, event: &Event) -> Result<(), Stop> {
+    let mut json = event.to_json_vec();
+    json.push(b'\n');
+    out.write_all(&json)?;
+    Ok(())
+}
+
 /// Writes `v` as one line of JSON.
 fn json_line(out: &mut Out, v: &impl Serialize) -> Result<(), Stop> {
     serde_json::to_writer(&mut *out, v)?;
@@ -143,7 +151,7 @@ fn json_line(out: &mut Out, v: &impl Serialize) -> Result<(), Stop> {
 /// the conversation too (`verify` does not need it, and then takes constant memory).
 fn run_pipeline(file: &str, opts: StreamOptions, apply: bool) -> Result<Pipeline, String> {
     let mut reader = EventReader::open(file, opts.max_frame_bytes)?;
-    let mut p = Pipeline::new().with_apply(apply);
+    let mut p = Pipeline::new().with_apply(apply).with_emitted(false);
     reader.for_each(|json| match p.push_json(json) {
         Ok(_) => ControlFlow::Continue(()),
         Err(_) => ControlFlow::Break(()),
@@ -209,12 +217,17 @@ pub fn apply(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
 /// A JSON array written element by element.
 struct ArrayWriter {
     first: bool,
+    /// One event's JSON, reused from event to event.
+    json: Vec<u8>,
 }
 
 impl ArrayWriter {
     fn open(out: &mut Out) -> Result<ArrayWriter, Stop> {
         out.write_all(b"[")?;
-        Ok(ArrayWriter { first: true })
+        Ok(ArrayWriter {
+            first: true,
+            json: Vec::new(),
+        })
     }
 
     fn push(&mut self, out: &mut Out, event: &Event) -> Result<(), Stop> {
@@ -222,7 +235,9 @@ impl ArrayWriter {
             out.write_all(b",")?;
         }
         self.first = false;
-        serde_json::to_writer(&mut *out, event)?;
+        self.json.clear();
+        event.write_json(&mut self.json);
+        out.write_all(&self.json)?;
         Ok(())
     }
 
@@ -389,7 +404,7 @@ impl Encoder {
             WireFormat::Sse => {
                 self.json.clear();
                 match &event {
-                    Ok(e) => serde_json::to_writer(&mut self.json, e)?,
+                    Ok(e) => e.write_json(&mut self.json),
                     Err(err) => {
                         // A malformed event is written as given (the reference SSE encoder
                         // does not validate either); only text that is not JSON stops.
@@ -546,7 +561,7 @@ fn decode_sse(source: &mut Source, out: &mut Out, opts: StreamOptions) -> Result
             match next {
                 Ok(Some(f)) => match Event::from_json_str(f.data) {
                     Ok(e) => {
-                        json_line(out, &e)?;
+                        event_line(out, &e)?;
                         frame += 1;
                     }
                     Err(e) => return bad_frame(frame, &e),
@@ -585,7 +600,7 @@ fn decode_proto(source: &mut Source, out: &mut Out, opts: StreamOptions) -> Resu
             match d.next_frame() {
                 Ok(Some(body)) => {
                     match proto::decode_event(&body) {
-                        Ok(Some(e)) => json_line(out, &e)?,
+                        Ok(Some(e)) => event_line(out, &e)?,
                         // An event of a later protocol version: skipped, as the reference does.
                         Ok(None) => {}
                         Err(e) => {

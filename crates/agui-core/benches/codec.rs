@@ -5,7 +5,9 @@
 //!   the big workload also in 4 KiB chunks and in one chunk. `typed_*` use the borrowing
 //!   decoder API and `Event::from_json_str`; `typed_sse_64k_owned` the owned frames and
 //!   `Event::from_json_slice`.
-//! - `encode`: typed events → SSE bytes, against `serde_json::to_vec` of equivalent `Value`s.
+//! - `encode`: typed events → SSE bytes, with the events' own writer (`typed_to_sse`) and
+//!   through serde's derived `Serialize` (`typed_serde_to_sse`), against `serde_json::to_vec`
+//!   of equivalent `Value`s.
 //!
 //! ```sh
 //! cargo bench -p agui-core --bench codec
@@ -106,7 +108,20 @@ fn encode(c: &mut Criterion) {
         g.throughput(Throughput::Bytes(size as u64));
         g.sample_size(10);
         g.measurement_time(Duration::from_secs(5));
+        // The product's path: the events' own writer (Event::write_json).
         g.bench_function("typed_to_sse", |b| {
+            let mut out = Vec::with_capacity(size);
+            let mut enc = sse::SseEncoder::new();
+            b.iter(|| {
+                out.clear();
+                for e in &events {
+                    out.extend_from_slice(enc.encode_event(e, None));
+                }
+                black_box(out.len())
+            })
+        });
+        // The same frames through serde's derived Serialize (the path before the own writer).
+        g.bench_function("typed_serde_to_sse", |b| {
             let mut out = Vec::with_capacity(size);
             let mut enc = sse::SseEncoder::new();
             b.iter(|| {

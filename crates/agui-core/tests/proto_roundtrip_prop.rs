@@ -1,5 +1,6 @@
 //! Property tests: for generated events of many types, `decode_event(encode_event(e)) == e`
-//! (protobuf) and JSON encode→decode is the identity.
+//! (protobuf), JSON encode→decode is the identity, and the events' own JSON writer writes
+//! the bytes serde_json writes.
 //!
 //! Generated shapes stay within what the reference's own protobuf round trip keeps: no
 //! `RUN_STARTED.input` (the reference adds empty `tools`/`context`/`resume`), no unknown
@@ -286,5 +287,13 @@ proptest! {
         let back = back.unwrap();
         prop_assert_eq!(&back, &event);
         prop_assert_eq!(back.to_json_vec(), json);
+    }
+
+    #[test]
+    fn the_events_own_writer_writes_serde_jsons_bytes(event in event()) {
+        let mut own = Vec::new();
+        event.write_json(&mut own);
+        let serde = serde_json::to_vec(&event).unwrap();
+        prop_assert_eq!(String::from_utf8_lossy(&own), String::from_utf8_lossy(&serde));
     }
 }

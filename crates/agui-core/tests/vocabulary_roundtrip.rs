@@ -45,3 +45,32 @@ fn well_formed_events_round_trip() {
     assert!(checked > 500, "only {checked} events checked");
     println!("{checked} well-formed events round-tripped");
 }
+
+/// The events' own JSON writer ([`Event::write_json`], behind `to_json_vec` and the SSE
+/// encoder) writes, for every event of every case that decodes (well-formed or not, known
+/// type or not), the bytes serde_json's derived serialization writes.
+#[test]
+fn the_events_own_writer_writes_serde_jsons_bytes() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for (name, case) in cases() {
+        for (i, raw) in case["events"].as_array().unwrap().iter().enumerate() {
+            let Ok(event) = Event::from_json_str(&serde_json::to_string(raw).unwrap()) else {
+                continue;
+            };
+            let mut own = Vec::new();
+            event.write_json(&mut own);
+            let serde = serde_json::to_vec(&event).unwrap();
+            if own != serde {
+                failures.push(format!(
+                    "{name}[{i}]: wrote {} where serde_json writes {}",
+                    String::from_utf8_lossy(&own),
+                    String::from_utf8_lossy(&serde)
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked > 1000, "only {checked} events checked");
+}

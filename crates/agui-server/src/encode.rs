@@ -27,7 +27,7 @@ impl FrameEncoder {
     pub(crate) fn encode(&mut self, event: &Event, out: &mut BytesMut) -> Result<usize, String> {
         match self {
             FrameEncoder::Sse(sse) => {
-                let frame = sse.encode_json(event, None).map_err(|e| e.to_string())?;
+                let frame = sse.encode_event(event, None);
                 out.extend_from_slice(frame);
                 Ok(frame.len())
             }

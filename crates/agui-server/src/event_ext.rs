@@ -4,121 +4,55 @@ use agui_core::Event;
 use agui_core::metadata::Metadata;
 use serde_json::Value;
 
-/// Runs `$body` with `$v` bound to the inner struct of every known variant.
-macro_rules! with_inner {
-    ($event:expr, $v:ident => $body:expr, $u:ident => $unknown:expr) => {
-        match $event {
-            Event::RunStarted($v) => $body,
-            Event::RunFinished($v) => $body,
-            Event::RunError($v) => $body,
-            Event::StepStarted($v) => $body,
-            Event::StepFinished($v) => $body,
-            Event::TextMessageStart($v) => $body,
-            Event::TextMessageContent($v) => $body,
-            Event::TextMessageEnd($v) => $body,
-            Event::TextMessageChunk($v) => $body,
-            Event::ToolCallStart($v) => $body,
-            Event::ToolCallArgs($v) => $body,
-            Event::ToolCallEnd($v) => $body,
-            Event::ToolCallChunk($v) => $body,
-            Event::ToolCallResult($v) => $body,
-            Event::StateSnapshot($v) => $body,
-            Event::StateDelta($v) => $body,
-            Event::MessagesSnapshot($v) => $body,
-            Event::ActivitySnapshot($v) => $body,
-            Event::ActivityDelta($v) => $body,
-            Event::Raw($v) => $body,
-            Event::Custom($v) => $body,
-            Event::ReasoningStart($v) => $body,
-            Event::ReasoningMessageStart($v) => $body,
-            Event::ReasoningMessageContent($v) => $body,
-            Event::ReasoningMessageEnd($v) => $body,
-            Event::ReasoningMessageChunk($v) => $body,
-            Event::ReasoningEnd($v) => $body,
-            Event::ReasoningEncryptedValue($v) => $body,
-            Event::SubagentStarted($v) => $body,
-            Event::SubagentFinished($v) => $body,
-            Event::SubagentError($v) => $body,
-            Event::Unknown($u) => $unknown,
-            #[allow(unreachable_patterns)]
-            _ => {}
-        }
-    };
-}
-
 /// Sets `subagentRunId` on an attributable event that has none. Run-scoped events,
 /// `MESSAGES_SNAPSHOT` and the subagent lifecycle events (whose id is an identity, not a
 /// tag) are left alone.
 pub(crate) fn tag_subagent(event: &mut Event, id: &str) {
-    macro_rules! tag {
-        ($($variant:ident),*) => {
-            match event {
-                $(Event::$variant(e) if e.subagent_run_id.is_none() => {
-                    e.subagent_run_id = Some(id.to_owned());
-                })*
-                _ => {}
-            }
-        };
+    if let Some(slot) = event.subagent_run_id_mut()
+        && slot.is_none()
+    {
+        *slot = Some(id.to_owned());
     }
-    tag!(
-        StepStarted,
-        StepFinished,
-        TextMessageStart,
-        TextMessageContent,
-        TextMessageEnd,
-        TextMessageChunk,
-        ToolCallStart,
-        ToolCallArgs,
-        ToolCallEnd,
-        ToolCallChunk,
-        ToolCallResult,
-        StateSnapshot,
-        StateDelta,
-        ActivitySnapshot,
-        ActivityDelta,
-        Raw,
-        Custom,
-        ReasoningStart,
-        ReasoningMessageStart,
-        ReasoningMessageContent,
-        ReasoningMessageEnd,
-        ReasoningMessageChunk,
-        ReasoningEnd,
-        ReasoningEncryptedValue
-    );
 }
 
 /// Merges `metadata` into the event's own (keys already on the event win).
 pub(crate) fn stamp_metadata(event: &mut Event, metadata: &Metadata) {
-    fn merge(slot: &mut Option<Metadata>, metadata: &Metadata) {
-        let target = slot.get_or_insert_with(Metadata::new);
+    fn merge(target: &mut Metadata, metadata: &Metadata) {
         for (k, v) in metadata {
             if !target.contains_key(k) {
                 target.insert(k.clone(), v.clone());
             }
         }
     }
-    with_inner!(event, e => merge(&mut e.metadata, metadata), u => {
-        let slot = u.0.entry("metadata").or_insert_with(|| Value::Object(Metadata::new()));
-        if let Value::Object(target) = slot {
-            for (k, v) in metadata {
-                if !target.contains_key(k) {
-                    target.insert(k.clone(), v.clone());
+    match event.metadata_mut() {
+        Some(slot) => merge(slot.get_or_insert_with(Metadata::new), metadata),
+        None => {
+            if let Event::Unknown(u) = event {
+                let slot =
+                    u.0.entry("metadata")
+                        .or_insert_with(|| Value::Object(Metadata::new()));
+                if let Value::Object(target) = slot {
+                    merge(target, metadata);
                 }
             }
         }
-    });
+    }
 }
 
 /// Sets `timestamp` when the event has none.
 pub(crate) fn stamp_timestamp(event: &mut Event, ms: i64) {
-    with_inner!(event, e => {
-        if e.timestamp.is_none() {
-            e.timestamp = Some(ms);
+    match event.timestamp_mut() {
+        Some(slot) => {
+            if slot.is_none() {
+                *slot = Some(ms);
+            }
         }
-    }, u => {
-        u.0.entry("timestamp").or_insert_with(|| Value::from(ms));
-    });
+        None => {
+            if let Event::Unknown(u) = event {
+                u.0.entry("timestamp").or_insert_with(|| Value::from(ms));
+            }
+        }
+    }
 }
 
 /// Milliseconds since the Unix epoch.

@@ -1,7 +1,9 @@
 //! The SQLite backend: one file, WAL journal, no setup.
 //!
-//! Durability: every append is one `BEGIN IMMEDIATE … COMMIT` transaction, and `append`
-//! returns only after the commit. With [`Synchronous::Full`] (the default) SQLite syncs the
+//! Durability: every append is committed in a `BEGIN IMMEDIATE … COMMIT` transaction, and
+//! `append` returns only after the commit. Appends that arrive while the writer is busy are
+//! committed together when it is free (group commit: one transaction and one sync for all,
+//! each append in its own savepoint, so a refused one undoes nothing else). With [`Synchronous::Full`] (the default) SQLite syncs the
 //! WAL to disk at each commit, so an acknowledged event survives a killed process *and* an
 //! operating-system crash or power loss. [`Synchronous::Normal`] skips that sync: still safe
 //! against `kill -9` (the WAL is in the OS page cache) and never corrupt, but the last
@@ -21,7 +23,7 @@
 //! migrated when opened (missing columns are added).
 
 use crate::notify::Notifier;
-use crate::prepare::prepare;
+use crate::prepare::{Prepared, prepare};
 use crate::{
     EventStore, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent, ThreadInfo,
     ThreadPage, ThreadQuery, decode_cursor, now_ms, page_limit, page_of,
@@ -33,6 +35,7 @@ use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -55,6 +58,10 @@ pub struct SqliteOptions {
     pub busy_timeout: Duration,
     /// How often a live tail re-reads the file for other processes' appends.
     pub poll_interval: Duration,
+    /// After this long without a statement, every pooled connection gives its page cache
+    /// back (`sqlite3_db_release_memory`), so that memory comes back after load; `None`
+    /// keeps the caches (up to about 2 MB per connection). Default 10 seconds.
+    pub release_idle_memory: Option<Duration>,
 }
 
 impl Default for SqliteOptions {
@@ -63,6 +70,7 @@ impl Default for SqliteOptions {
             synchronous: Synchronous::Full,
             busy_timeout: Duration::from_secs(10),
             poll_interval: Duration::from_secs(1),
+            release_idle_memory: Some(Duration::from_secs(10)),
         }
     }
 }
@@ -137,6 +145,59 @@ struct Inner {
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
     notifier: Notifier,
+    /// Statements started, for the idle release of page caches.
+    activity: AtomicU64,
+    /// Appends waiting for the writer: whoever holds it next commits them all in one
+    /// transaction (group commit).
+    appends: Mutex<Vec<AppendJob>>,
+}
+
+/// One waiting append: its run, its events, and where its result goes.
+struct AppendJob {
+    thread: String,
+    run: String,
+    prepared: Prepared,
+    done: tokio::sync::oneshot::Sender<Result<Range<u64>>>,
+}
+
+impl Inner {
+    /// Gives every pooled connection's page cache back to the allocator. A connection in
+    /// use is skipped (it is busy, so the store is not idle).
+    fn release_memory(&self) {
+        if let Ok(writer) = self.writer.try_lock() {
+            let _ = writer.release_memory();
+        }
+        if let Ok(readers) = self.readers.try_lock() {
+            for c in readers.iter() {
+                let _ = c.release_memory();
+            }
+        }
+    }
+}
+
+/// Releases the page caches of `inner`'s connections once the store has been idle for
+/// `idle`; ends with the store.
+fn spawn_idle_release(inner: &Arc<Inner>, idle: Duration) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let weak = Arc::downgrade(inner);
+    runtime.spawn(async move {
+        let mut seen = 0;
+        let mut released = 0;
+        loop {
+            tokio::time::sleep(idle).await;
+            let Some(inner) = weak.upgrade() else { return };
+            let now = inner.activity.load(Ordering::Relaxed);
+            // Idle for a whole period, and used since the last release.
+            if now == seen && now != released {
+                released = now;
+                let inner = inner.clone();
+                let _ = tokio::task::spawn_blocking(move || inner.release_memory()).await;
+            }
+            seen = now;
+        }
+    });
 }
 
 /// An [`EventStore`] in one SQLite file. Cheap to clone (shared).
@@ -268,7 +329,7 @@ impl SqliteStore {
     /// Opens the store at `path`.
     pub async fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<SqliteStore> {
         let path = path.as_ref().to_path_buf();
-        blocking(move || {
+        let inner = blocking(move || {
             if let Some(dir) = path.parent()
                 && !dir.as_os_str().is_empty()
             {
@@ -289,17 +350,21 @@ impl SqliteStore {
                 tx.commit().map_err(backend)
             })();
             made.map_err(|e| advise(&path, e))?;
-            Ok(SqliteStore {
-                inner: Arc::new(Inner {
-                    path,
-                    options,
-                    writer: Mutex::new(writer),
-                    readers: Mutex::new(Vec::new()),
-                    notifier: Notifier::default(),
-                }),
-            })
+            Ok(Arc::new(Inner {
+                path,
+                options,
+                writer: Mutex::new(writer),
+                readers: Mutex::new(Vec::new()),
+                notifier: Notifier::default(),
+                activity: AtomicU64::new(0),
+                appends: Mutex::new(Vec::new()),
+            }))
         })
-        .await
+        .await?;
+        if let Some(idle) = inner.options.release_idle_memory {
+            spawn_idle_release(&inner, idle);
+        }
+        Ok(SqliteStore { inner })
     }
 
     /// Runs `f` on the writer connection, on the blocking pool.
@@ -308,11 +373,55 @@ impl SqliteStore {
         f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let inner = self.inner.clone();
+        inner.activity.fetch_add(1, Ordering::Relaxed);
         blocking(move || {
             let mut conn = inner.writer.lock().unwrap_or_else(|p| p.into_inner());
             f(&mut conn).map_err(|e| advise(&inner.path, e))
         })
         .await
+    }
+
+    /// Appends one run's prepared events, committed together with every other append
+    /// waiting for the writer at that moment: one transaction and one sync for the group
+    /// (each append in its own savepoint, so that one refused append does not undo the
+    /// others). Returns after the group's commit, so an acknowledged append is durable as
+    /// before; under concurrent runs the syncs are shared instead of queued one per append.
+    async fn append_grouped(
+        &self,
+        thread: String,
+        run: String,
+        prepared: Prepared,
+    ) -> Result<Range<u64>> {
+        let (done, result) = tokio::sync::oneshot::channel();
+        self.inner
+            .appends
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(AppendJob {
+                thread,
+                run,
+                prepared,
+                done,
+            });
+        let inner = self.inner.clone();
+        inner.activity.fetch_add(1, Ordering::Relaxed);
+        blocking(move || {
+            let mut conn = inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+            // Taken under the writer's lock: an append queued while another group commits
+            // goes with the next group (this task's, or that of an append queued after it).
+            let jobs =
+                std::mem::take(&mut *inner.appends.lock().unwrap_or_else(|p| p.into_inner()));
+            if !jobs.is_empty() {
+                commit_group(&mut conn, jobs, &inner.path);
+            }
+            Ok(())
+        })
+        .await?;
+        result.await.unwrap_or_else(|_| {
+            Err(StoreError::Backend(
+                "the append's write task ended without an answer".into(),
+            ))
+        })
     }
 
     /// Records `run`'s lease on the writer connection.
@@ -340,6 +449,7 @@ impl SqliteStore {
         f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let inner = self.inner.clone();
+        inner.activity.fetch_add(1, Ordering::Relaxed);
         blocking(move || {
             let pooled = inner
                 .readers
@@ -462,6 +572,162 @@ fn decode_from(
     Ok((out, None))
 }
 
+/// Commits a group of appends in one transaction, each in its own savepoint, and answers
+/// each (after the commit: a failed commit fails every append of the group).
+fn commit_group(conn: &mut Connection, jobs: Vec<AppendJob>, path: &Path) {
+    let mut tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+        Ok(tx) => tx,
+        Err(e) => {
+            let e = advise(path, backend(e));
+            for job in jobs {
+                let _ = job.done.send(Err(copy_error(&e)));
+            }
+            return;
+        }
+    };
+    let mut answers = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let outcome = (|| {
+            let sp = tx.savepoint().map_err(backend)?;
+            let range = append_in(&sp, job.thread, job.run, &job.prepared)?;
+            sp.commit().map_err(backend)?;
+            Ok(range)
+        })()
+        .map_err(|e| advise(path, e));
+        answers.push((job.done, outcome));
+    }
+    match tx.commit() {
+        Ok(()) => {
+            for (done, outcome) in answers {
+                let _ = done.send(outcome);
+            }
+        }
+        Err(e) => {
+            let e = advise(path, backend(e));
+            for (done, outcome) in answers {
+                let _ = done.send(outcome.and(Err(copy_error(&e))));
+            }
+        }
+    }
+}
+
+/// The same error again, for each append of a group that failed as a whole.
+fn copy_error(e: &StoreError) -> StoreError {
+    match e {
+        StoreError::Damaged(m) => StoreError::Damaged(m.clone()),
+        other => StoreError::Backend(other.to_string()),
+    }
+}
+
+/// One run's append inside the group's write transaction (see [`SqliteStore::append_grouped`]).
+fn append_in(
+    tx: &Connection,
+    thread_id: String,
+    run_id: String,
+    prepared: &Prepared,
+) -> Result<Range<u64>> {
+    let existing = thread_row(tx, &thread_id)?;
+    let last = existing.map_or(0, |(_, l)| l);
+    if prepared.bodies.is_empty() {
+        return Ok(last + 1..last + 1);
+    }
+    let current: Option<String> = match existing {
+        Some((tid, _)) => tx
+            .prepare_cached("SELECT status FROM runs WHERE tid = ?1 AND run_id = ?2")
+            .map_err(backend)?
+            .query_row(params![tid, run_id], |r| r.get(0))
+            .optional()
+            .map_err(backend)?,
+        None => None,
+    };
+    // Inside the write transaction: of two appends starting one run, the second
+    // sees the first's run.
+    if prepared.starts_run && current.is_some() {
+        return Err(StoreError::RunExists {
+            thread: thread_id,
+            run: run_id,
+        });
+    }
+    if current.as_deref().is_some_and(|s| s != "running") {
+        return Err(StoreError::RunClosed {
+            thread: thread_id,
+            run: run_id,
+        });
+    }
+    if let Some(p) = &prepared.parent {
+        let found = match existing {
+            Some((tid, _)) => tx
+                .prepare_cached("SELECT 1 FROM runs WHERE tid = ?1 AND run_id = ?2")
+                .map_err(backend)?
+                .query_row(params![tid, p], |_| Ok(()))
+                .optional()
+                .map_err(backend)?
+                .is_some(),
+            None => false,
+        };
+        if !found {
+            return Err(StoreError::UnknownRun {
+                thread: thread_id,
+                run: p.clone(),
+            });
+        }
+    }
+    let now = now_ms() as i64;
+    let tid = match existing {
+        Some((tid, _)) => tid,
+        None => {
+            tx.prepare_cached(
+                "INSERT INTO threads (thread_id, last_seq, created_ms, updated_ms)
+                 VALUES (?1, 0, ?2, ?2)",
+            )
+            .map_err(backend)?
+            .execute(params![thread_id, now])
+            .map_err(backend)?;
+            tx.last_insert_rowid()
+        }
+    };
+    let first = last + 1;
+    let end = first + prepared.bodies.len() as u64;
+    {
+        let mut insert = tx
+            .prepare_cached("INSERT INTO events (tid, seq, run_id, body) VALUES (?1, ?2, ?3, ?4)")
+            .map_err(backend)?;
+        for (seq, body) in (first..).zip(&prepared.bodies) {
+            insert
+                .execute(params![tid, seq as i64, run_id, body])
+                .map_err(backend)?;
+        }
+    }
+    let status = prepared.closes.unwrap_or(RunStatus::Running).as_str();
+    tx.prepare_cached(
+        "INSERT INTO runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (tid, run_id) DO UPDATE SET
+            parent_run_id = coalesce(runs.parent_run_id, excluded.parent_run_id),
+            status = excluded.status,
+            last_seq = excluded.last_seq",
+    )
+    .map_err(backend)?
+    .execute(params![
+        tid,
+        run_id,
+        prepared.parent,
+        status,
+        first as i64,
+        (end - 1) as i64
+    ])
+    .map_err(backend)?;
+    tx.prepare_cached(
+        "UPDATE threads SET last_seq = ?1, updated_ms = max(updated_ms, ?2),
+            title = coalesce(title, ?3)
+         WHERE tid = ?4",
+    )
+    .map_err(backend)?
+    .execute(params![(end - 1) as i64, now, prepared.title, tid])
+    .map_err(backend)?;
+    Ok(first..end)
+}
+
 impl EventStore for SqliteStore {
     fn append<'a>(
         &'a self,
@@ -471,118 +737,8 @@ impl EventStore for SqliteStore {
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         Box::pin(async move {
             let prepared = prepare(thread, run, events)?;
-            let (thread_id, run_id) = (thread.to_owned(), run.to_owned());
             let range = self
-                .write(move |conn| {
-                    let tx = conn
-                        .transaction_with_behavior(TransactionBehavior::Immediate)
-                        .map_err(backend)?;
-                    let existing = thread_row(&tx, &thread_id)?;
-                    let last = existing.map_or(0, |(_, l)| l);
-                    if prepared.bodies.is_empty() {
-                        return Ok(last + 1..last + 1);
-                    }
-                    let current: Option<String> = match existing {
-                        Some((tid, _)) => tx
-                            .prepare_cached(
-                                "SELECT status FROM runs WHERE tid = ?1 AND run_id = ?2",
-                            )
-                            .map_err(backend)?
-                            .query_row(params![tid, run_id], |r| r.get(0))
-                            .optional()
-                            .map_err(backend)?,
-                        None => None,
-                    };
-                    // Inside the write transaction: of two appends starting one run, the second
-                    // sees the first's run.
-                    if prepared.starts_run && current.is_some() {
-                        return Err(StoreError::RunExists {
-                            thread: thread_id,
-                            run: run_id,
-                        });
-                    }
-                    if current.as_deref().is_some_and(|s| s != "running") {
-                        return Err(StoreError::RunClosed {
-                            thread: thread_id,
-                            run: run_id,
-                        });
-                    }
-                    if let Some(p) = &prepared.parent {
-                        let found = match existing {
-                            Some((tid, _)) => tx
-                                .prepare_cached("SELECT 1 FROM runs WHERE tid = ?1 AND run_id = ?2")
-                                .map_err(backend)?
-                                .query_row(params![tid, p], |_| Ok(()))
-                                .optional()
-                                .map_err(backend)?
-                                .is_some(),
-                            None => false,
-                        };
-                        if !found {
-                            return Err(StoreError::UnknownRun {
-                                thread: thread_id,
-                                run: p.clone(),
-                            });
-                        }
-                    }
-                    let now = now_ms() as i64;
-                    let tid = match existing {
-                        Some((tid, _)) => tid,
-                        None => {
-                            tx.prepare_cached(
-                                "INSERT INTO threads (thread_id, last_seq, created_ms, updated_ms)
-                             VALUES (?1, 0, ?2, ?2)",
-                            )
-                            .map_err(backend)?
-                            .execute(params![thread_id, now])
-                            .map_err(backend)?;
-                            tx.last_insert_rowid()
-                        }
-                    };
-                    let first = last + 1;
-                    let end = first + prepared.bodies.len() as u64;
-                    {
-                        let mut insert = tx
-                        .prepare_cached(
-                            "INSERT INTO events (tid, seq, run_id, body) VALUES (?1, ?2, ?3, ?4)",
-                        )
-                        .map_err(backend)?;
-                        for (seq, body) in (first..).zip(&prepared.bodies) {
-                            insert
-                                .execute(params![tid, seq as i64, run_id, body])
-                                .map_err(backend)?;
-                        }
-                    }
-                    let status = prepared.closes.unwrap_or(RunStatus::Running).as_str();
-                    tx.prepare_cached(
-                        "INSERT INTO runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                     ON CONFLICT (tid, run_id) DO UPDATE SET
-                        parent_run_id = coalesce(runs.parent_run_id, excluded.parent_run_id),
-                        status = excluded.status,
-                        last_seq = excluded.last_seq",
-                    )
-                    .map_err(backend)?
-                    .execute(params![
-                        tid,
-                        run_id,
-                        prepared.parent,
-                        status,
-                        first as i64,
-                        (end - 1) as i64
-                    ])
-                    .map_err(backend)?;
-                    tx.prepare_cached(
-                        "UPDATE threads SET last_seq = ?1, updated_ms = max(updated_ms, ?2),
-                        title = coalesce(title, ?3)
-                     WHERE tid = ?4",
-                    )
-                    .map_err(backend)?
-                    .execute(params![(end - 1) as i64, now, prepared.title, tid])
-                    .map_err(backend)?;
-                    tx.commit().map_err(backend)?;
-                    Ok(first..end)
-                })
+                .append_grouped(thread.to_owned(), run.to_owned(), prepared)
                 .await?;
             if !range.is_empty() {
                 self.inner.notifier.notify(thread, range.end - 1);

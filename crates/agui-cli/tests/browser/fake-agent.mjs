@@ -28,6 +28,7 @@
 
 import http from "node:http";
 import { readFile } from "node:fs/promises";
+import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import { randomUUID } from "node:crypto";
@@ -35,12 +36,13 @@ import { randomUUID } from "node:crypto";
 const here = dirname(fileURLToPath(import.meta.url));
 const consoleDir = join(here, "..", "..", "console");
 
+// The console's files: the page, its stylesheet and every ES module next to them.
 const STATIC = {
   "/": ["index.html", "text/html; charset=utf-8"],
   "/index.html": ["index.html", "text/html; charset=utf-8"],
-  "/app.js": ["app.js", "text/javascript; charset=utf-8"],
   "/style.css": ["style.css", "text/css; charset=utf-8"],
 };
+for (const f of readdirSync(consoleDir)) if (f.endsWith(".js")) STATIC[`/${f}`] = [f, "text/javascript; charset=utf-8"];
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -243,6 +243,29 @@ impl Applier {
         }
     }
 
+    /// Applies one verified, expanded event given by value: the same as
+    /// [`push`](Self::push), but a `STATE_SNAPSHOT`'s document is moved into the state
+    /// instead of copied (for a folder that does not keep the events, a large snapshot is
+    /// then held once, not twice).
+    ///
+    /// ```
+    /// use agui_core::engine::apply::{Applier, Changes};
+    /// use agui_core::event::{Event, StateSnapshot};
+    /// let mut a = Applier::new();
+    /// let changes = a.push_owned(Event::StateSnapshot(StateSnapshot::new(serde_json::json!({"n": 1}))));
+    /// assert_eq!(changes, Changes::STATE);
+    /// assert_eq!(a.state()["n"], 1);
+    /// ```
+    pub fn push_owned(&mut self, event: Event) -> Changes {
+        match event {
+            Event::StateSnapshot(e) => {
+                self.state = e.snapshot;
+                Changes::STATE
+            }
+            other => self.push(&other),
+        }
+    }
+
     /// Applies one verified, expanded event and says what it changed.
     ///
     /// Events the reference reducer only hands to subscribers (steps, raw, custom, run error,

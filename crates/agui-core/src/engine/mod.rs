@@ -8,19 +8,22 @@
 //! 4. [`apply`]: folds events into messages, state, pending interrupts.
 //!
 //! [`compact`] is separate: it shrinks a stored stream. [`pipeline`] composes 1–4.
+//! [`rules`] explains every rule id a stage reports.
 
 pub mod apply;
 pub mod compact;
 pub mod compat;
 pub mod expand;
 pub mod pipeline;
+pub mod rules;
 pub mod verify;
 
 /// A protocol rule broken by an event, as found by one engine stage.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{rule}: {message}")]
 pub struct Violation {
-    /// The rule's label in the specification (`V13`, `CH8`, `K2`, ...).
+    /// The rule's label in the specification (`V13`, `CH8`, `K2`, ...); see
+    /// [`rules::rule`] for its explanation.
     pub rule: &'static str,
     /// What happened, for people.
     pub message: String,

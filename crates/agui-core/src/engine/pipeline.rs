@@ -78,6 +78,9 @@ pub struct Pipeline {
     collect_warnings: bool,
     /// Whether verified events are folded into the applier.
     apply: bool,
+    /// Whether `push` hands back the events it emitted (else they are folded by value and
+    /// dropped).
+    emit: bool,
 }
 
 impl Default for Pipeline {
@@ -106,6 +109,7 @@ impl Pipeline {
             warnings: Vec::new(),
             collect_warnings: false,
             apply: true,
+            emit: true,
         }
     }
 
@@ -138,6 +142,24 @@ impl Pipeline {
     /// ```
     pub fn with_apply(mut self, on: bool) -> Self {
         self.apply = on;
+        self
+    }
+
+    /// Hands back the emitted events from every push (the default), or not: a folder that
+    /// only wants the verdict and the folded conversation (`agui apply`) then gets an empty
+    /// slice from every push, and each event is moved into the applier instead of copied, so
+    /// a large `STATE_SNAPSHOT` is held once.
+    ///
+    /// ```
+    /// use agui_core::engine::pipeline::Pipeline;
+    /// let mut p = Pipeline::new().with_emitted(false);
+    /// p.push_json(br#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#).unwrap();
+    /// let out = p.push_json(br#"{"type":"STATE_SNAPSHOT","snapshot":{"n":1}}"#).unwrap();
+    /// assert!(out.is_empty());
+    /// assert_eq!(p.applier().state()["n"], 1);
+    /// ```
+    pub fn with_emitted(mut self, on: bool) -> Self {
+        self.emit = on;
         self
     }
 
@@ -262,6 +284,12 @@ impl Pipeline {
                 let err = fail(v.into());
                 self.failed = Some(err.clone());
                 return Err(err);
+            }
+            if !self.emit {
+                if self.apply {
+                    let _: Changes = self.applier.push_owned(e);
+                }
+                continue;
             }
             if self.apply {
                 let _: Changes = self.applier.push(&e);

@@ -1,4 +1,6 @@
 //! Verification: the ordering and ownership rules V1–V55 of the client specification.
+//! Each rule id this stage reports is explained in [`super::rules`] (a test there checks
+//! that every id used here is in the table).
 //!
 //! # State
 //!

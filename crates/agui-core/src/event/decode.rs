@@ -1,6 +1,8 @@
 //! Decoding events from JSON: read `type` first, then deserialize straight into the struct.
 
-use super::{Event, EventType, UnknownEvent, decode_slice, decode_slice_traced, decode_value};
+use super::{
+    Event, EventType, UnknownEvent, decode_slice, decode_slice_traced, decode_text, decode_value,
+};
 use serde::Deserialize;
 use serde::de::{Deserializer, Error as _};
 use serde_json::Value;
@@ -320,51 +322,6 @@ fn parse_value(bytes: &[u8], text: Option<&str>) -> Result<Value, serde_json::Er
 fn decode_unknown(bytes: &[u8], text: Option<&str>) -> Result<Event, DecodeError> {
     let v = parse_value(bytes, text).map_err(|e| syntax(&e, bytes))?;
     Event::from_value(v)
-}
-
-/// As `decode_slice`, from text.
-fn decode_text(t: EventType, text: &str) -> Result<Event, serde_json::Error> {
-    // The match has no catch-all: a type missing here does not compile.
-    macro_rules! by_type {
-        ($($ty:ident),* $(,)?) => {
-            match t {
-                $(EventType::$ty => serde_json::from_str::<super::$ty>(text).map(Event::$ty),)*
-            }
-        };
-    }
-    by_type!(
-        RunStarted,
-        RunFinished,
-        RunError,
-        StepStarted,
-        StepFinished,
-        TextMessageStart,
-        TextMessageContent,
-        TextMessageEnd,
-        TextMessageChunk,
-        ToolCallStart,
-        ToolCallArgs,
-        ToolCallEnd,
-        ToolCallChunk,
-        ToolCallResult,
-        StateSnapshot,
-        StateDelta,
-        MessagesSnapshot,
-        ActivitySnapshot,
-        ActivityDelta,
-        Raw,
-        Custom,
-        ReasoningStart,
-        ReasoningMessageStart,
-        ReasoningMessageContent,
-        ReasoningMessageEnd,
-        ReasoningMessageChunk,
-        ReasoningEnd,
-        ReasoningEncryptedValue,
-        SubagentStarted,
-        SubagentFinished,
-        SubagentError,
-    )
 }
 
 fn invalid_from_slice(et: EventType, bytes: &[u8], first: &serde_json::Error) -> DecodeError {

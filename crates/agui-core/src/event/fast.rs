@@ -21,6 +21,12 @@
 //! pointer, anything after the object but whitespace, and every syntax error. Falling back
 //! costs the bytes read so far and nothing else.
 //!
+//! Each event's reader ([`FastEvent`]) is generated from its field table by `event_types!`:
+//! a member is matched by its wire name and read as its type reads itself ([`FastField`]).
+//! An event with a required field of a type read nowhere here (`MESSAGES_SNAPSHOT`,
+//! `ACTIVITY_SNAPSHOT`) always goes to serde; an optional such field (`RUN_STARTED.input`,
+//! `RUN_FINISHED.result`, ...) sends an event that has it there.
+//!
 //! JSON values (a patch operation's `value`, `STATE_SNAPSHOT.snapshot`, `RAW.event`,
 //! `CUSTOM.value`) are built as serde_json builds them; numbers other than integers of up to
 //! 18 digits are handed to serde_json itself, and values nested more than 120 levels deep go
@@ -30,11 +36,17 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::types::*;
-use super::{EncryptedValueSubtype, Event, EventType, ReasoningRole, TextMessageRole, ToolRole};
+use super::{
+    EncryptedValueSubtype, Event, EventType, ReasoningMessageContent, ReasoningRole,
+    TextMessageContent, TextMessageRole, ToolCallArgs, ToolRole,
+};
 use crate::content::Content;
+use crate::input::RunAgentInput;
+use crate::interrupt::{RunOutcome, SubagentOutcome};
+use crate::message::Message;
 use crate::patch::{JsonPatch, JsonPointer, PatchOp};
 use crate::serde_util::MAX_SAFE_INTEGER;
+use crate::usage::TokenUsage;
 
 /// Decodes `text` if it is one of the events the fast path reads, in the accepted shape,
 /// and otherwise answers `fallback()` (the serde path, which is always correct).
@@ -61,7 +73,7 @@ pub(crate) fn decode_or_else<E>(
         }
         None => r.ws(),
     }
-    build(et, &mut r, fallback)
+    super::build_fast(et, &mut r, fallback)
 }
 
 /// The content events as producers write them, `{"type":…,"messageId":"…","delta":"…"}`
@@ -148,7 +160,7 @@ fn event_type(text: &str) -> Option<(EventType, Option<usize>)> {
 
 /// A member value the flat events use.
 #[derive(Debug, Clone, Copy)]
-enum Tok<'a> {
+pub(crate) enum Tok<'a> {
     /// A string: its raw text between the quotes, and whether that holds an escape.
     Str(&'a str, bool),
     /// An integer within ±(2^53-1).
@@ -160,7 +172,7 @@ enum Tok<'a> {
 const MAX_LEVEL: usize = 120;
 
 /// Reads JSON text strictly, answering `None` for anything it does not accept.
-struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     text: &'a str,
     b: &'a [u8],
     /// The next byte to read.
@@ -173,7 +185,7 @@ struct Reader<'a> {
 /// levels, so that each map and array is allocated once, at its size. Made per event, by
 /// the events that carry JSON values.
 #[derive(Default)]
-struct Stacks {
+pub(crate) struct Stacks {
     members: Vec<(String, Value)>,
     items: Vec<Value>,
 }
@@ -197,7 +209,7 @@ impl<'a> Reader<'a> {
 
     /// Whether only whitespace is left.
     #[inline]
-    fn at_end(&mut self) -> bool {
+    pub(crate) fn at_end(&mut self) -> bool {
         self.ws();
         self.i == self.b.len()
     }
@@ -241,7 +253,7 @@ impl<'a> Reader<'a> {
 
     /// A string or an integer.
     #[inline]
-    fn tok(&mut self) -> Option<Tok<'a>> {
+    pub(crate) fn tok(&mut self) -> Option<Tok<'a>> {
         match self.peek()? {
             b'"' => {
                 let (raw, escaped) = self.string()?;
@@ -258,7 +270,10 @@ impl<'a> Reader<'a> {
 
     /// Reads an object, calling `member` with each name; `member` reads the value.
     #[inline]
-    fn members(&mut self, mut member: impl FnMut(&'a str, &mut Self) -> Option<()>) -> Option<()> {
+    pub(crate) fn members(
+        &mut self,
+        mut member: impl FnMut(&'a str, &mut Self) -> Option<()>,
+    ) -> Option<()> {
         if !std::mem::take(&mut self.resume) {
             self.eat(b'{')?;
             self.ws();
@@ -760,15 +775,9 @@ fn set<'a>(slot: &mut Option<Tok<'a>>, tok: Tok<'a>) -> Option<()> {
     Some(())
 }
 
-/// Implemented by the events the fast path builds.
-trait Fast: Sized {
-    /// Reads the event's object.
-    fn build(r: &mut Reader<'_>) -> Option<Self>;
-}
-
 /// Reads `timestamp` (once).
 #[inline]
-fn timestamp(slot: &mut Option<i64>, tok: Tok<'_>) -> Option<()> {
+pub(crate) fn timestamp(slot: &mut Option<i64>, tok: Tok<'_>) -> Option<()> {
     match tok {
         Tok::Int(n) if slot.is_none() => {
             *slot = Some(n);
@@ -781,410 +790,140 @@ fn timestamp(slot: &mut Option<i64>, tok: Tok<'_>) -> Option<()> {
 /// Checks a `type` member: serde ignores it, if it is well-formed. (An escaped one is
 /// refused: checking its escapes is not worth it.)
 #[inline]
-fn type_member(tok: Tok<'_>) -> Option<()> {
+pub(crate) fn type_member(tok: Tok<'_>) -> Option<()> {
     matches!(tok, Tok::Str(_, false)).then_some(())
 }
 
-/// Declares the flat events: each field as `name: req|opt Type = "wireName"` (`opt` for
-/// `Option<Type>`). Every flat event also has `timestamp`, `rawEvent` and `metadata`; the
-/// fast path reads `timestamp` and leaves events with the other two to serde.
-macro_rules! flat_events {
-    ($( $ty:ident { $( $field:ident : $kind:ident $fty:ty = $key:literal ),* $(,)? } )*) => {
+/// An event the fast path can read; implemented for every event by `event_types!`, from
+/// its field table.
+pub(crate) trait FastEvent: Sized {
+    /// Whether the fast path reads this event at all (not when a required field has a
+    /// type it cannot read, such as `MESSAGES_SNAPSHOT.messages`).
+    const FAST: bool;
+    /// Reads the event's object: its own fields by their wire names, `timestamp`, and a
+    /// `type` member; `None` for anything else (including `rawEvent` and `metadata`).
+    fn build(r: &mut Reader<'_>) -> Option<Self>;
+}
+
+/// A field type, as the fast path reads it.
+pub(crate) trait FastField: Sized {
+    /// A required field of this type is never read here: its events go to serde.
+    const NEVER: bool = false;
+    /// Reads the member's value; `None` to fall back.
+    fn read(r: &mut Reader<'_>, st: &mut Stacks) -> Option<Self>;
+    /// The value when the member is absent; `None` (fall back) when it is required.
+    fn absent() -> Option<Self>;
+}
+
+/// Types read from one string member, required (`String`) and optional (`Option<String>`:
+/// a `null` is refused, serde either refuses it or reads it as absent with a warning).
+macro_rules! string_fields {
+    ($($ty:ty),* $(,)?) => {
         $(
-            impl Fast for $ty {
+            impl FastField for $ty {
                 #[inline]
-                fn build(r: &mut Reader<'_>) -> Option<Self> {
-                    $( let mut $field: Option<Tok<'_>> = None; )*
-                    let mut ts: Option<i64> = None;
-                    r.members(|key, r| match key {
-                        $( $key => set(&mut $field, r.tok()?), )*
-                        "timestamp" => timestamp(&mut ts, r.tok()?),
-                        "type" => type_member(r.tok()?),
-                        _ => None,
-                    })?;
-                    Some($ty {
-                        $( $field: flat_events!(@get $kind $fty, $field), )*
-                        timestamp: ts,
-                        raw_event: None,
-                        metadata: None,
-                    })
+                fn read(r: &mut Reader<'_>, _: &mut Stacks) -> Option<Self> {
+                    <$ty as FromTok>::from_tok(r.tok()?)
+                }
+                #[inline]
+                fn absent() -> Option<Self> {
+                    None
+                }
+            }
+
+            impl FastField for Option<$ty> {
+                #[inline]
+                fn read(r: &mut Reader<'_>, _: &mut Stacks) -> Option<Self> {
+                    <$ty as FromTok>::from_tok(r.tok()?).map(Some)
+                }
+                #[inline]
+                fn absent() -> Option<Self> {
+                    Some(None)
                 }
             }
         )*
     };
-    (@get req $fty:ty, $f:ident) => { <$fty as FromTok>::from_tok($f?)? };
-    (@get opt $fty:ty, $f:ident) => {
-        match $f {
-            Some(tok) => Some(<$fty as FromTok>::from_tok(tok)?),
-            None => None,
-        }
-    };
 }
 
-flat_events! {
-    TextMessageContent {
-        message_id: req String = "messageId",
-        delta: req String = "delta",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    ToolCallArgs {
-        tool_call_id: req String = "toolCallId",
-        delta: req String = "delta",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    ReasoningMessageContent {
-        message_id: req String = "messageId",
-        delta: req String = "delta",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    TextMessageChunk {
-        message_id: opt String = "messageId",
-        role: opt TextMessageRole = "role",
-        delta: opt String = "delta",
-        name: opt String = "name",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    ToolCallChunk {
-        tool_call_id: opt String = "toolCallId",
-        tool_call_name: opt String = "toolCallName",
-        parent_message_id: opt String = "parentMessageId",
-        delta: opt String = "delta",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    ReasoningMessageChunk {
-        message_id: opt String = "messageId",
-        delta: opt String = "delta",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    TextMessageStart {
-        message_id: req String = "messageId",
-        role: opt TextMessageRole = "role",
-        name: opt String = "name",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    TextMessageEnd {
-        message_id: req String = "messageId",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    ToolCallStart {
-        tool_call_id: req String = "toolCallId",
-        tool_call_name: req String = "toolCallName",
-        parent_message_id: opt String = "parentMessageId",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    ToolCallEnd {
-        tool_call_id: req String = "toolCallId",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    ToolCallResult {
-        message_id: req String = "messageId",
-        tool_call_id: req String = "toolCallId",
-        content: req Content = "content",
-        role: opt ToolRole = "role",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    StepStarted {
-        step_name: req String = "stepName",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    StepFinished {
-        step_name: req String = "stepName",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    ReasoningStart {
-        message_id: req String = "messageId",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    ReasoningMessageStart {
-        message_id: req String = "messageId",
-        role: req ReasoningRole = "role",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    ReasoningMessageEnd {
-        message_id: req String = "messageId",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    ReasoningEnd {
-        message_id: req String = "messageId",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    ReasoningEncryptedValue {
-        subtype: req EncryptedValueSubtype = "subtype",
-        entity_id: req String = "entityId",
-        encrypted_value: req String = "encryptedValue",
-        subagent_run_id: opt String = "subagentRunId",
-    }
-    SubagentStarted {
-        subagent_run_id: req String = "subagentRunId",
-        name: req String = "name",
-        description: opt String = "description",
-        parent_subagent_run_id: opt String = "parentSubagentRunId",
-        parent_tool_call_id: opt String = "parentToolCallId",
-        parent_message_id: opt String = "parentMessageId",
-    }
-    SubagentError {
-        subagent_run_id: req String = "subagentRunId",
-        message: req String = "message",
-        code: opt String = "code",
-    }
-}
-
-/// `RUN_STARTED`, `RUN_FINISHED`, `RUN_ERROR` and `SUBAGENT_FINISHED` have non-string
-/// optional members (`input`, `result`, `outcome`, `usage`) that the macro cannot express;
-/// their string-only forms are built here, as are the patch events.
-impl Fast for RunStarted {
-    fn build(r: &mut Reader<'_>) -> Option<Self> {
-        let (mut thread_id, mut run_id, mut protocol_version, mut parent_run_id) =
-            (None, None, None, None);
-        let mut ts = None;
-        r.members(|key, r| match key {
-            "threadId" => set(&mut thread_id, r.tok()?),
-            "runId" => set(&mut run_id, r.tok()?),
-            "protocolVersion" => set(&mut protocol_version, r.tok()?),
-            "parentRunId" => set(&mut parent_run_id, r.tok()?),
-            "timestamp" => timestamp(&mut ts, r.tok()?),
-            "type" => type_member(r.tok()?),
-            _ => None,
-        })?;
-        let mut e = RunStarted::new(String::from_tok(thread_id?)?, String::from_tok(run_id?)?);
-        e.protocol_version = optional(protocol_version)?;
-        e.parent_run_id = optional(parent_run_id)?;
-        e.timestamp = ts;
-        Some(e)
-    }
-}
-
-/// An optional string member: `Some(None)` when absent, `None` when not acceptable.
-fn optional(tok: Option<Tok<'_>>) -> Option<Option<String>> {
-    match tok {
-        Some(tok) => String::from_tok(tok).map(Some),
-        None => Some(None),
-    }
-}
-
-impl Fast for RunFinished {
-    fn build(r: &mut Reader<'_>) -> Option<Self> {
-        let (mut thread_id, mut run_id, mut ts) = (None, None, None);
-        r.members(|key, r| match key {
-            "threadId" => set(&mut thread_id, r.tok()?),
-            "runId" => set(&mut run_id, r.tok()?),
-            "timestamp" => timestamp(&mut ts, r.tok()?),
-            "type" => type_member(r.tok()?),
-            _ => None,
-        })?;
-        let mut e = RunFinished::new(String::from_tok(thread_id?)?, String::from_tok(run_id?)?);
-        e.timestamp = ts;
-        Some(e)
-    }
-}
-
-impl Fast for RunError {
-    fn build(r: &mut Reader<'_>) -> Option<Self> {
-        let (mut message, mut code, mut ts) = (None, None, None);
-        r.members(|key, r| match key {
-            "message" => set(&mut message, r.tok()?),
-            "code" => set(&mut code, r.tok()?),
-            "timestamp" => timestamp(&mut ts, r.tok()?),
-            "type" => type_member(r.tok()?),
-            _ => None,
-        })?;
-        let mut e = RunError::new(String::from_tok(message?)?);
-        e.code = optional(code)?;
-        e.timestamp = ts;
-        Some(e)
-    }
-}
-
-impl Fast for SubagentFinished {
-    fn build(r: &mut Reader<'_>) -> Option<Self> {
-        let (mut subagent_run_id, mut ts) = (None, None);
-        r.members(|key, r| match key {
-            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
-            "timestamp" => timestamp(&mut ts, r.tok()?),
-            "type" => type_member(r.tok()?),
-            _ => None,
-        })?;
-        let mut e = SubagentFinished::new(String::from_tok(subagent_run_id?)?);
-        e.timestamp = ts;
-        Some(e)
-    }
-}
-
-impl Fast for StateDelta {
-    fn build(r: &mut Reader<'_>) -> Option<Self> {
-        let mut st = Stacks::default();
-        let (mut delta, mut subagent_run_id, mut ts) = (None, None, None);
-        r.members(|key, r| match key {
-            "delta" if delta.is_none() => {
-                delta = Some(r.patch(&mut st)?);
-                Some(())
-            }
-            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
-            "timestamp" => timestamp(&mut ts, r.tok()?),
-            "type" => type_member(r.tok()?),
-            _ => None,
-        })?;
-        let mut e = StateDelta::new(delta?);
-        e.subagent_run_id = optional(subagent_run_id)?;
-        e.timestamp = ts;
-        Some(e)
-    }
-}
-
-impl Fast for ActivityDelta {
-    fn build(r: &mut Reader<'_>) -> Option<Self> {
-        let mut st = Stacks::default();
-        let (mut message_id, mut activity_type, mut patch) = (None, None, None);
-        let (mut subagent_run_id, mut ts) = (None, None);
-        r.members(|key, r| match key {
-            "messageId" => set(&mut message_id, r.tok()?),
-            "activityType" => set(&mut activity_type, r.tok()?),
-            "patch" if patch.is_none() => {
-                patch = Some(r.patch(&mut st)?);
-                Some(())
-            }
-            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
-            "timestamp" => timestamp(&mut ts, r.tok()?),
-            "type" => type_member(r.tok()?),
-            _ => None,
-        })?;
-        let mut e = ActivityDelta::new(
-            String::from_tok(message_id?)?,
-            String::from_tok(activity_type?)?,
-            patch?,
-        );
-        e.subagent_run_id = optional(subagent_run_id)?;
-        e.timestamp = ts;
-        Some(e)
-    }
-}
-
-impl Fast for StateSnapshot {
-    fn build(r: &mut Reader<'_>) -> Option<Self> {
-        let mut st = Stacks::default();
-        let (mut snapshot, mut subagent_run_id, mut ts) = (None, None, None);
-        r.members(|key, r| match key {
-            "snapshot" if snapshot.is_none() => {
-                snapshot = Some(r.value(2, &mut st)?);
-                Some(())
-            }
-            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
-            "timestamp" => timestamp(&mut ts, r.tok()?),
-            "type" => type_member(r.tok()?),
-            _ => None,
-        })?;
-        let mut e = StateSnapshot::new(snapshot?);
-        e.subagent_run_id = optional(subagent_run_id)?;
-        e.timestamp = ts;
-        Some(e)
-    }
-}
-
-impl Fast for Raw {
-    fn build(r: &mut Reader<'_>) -> Option<Self> {
-        let mut st = Stacks::default();
-        let (mut event, mut source, mut subagent_run_id, mut ts) = (None, None, None, None);
-        r.members(|key, r| match key {
-            "event" if event.is_none() => {
-                event = Some(r.value(2, &mut st)?);
-                Some(())
-            }
-            "source" => set(&mut source, r.tok()?),
-            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
-            "timestamp" => timestamp(&mut ts, r.tok()?),
-            "type" => type_member(r.tok()?),
-            _ => None,
-        })?;
-        let mut e = Raw::new(event?);
-        e.source = optional(source)?;
-        e.subagent_run_id = optional(subagent_run_id)?;
-        e.timestamp = ts;
-        Some(e)
-    }
-}
-
-impl Fast for Custom {
-    fn build(r: &mut Reader<'_>) -> Option<Self> {
-        let mut st = Stacks::default();
-        let (mut name, mut value, mut subagent_run_id, mut ts) = (None, None, None, None);
-        r.members(|key, r| match key {
-            "name" => set(&mut name, r.tok()?),
-            "value" if value.is_none() => {
-                value = Some(r.value(2, &mut st)?);
-                Some(())
-            }
-            "subagentRunId" => set(&mut subagent_run_id, r.tok()?),
-            "timestamp" => timestamp(&mut ts, r.tok()?),
-            "type" => type_member(r.tok()?),
-            _ => None,
-        })?;
-        let mut e = Custom::new(String::from_tok(name?)?, value?);
-        e.subagent_run_id = optional(subagent_run_id)?;
-        e.timestamp = ts;
-        Some(e)
-    }
-}
-
-/// Generates `build`, which builds an event of any of the given types (`None` for the other
-/// types), and the list of those types.
-macro_rules! flat_dispatch {
-    ($($ty:ident),* $(,)?) => {
-        /// Reads an event of type `et` (and checks that nothing but whitespace follows it);
-        /// `fallback()` for the other types and whatever the fast path does not accept.
-        #[inline]
-        fn build<E>(
-            et: EventType,
-            r: &mut Reader<'_>,
-            fallback: impl FnOnce() -> Result<Event, E>,
-        ) -> Result<Event, E> {
-            match et {
-                $(
-                    EventType::$ty => match $ty::build(r) {
-                        Some(event) if r.at_end() => Ok(Event::$ty(event)),
-                        _ => fallback(),
-                    },
-                )*
-                _ => fallback(),
-            }
-        }
-
-        /// The event types the fast path reads.
-        #[cfg(test)]
-        pub(crate) const FLAT: &[EventType] = &[$(EventType::$ty),*];
-    };
-}
-
-flat_dispatch!(
-    TextMessageContent,
-    ToolCallArgs,
-    ReasoningMessageContent,
-    TextMessageChunk,
-    ToolCallChunk,
-    ReasoningMessageChunk,
-    TextMessageStart,
-    TextMessageEnd,
-    ToolCallStart,
-    ToolCallEnd,
-    ToolCallResult,
-    StepStarted,
-    StepFinished,
-    ReasoningStart,
-    ReasoningMessageStart,
-    ReasoningMessageEnd,
-    ReasoningEnd,
-    ReasoningEncryptedValue,
-    SubagentStarted,
-    SubagentFinished,
-    SubagentError,
-    RunStarted,
-    RunFinished,
-    RunError,
-    StateDelta,
-    ActivityDelta,
-    StateSnapshot,
-    Raw,
-    Custom,
+string_fields!(
+    String,
+    Content,
+    TextMessageRole,
+    ToolRole,
+    ReasoningRole,
+    EncryptedValueSubtype,
 );
+
+/// A required JSON value (`STATE_SNAPSHOT.snapshot`, `RAW.event`, `CUSTOM.value`).
+impl FastField for Value {
+    #[inline]
+    fn read(r: &mut Reader<'_>, st: &mut Stacks) -> Option<Self> {
+        // The event object is level 1.
+        r.value(2, st)
+    }
+    #[inline]
+    fn absent() -> Option<Self> {
+        None
+    }
+}
+
+/// A required JSON Patch (`STATE_DELTA.delta`, `ACTIVITY_DELTA.patch`).
+impl FastField for JsonPatch {
+    #[inline]
+    fn read(r: &mut Reader<'_>, st: &mut Stacks) -> Option<Self> {
+        r.patch(st)
+    }
+    #[inline]
+    fn absent() -> Option<Self> {
+        None
+    }
+}
+
+/// Field types the fast path does not read: an event with such a member (or, for a
+/// required one, every event of its type) goes to serde. An optional JSON value is one of
+/// them: serde reads its `null` as absent, with a warning.
+macro_rules! unread_fields {
+    (required: $($req:ty),* ; optional: $($opt:ty),* $(,)?) => {
+        $(
+            impl FastField for $req {
+                const NEVER: bool = true;
+                fn read(_: &mut Reader<'_>, _: &mut Stacks) -> Option<Self> {
+                    None
+                }
+                fn absent() -> Option<Self> {
+                    None
+                }
+            }
+        )*
+        $(
+            impl FastField for Option<$opt> {
+                #[inline]
+                fn read(_: &mut Reader<'_>, _: &mut Stacks) -> Option<Self> {
+                    None
+                }
+                #[inline]
+                fn absent() -> Option<Self> {
+                    Some(None)
+                }
+            }
+        )*
+    };
+}
+
+unread_fields!(
+    required: Vec<Message>, Map<String, Value>;
+    optional: Value, bool, Box<RunAgentInput>, Vec<TokenUsage>, RunOutcome, SubagentOutcome,
+);
+
+/// The event types the fast path reads.
+#[cfg(test)]
+pub(crate) static FLAT: std::sync::LazyLock<Vec<EventType>> = std::sync::LazyLock::new(|| {
+    EventType::ALL
+        .iter()
+        .copied()
+        .filter(|t| super::is_fast(*t))
+        .collect()
+});
 
 #[cfg(test)]
 mod tests;

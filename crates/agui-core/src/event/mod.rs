@@ -10,43 +10,77 @@
 use crate::metadata::Metadata;
 use serde_json::Value;
 
-/// Generates builder methods for the base fields of an event struct.
-macro_rules! base_fields {
-    ($name:ident) => {
-        impl $name {
-            /// Sets `timestamp` (milliseconds since the Unix epoch by convention).
-            pub fn with_timestamp(mut self, ms: i64) -> Self {
-                self.timestamp = Some(ms);
-                self
-            }
-            /// Sets `rawEvent`.
-            pub fn with_raw_event(mut self, raw: Value) -> Self {
-                self.raw_event = Some(raw);
-                self
-            }
-            /// Sets `metadata`.
-            pub fn with_metadata(mut self, metadata: Metadata) -> Self {
-                self.metadata = Some(metadata);
-                self
-            }
-        }
-    };
-}
-#[allow(unused_imports)]
-pub(crate) use base_fields;
-
+mod activity;
 mod decode;
 mod fast;
+mod json;
+mod lifecycle;
+mod macros;
+mod reasoning;
 mod roles;
-mod types;
+mod special;
+mod state;
+mod subagent;
+mod text;
+mod tool;
 
+pub use activity::{ActivityDelta, ActivitySnapshot};
 pub use decode::DecodeError;
+pub use lifecycle::{RunError, RunFinished, RunStarted, StepFinished, StepStarted};
+pub use reasoning::{
+    ReasoningEncryptedValue, ReasoningEnd, ReasoningMessageChunk, ReasoningMessageContent,
+    ReasoningMessageEnd, ReasoningMessageStart, ReasoningStart,
+};
 pub use roles::{EncryptedValueSubtype, ReasoningRole, TextMessageRole, ToolRole};
-pub use types::*;
+pub use special::{Custom, Raw};
+pub use state::{MessagesSnapshot, StateDelta, StateSnapshot};
+pub use subagent::{SubagentError, SubagentFinished, SubagentStarted};
+pub use text::{TextMessageChunk, TextMessageContent, TextMessageEnd, TextMessageStart};
+pub use tool::{ToolCallArgs, ToolCallChunk, ToolCallEnd, ToolCallResult, ToolCallStart};
 
 use serde::Serialize;
 use serde_json::Map;
 
+/// What every event struct offers generically, generated from its field table.
+pub(crate) trait EventFields {
+    /// The `subagentRunId` (a tag or, for the subagent lifecycle events, an identity).
+    fn subagent(&self) -> Option<&str>;
+    /// The optional `subagentRunId` tag of an attributable event.
+    fn subagent_tag_mut(&mut self) -> Option<&mut Option<String>>;
+}
+
+/// The two shapes of a `subagentRunId` field.
+pub(crate) trait SubagentField {
+    fn get(&self) -> Option<&str>;
+    fn tag_mut(&mut self) -> Option<&mut Option<String>>;
+}
+
+/// The identity of a subagent lifecycle event.
+impl SubagentField for String {
+    #[inline]
+    fn get(&self) -> Option<&str> {
+        Some(self)
+    }
+    #[inline]
+    fn tag_mut(&mut self) -> Option<&mut Option<String>> {
+        None
+    }
+}
+
+/// The attribution tag of any other event.
+impl SubagentField for Option<String> {
+    #[inline]
+    fn get(&self) -> Option<&str> {
+        self.as_deref()
+    }
+    #[inline]
+    fn tag_mut(&mut self) -> Option<&mut Option<String>> {
+        Some(self)
+    }
+}
+
+/// The central list of the 31 event types: variant, struct and wire `type`. Everything
+/// that dispatches on the type is generated from it.
 macro_rules! events {
     ($( $variant:ident ( $ty:ident ) = $tag:literal ),* $(,)?) => {
         /// The 31 event types of AG-UI 1.0.
@@ -118,6 +152,31 @@ macro_rules! events {
                 }
             }
 
+            /// Appends the event's compact wire JSON to `out`: the bytes
+            /// `serde_json::to_writer(out, &event)` writes, from the event's own writer
+            /// (keys are constants; plain strings are copied without escaping).
+            ///
+            /// ```
+            /// use agui_core::event::{Event, TextMessageContent};
+            /// let e: Event = TextMessageContent::new("m1", "Hi").into();
+            /// let mut out = Vec::new();
+            /// e.write_json(&mut out);
+            /// assert_eq!(out, serde_json::to_vec(&e).unwrap());
+            /// ```
+            pub fn write_json(&self, out: &mut Vec<u8>) {
+                use json::WriteFields;
+                match self {
+                    $(
+                        Event::$variant(e) => {
+                            out.extend_from_slice(concat!("{\"type\":\"", $tag, "\"").as_bytes());
+                            e.write_fields(out);
+                            out.push(b'}');
+                        }
+                    )*
+                    Event::Unknown(u) => json::write_serde(out, u),
+                }
+            }
+
             /// The event's `metadata`.
             pub fn metadata(&self) -> Option<&Metadata> {
                 match self {
@@ -132,6 +191,79 @@ macro_rules! events {
                     $(Event::$variant(e) => e.timestamp,)*
                     Event::Unknown(u) => u.0.get("timestamp").and_then(Value::as_i64),
                 }
+            }
+
+            /// The event's `metadata` slot, to set or edit; `None` for [`Event::Unknown`]
+            /// (whose members are in its map).
+            pub fn metadata_mut(&mut self) -> Option<&mut Option<Metadata>> {
+                match self {
+                    $(Event::$variant(e) => Some(&mut e.metadata),)*
+                    Event::Unknown(_) => None,
+                }
+            }
+
+            /// The event's `timestamp` slot, to set or edit; `None` for [`Event::Unknown`].
+            pub fn timestamp_mut(&mut self) -> Option<&mut Option<i64>> {
+                match self {
+                    $(Event::$variant(e) => Some(&mut e.timestamp),)*
+                    Event::Unknown(_) => None,
+                }
+            }
+
+            /// The event's `subagentRunId` (for the three subagent lifecycle events, the
+            /// invocation they identify); `None` for run-scoped events and unknown ones.
+            pub fn subagent_run_id(&self) -> Option<&str> {
+                match self {
+                    $(Event::$variant(e) => e.subagent(),)*
+                    Event::Unknown(_) => None,
+                }
+            }
+
+            /// The `subagentRunId` slot of an event that a subagent can produce (to tag it
+            /// with its invocation); `None` for run-scoped events, `MESSAGES_SNAPSHOT`, the
+            /// subagent lifecycle events (whose id is an identity, not a tag) and unknown
+            /// events.
+            pub fn subagent_run_id_mut(&mut self) -> Option<&mut Option<String>> {
+                match self {
+                    $(Event::$variant(e) => e.subagent_tag_mut(),)*
+                    Event::Unknown(_) => None,
+                }
+            }
+        }
+
+        pub(crate) fn decode_text(t: EventType, text: &str) -> Result<Event, serde_json::Error> {
+            match t {
+                $(EventType::$variant => serde_json::from_str::<$ty>(text).map(Event::$variant),)*
+            }
+        }
+
+        /// Reads an event of type `et` on the fast path (and checks that nothing but
+        /// whitespace follows it); `fallback()` for the types it does not read and whatever
+        /// it does not accept.
+        #[inline]
+        pub(crate) fn build_fast<E>(
+            et: EventType,
+            r: &mut fast::Reader<'_>,
+            fallback: impl FnOnce() -> Result<Event, E>,
+        ) -> Result<Event, E> {
+            use fast::FastEvent;
+            match et {
+                $(
+                    EventType::$variant if <$ty as FastEvent>::FAST => match <$ty as FastEvent>::build(r) {
+                        Some(event) if r.at_end() => Ok(Event::$variant(event)),
+                        _ => fallback(),
+                    },
+                )*
+                _ => fallback(),
+            }
+        }
+
+        /// Whether the fast path reads events of type `t`.
+        #[cfg(test)]
+        pub(crate) fn is_fast(t: EventType) -> bool {
+            use fast::FastEvent;
+            match t {
+                $(EventType::$variant => <$ty as FastEvent>::FAST,)*
             }
         }
 
@@ -219,48 +351,14 @@ impl UnknownEvent {
 impl Event {
     /// The compact wire JSON of the event.
     pub fn to_json_string(&self) -> String {
-        // Serializing these types cannot fail: every map key is a string.
-        serde_json::to_string(self).unwrap_or_default()
+        // The writer only appends whole UTF-8 strings and ASCII.
+        String::from_utf8(self.to_json_vec()).unwrap_or_default()
     }
 
-    /// The compact wire JSON of the event, as bytes.
+    /// The compact wire JSON of the event, as bytes ([`Event::write_json`]).
     pub fn to_json_vec(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap_or_default()
-    }
-
-    /// The event's `subagentRunId` (for the three subagent lifecycle events, the invocation
-    /// they identify); `None` for run-scoped events and unknown ones.
-    pub fn subagent_run_id(&self) -> Option<&str> {
-        use Event::*;
-        match self {
-            StepStarted(e) => e.subagent_run_id.as_deref(),
-            StepFinished(e) => e.subagent_run_id.as_deref(),
-            TextMessageStart(e) => e.subagent_run_id.as_deref(),
-            TextMessageContent(e) => e.subagent_run_id.as_deref(),
-            TextMessageEnd(e) => e.subagent_run_id.as_deref(),
-            TextMessageChunk(e) => e.subagent_run_id.as_deref(),
-            ToolCallStart(e) => e.subagent_run_id.as_deref(),
-            ToolCallArgs(e) => e.subagent_run_id.as_deref(),
-            ToolCallEnd(e) => e.subagent_run_id.as_deref(),
-            ToolCallChunk(e) => e.subagent_run_id.as_deref(),
-            ToolCallResult(e) => e.subagent_run_id.as_deref(),
-            StateSnapshot(e) => e.subagent_run_id.as_deref(),
-            StateDelta(e) => e.subagent_run_id.as_deref(),
-            ActivitySnapshot(e) => e.subagent_run_id.as_deref(),
-            ActivityDelta(e) => e.subagent_run_id.as_deref(),
-            Raw(e) => e.subagent_run_id.as_deref(),
-            Custom(e) => e.subagent_run_id.as_deref(),
-            ReasoningStart(e) => e.subagent_run_id.as_deref(),
-            ReasoningMessageStart(e) => e.subagent_run_id.as_deref(),
-            ReasoningMessageContent(e) => e.subagent_run_id.as_deref(),
-            ReasoningMessageEnd(e) => e.subagent_run_id.as_deref(),
-            ReasoningMessageChunk(e) => e.subagent_run_id.as_deref(),
-            ReasoningEnd(e) => e.subagent_run_id.as_deref(),
-            ReasoningEncryptedValue(e) => e.subagent_run_id.as_deref(),
-            SubagentStarted(e) => Some(&e.subagent_run_id),
-            SubagentFinished(e) => Some(&e.subagent_run_id),
-            SubagentError(e) => Some(&e.subagent_run_id),
-            RunStarted(_) | RunFinished(_) | RunError(_) | MessagesSnapshot(_) | Unknown(_) => None,
-        }
+        let mut out = Vec::with_capacity(128);
+        self.write_json(&mut out);
+        out
     }
 }

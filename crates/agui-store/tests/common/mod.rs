@@ -555,6 +555,53 @@ async fn concurrent_appends_get_distinct_contiguous_sequences(open: Open) {
     }
 }
 
+/// A burst of appends on one instance (which SQLite commits as one group): refused ones
+/// (a second start of a run, an append to a closed run) change nothing, and every accepted
+/// one is stored with contiguous sequences.
+async fn refused_appends_in_a_burst_undo_nothing_else(open: Open) {
+    let s = open().await;
+    s.append("t", "done", &whole_run("t", "done", "a"))
+        .await
+        .unwrap();
+    let before = s.thread("t").await.unwrap().last_seq;
+    let mut tasks = Vec::new();
+    for i in 0..48 {
+        let s = s.clone();
+        tasks.push(tokio::spawn(async move {
+            match i % 3 {
+                // Two starts of each run r0..r15: one must win.
+                0 | 1 => {
+                    let run = format!("r{}", i / 3);
+                    let events = [started("t", &run), custom(json!(i))];
+                    (i, s.append("t", &run, &events).await)
+                }
+                _ => (i, s.append("t", "done", &[custom(json!(i))]).await),
+            }
+        }));
+    }
+    let mut accepted = 0;
+    for t in tasks {
+        let (i, outcome) = t.await.unwrap();
+        match (i % 3, outcome) {
+            (2, Err(StoreError::RunClosed { .. })) => {}
+            (2, other) => panic!("append {i} to a closed run: {other:?}"),
+            (_, Ok(range)) => {
+                assert_eq!(range.end - range.start, 2, "append {i}");
+                accepted += 1;
+            }
+            (_, Err(StoreError::RunExists { .. })) => {}
+            (_, other) => panic!("start {i}: {other:?}"),
+        }
+    }
+    assert_eq!(accepted, 16);
+    let stored = s.read("t", before + 1).await.unwrap();
+    assert_eq!(stored.len(), 32);
+    let seqs: Vec<u64> = stored.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (before + 1..=before + 32).collect::<Vec<u64>>());
+    assert_eq!(s.runs("t").await.unwrap().len(), 17);
+    assert_eq!(s.thread("t").await.unwrap().last_seq, before + 32);
+}
+
 async fn data_survives_reopening(open: Open) {
     let s = open().await;
     s.append("t", "r", &whole_run("t", "r", "a")).await.unwrap();
@@ -1262,6 +1309,7 @@ pub fn cases() -> Vec<(&'static str, Case)> {
         case!(tail_reports_bad_start),
         case!(tail_follows_another_instance),
         case!(concurrent_appends_get_distinct_contiguous_sequences),
+        case!(refused_appends_in_a_burst_undo_nothing_else),
         case!(data_survives_reopening),
         case!(expired_leases_abandon_running_runs),
         case!(starting_an_existing_run_is_refused),

@@ -25,6 +25,7 @@ use crate::message::{
     ActivityMessage, AssistantMessage, DeveloperMessage, FunctionCall, FunctionKind, Message,
     ReasoningMessage, SystemMessage, ToolCall, ToolMessage, UserMessage,
 };
+use crate::patch::JsonPatch;
 use crate::serde_util::MAX_SAFE_INTEGER;
 use crate::usage::TokenUsage;
 use crate::warning;
@@ -89,7 +90,7 @@ pub(crate) fn decode(body: &[u8]) -> Result<Option<Event>, ProtoError> {
     let Some(event_type) = type_of_arm(arm.field) else {
         return Err(ProtoError::malformed("unknown event arm", body));
     };
-    match convert_arm(event_type, body, &arm) {
+    match super::fields::convert_arm(event_type, body, &arm) {
         Ok(event) => Ok(Some(event)),
         Err(Fail::Malformed(reason)) => Err(ProtoError::malformed(reason, body)),
         Err(Fail::Invalid { path, message }) => Err(ProtoError::Invalid {
@@ -103,7 +104,7 @@ pub(crate) fn decode(body: &[u8]) -> Result<Option<Event>, ProtoError> {
 /// Decodes the arm's message: its payloads merged in order, as protobuf merges repeated
 /// occurrences of a message field.
 /// (Decoded in place: event messages are large, and moving them costs more than reading.)
-fn arm_message<M: prost::Message>(body: &[u8], arm: &ArmRef, m: &mut M) -> R<()> {
+pub(super) fn arm_message<M: prost::Message>(body: &[u8], arm: &ArmRef, m: &mut M) -> R<()> {
     let malformed = |e: prost::DecodeError| Fail::Malformed(e.to_string());
     if !arm.repeated {
         return m.merge(&body[arm.first.clone()]).map_err(malformed);
@@ -115,13 +116,13 @@ fn arm_message<M: prost::Message>(body: &[u8], arm: &ArmRef, m: &mut M) -> R<()>
 }
 
 /// The base fields, checked against the arm.
-struct Base {
-    timestamp: Option<i64>,
-    raw_event: Option<Value>,
-    metadata: Option<Map<String, Value>>,
+pub(super) struct Base {
+    pub(super) timestamp: Option<i64>,
+    pub(super) raw_event: Option<Value>,
+    pub(super) metadata: Option<Map<String, Value>>,
 }
 
-fn base(t: EventType, b: Option<pb::BaseEvent>) -> R<Base> {
+pub(super) fn base(t: EventType, b: Option<pb::BaseEvent>) -> R<Base> {
     let b = b.ok_or_else(|| Fail::Malformed(format!("{t} without base_event")))?;
     if type_of_proto(b.r#type) != Some(t) {
         return Err(Fail::Malformed(format!(
@@ -191,7 +192,7 @@ fn unknown_variant(field: &str, got: &str, expected: &str) -> Fail {
     )
 }
 
-fn text_role(role: Option<String>) -> R<Option<TextMessageRole>> {
+fn text_role(role: Option<String>, field: &str) -> R<Option<TextMessageRole>> {
     Ok(Some(match role.as_deref() {
         None => return Ok(None),
         Some("developer") => TextMessageRole::Developer,
@@ -200,7 +201,7 @@ fn text_role(role: Option<String>) -> R<Option<TextMessageRole>> {
         Some("user") => TextMessageRole::User,
         Some(other) => {
             return Err(unknown_variant(
-                "role",
+                &wire(field),
                 other,
                 "one of `developer`, `system`, `assistant`, `user`",
             ));
@@ -269,7 +270,7 @@ fn interrupt(i: pb::Interrupt) -> R<Interrupt> {
 }
 
 /// `RUN_FINISHED.outcome` from its wire string and payload fields.
-fn run_outcome(
+pub(super) fn run_outcome(
     outcome: String,
     interrupts: Vec<pb::Interrupt>,
     pending: Vec<String>,
@@ -304,7 +305,7 @@ fn run_outcome(
     }))
 }
 
-fn subagent_outcome(outcome: String, ids: Vec<String>) -> Option<SubagentOutcome> {
+pub(super) fn subagent_outcome(outcome: String, ids: Vec<String>) -> Option<SubagentOutcome> {
     Some(match outcome.as_str() {
         "" => return None,
         "success" => SubagentOutcome::Success,
@@ -386,7 +387,7 @@ fn parts(list: Vec<pb::InputContent>) -> R<Vec<ContentPart>> {
 }
 
 /// String content if present, else the parts (possibly none).
-fn content(text: Option<String>, list: Vec<pb::InputContent>) -> R<Content> {
+pub(super) fn content(text: Option<String>, list: Vec<pb::InputContent>) -> R<Content> {
     match text {
         Some(s) => Ok(Content::Text(s)),
         None => parts(list).map(Content::Parts).map_err(|f| f.at("content")),
@@ -601,333 +602,120 @@ fn run_agent_input(i: pb::RunAgentInput) -> R<RunAgentInput> {
     })
 }
 
-/// Builds a typed event struct from its own fields plus the base fields.
-macro_rules! typed {
-    ($variant:ident, $base:expr, { $($field:ident : $value:expr),* $(,)? }) => {{
-        let b = $base;
-        Event::$variant($variant {
-            $($field: $value,)*
-            timestamp: b.timestamp,
-            raw_event: b.raw_event,
-            metadata: b.metadata,
-        })
-    }};
+/// How a field's type is read from the message field of the same name (see `fields.rs`);
+/// `field` is the field's Rust name, which error paths give in its wire form.
+pub(super) trait FromPb<S>: Sized {
+    fn from_pb(s: S, field: &'static str) -> R<Self>;
 }
 
-#[inline(always)]
-fn convert_arm(t: EventType, body: &[u8], arm: &ArmRef) -> R<Event> {
-    Ok(match t {
-        EventType::TextMessageStart => {
-            let mut e = pb::TextMessageStartEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(TextMessageStart, base(t, e.base_event)?, {
-                message_id: e.message_id,
-                role: text_role(e.role)?,
-                name: e.name,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::TextMessageContent => {
-            let mut e = pb::TextMessageContentEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(TextMessageContent, base(t, e.base_event)?, {
-                message_id: e.message_id,
-                delta: e.delta,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::TextMessageEnd => {
-            let mut e = pb::TextMessageEndEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(TextMessageEnd, base(t, e.base_event)?, {
-                message_id: e.message_id,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::TextMessageChunk => {
-            let mut e = pb::TextMessageChunkEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(TextMessageChunk, base(t, e.base_event)?, {
-                message_id: e.message_id,
-                role: text_role(e.role)?,
-                delta: e.delta,
-                name: e.name,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::ToolCallStart => {
-            let mut e = pb::ToolCallStartEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(ToolCallStart, base(t, e.base_event)?, {
-                tool_call_id: e.tool_call_id,
-                tool_call_name: e.tool_call_name,
-                parent_message_id: e.parent_message_id,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::ToolCallArgs => {
-            let mut e = pb::ToolCallArgsEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(ToolCallArgs, base(t, e.base_event)?, {
-                tool_call_id: e.tool_call_id,
-                delta: e.delta,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::ToolCallEnd => {
-            let mut e = pb::ToolCallEndEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(ToolCallEnd, base(t, e.base_event)?, {
-                tool_call_id: e.tool_call_id,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::ToolCallChunk => {
-            let mut e = pb::ToolCallChunkEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(ToolCallChunk, base(t, e.base_event)?, {
-                tool_call_id: e.tool_call_id,
-                tool_call_name: e.tool_call_name,
-                parent_message_id: e.parent_message_id,
-                delta: e.delta,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::ToolCallResult => {
-            let mut e = pb::ToolCallResultEvent::default();
-            arm_message(body, arm, &mut e)?;
-            let b = base(t, e.base_event)?;
-            if e.content.is_some() && !e.content_parts.is_empty() {
-                return Err(Fail::Malformed(
-                    "TOOL_CALL_RESULT carries both string content and content parts".into(),
-                ));
+/// Taken as it is (strings, optional strings, `bool`s).
+impl<T> FromPb<T> for T {
+    #[inline]
+    fn from_pb(s: T, _: &'static str) -> R<T> {
+        Ok(s)
+    }
+}
+
+/// The wire (camelCase) name of a field, for error paths.
+fn wire(field: &str) -> String {
+    let mut out = String::with_capacity(field.len());
+    let mut upper = false;
+    for c in field.chars() {
+        match c {
+            '_' => upper = true,
+            c if upper => {
+                out.extend(c.to_uppercase());
+                upper = false;
             }
-            let role = match e.role {
-                None => None,
-                Some(r) => Some(literal("role", &r, ToolRole::AS_STR, ToolRole)?),
-            };
-            typed!(ToolCallResult, b, {
-                message_id: e.message_id,
-                tool_call_id: e.tool_call_id,
-                content: content(e.content, e.content_parts)?,
-                role: role,
-                subagent_run_id: e.subagent_run_id,
-            })
+            c => out.push(c),
         }
-        EventType::StateSnapshot => {
-            let mut e = pb::StateSnapshotEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(StateSnapshot, base(t, e.base_event)?, {
-                snapshot: any_required(e.snapshot, "snapshot")?,
-                subagent_run_id: e.subagent_run_id,
-            })
+    }
+    out
+}
+
+impl FromPb<Option<String>> for Option<TextMessageRole> {
+    fn from_pb(s: Option<String>, field: &'static str) -> R<Self> {
+        text_role(s, field)
+    }
+}
+
+impl FromPb<Option<String>> for Option<ToolRole> {
+    fn from_pb(s: Option<String>, field: &'static str) -> R<Self> {
+        match s {
+            None => Ok(None),
+            Some(r) => literal(&wire(field), &r, ToolRole::AS_STR, ToolRole).map(Some),
         }
-        EventType::StateDelta => {
-            let mut e = pb::StateDeltaEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(StateDelta, base(t, e.base_event)?, {
-                delta: super::patch_map::read_patch(e.delta).map_err(|f| f.at("delta"))?,
-                subagent_run_id: e.subagent_run_id,
-            })
+    }
+}
+
+impl FromPb<String> for ReasoningRole {
+    fn from_pb(s: String, field: &'static str) -> R<Self> {
+        literal(&wire(field), &s, ReasoningRole::AS_STR, ReasoningRole)
+    }
+}
+
+impl FromPb<String> for EncryptedValueSubtype {
+    fn from_pb(s: String, field: &'static str) -> R<Self> {
+        match s.as_str() {
+            "tool-call" => Ok(EncryptedValueSubtype::ToolCall),
+            "message" => Ok(EncryptedValueSubtype::Message),
+            other => Err(unknown_variant(
+                &wire(field),
+                other,
+                "one of `tool-call`, `message`",
+            )),
         }
-        EventType::MessagesSnapshot => {
-            let mut e = pb::MessagesSnapshotEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(MessagesSnapshot, base(t, e.base_event)?, {
-                messages: messages(e.messages, "messages")?,
-            })
+    }
+}
+
+/// A required "any JSON" field (`null` allowed).
+impl FromPb<Option<ProtoValue>> for Value {
+    #[inline]
+    fn from_pb(v: Option<ProtoValue>, field: &'static str) -> R<Self> {
+        any_required(v, &wire(field))
+    }
+}
+
+/// An optional "any JSON" field: absent, unset or (legacy) `null` read as absent.
+impl FromPb<Option<ProtoValue>> for Option<Value> {
+    #[inline]
+    fn from_pb(v: Option<ProtoValue>, _: &'static str) -> R<Self> {
+        Ok(any_opt(v))
+    }
+}
+
+/// A required JSON object.
+impl FromPb<Option<ProtoStruct>> for Map<String, Value> {
+    fn from_pb(v: Option<ProtoStruct>, field: &'static str) -> R<Self> {
+        Ok(v.ok_or_else(|| Fail::missing(&wire(field)))?.into_map())
+    }
+}
+
+impl FromPb<Vec<pb::JsonPatchOperation>> for JsonPatch {
+    fn from_pb(ops: Vec<pb::JsonPatchOperation>, field: &'static str) -> R<Self> {
+        super::patch_map::read_patch(ops).map_err(|f| f.at(wire(field)))
+    }
+}
+
+impl FromPb<Vec<pb::Message>> for Vec<Message> {
+    fn from_pb(list: Vec<pb::Message>, field: &'static str) -> R<Self> {
+        messages(list, &wire(field))
+    }
+}
+
+impl FromPb<Option<pb::RunAgentInput>> for Option<Box<RunAgentInput>> {
+    fn from_pb(i: Option<pb::RunAgentInput>, field: &'static str) -> R<Self> {
+        match i {
+            None => Ok(None),
+            Some(i) => Ok(Some(Box::new(
+                run_agent_input(i).map_err(|f| f.at(wire(field)))?,
+            ))),
         }
-        EventType::ActivitySnapshot => {
-            let mut e = pb::ActivitySnapshotEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(ActivitySnapshot, base(t, e.base_event)?, {
-                message_id: e.message_id,
-                activity_type: e.activity_type,
-                content: e.content.ok_or_else(|| Fail::missing("content"))?.into_map(),
-                replace: e.replace,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::ActivityDelta => {
-            let mut e = pb::ActivityDeltaEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(ActivityDelta, base(t, e.base_event)?, {
-                message_id: e.message_id,
-                activity_type: e.activity_type,
-                patch: super::patch_map::read_patch(e.patch).map_err(|f| f.at("patch"))?,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::Raw => {
-            let mut e = pb::RawEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(Raw, base(t, e.base_event)?, {
-                event: any_required(e.event, "event")?,
-                source: e.source,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::Custom => {
-            let mut e = pb::CustomEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(Custom, base(t, e.base_event)?, {
-                name: e.name,
-                value: any_required(e.value, "value")?,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::RunStarted => {
-            let mut e = pb::RunStartedEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(RunStarted, base(t, e.base_event)?, {
-                thread_id: e.thread_id,
-                run_id: e.run_id,
-                protocol_version: e.protocol_version,
-                parent_run_id: e.parent_run_id,
-                input: match e.input {
-                    None => None,
-                    Some(i) => Some(Box::new(run_agent_input(i).map_err(|f| f.at("input"))?)),
-                },
-            })
-        }
-        EventType::RunFinished => {
-            let mut e = pb::RunFinishedEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(RunFinished, base(t, e.base_event)?, {
-                thread_id: e.thread_id,
-                run_id: e.run_id,
-                result: any_opt(e.result),
-                outcome: run_outcome(e.outcome, e.interrupts, e.pending_tool_call_ids)?,
-                usage: usage(e.usage)?,
-            })
-        }
-        EventType::RunError => {
-            let mut e = pb::RunErrorEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(RunError, base(t, e.base_event)?, {
-                message: e.message,
-                code: e.code,
-                usage: usage(e.usage)?,
-            })
-        }
-        EventType::StepStarted => {
-            let mut e = pb::StepStartedEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(StepStarted, base(t, e.base_event)?, {
-                step_name: e.step_name,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::StepFinished => {
-            let mut e = pb::StepFinishedEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(StepFinished, base(t, e.base_event)?, {
-                step_name: e.step_name,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::ReasoningStart => {
-            let mut e = pb::ReasoningStartEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(ReasoningStart, base(t, e.base_event)?, {
-                message_id: e.message_id,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::ReasoningMessageStart => {
-            let mut e = pb::ReasoningMessageStartEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(ReasoningMessageStart, base(t, e.base_event)?, {
-                message_id: e.message_id,
-                role: literal("role", &e.role, ReasoningRole::AS_STR, ReasoningRole)?,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::ReasoningMessageContent => {
-            let mut e = pb::ReasoningMessageContentEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(ReasoningMessageContent, base(t, e.base_event)?, {
-                message_id: e.message_id,
-                delta: e.delta,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::ReasoningMessageEnd => {
-            let mut e = pb::ReasoningMessageEndEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(ReasoningMessageEnd, base(t, e.base_event)?, {
-                message_id: e.message_id,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::ReasoningMessageChunk => {
-            let mut e = pb::ReasoningMessageChunkEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(ReasoningMessageChunk, base(t, e.base_event)?, {
-                message_id: e.message_id,
-                delta: e.delta,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::ReasoningEnd => {
-            let mut e = pb::ReasoningEndEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(ReasoningEnd, base(t, e.base_event)?, {
-                message_id: e.message_id,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::ReasoningEncryptedValue => {
-            let mut e = pb::ReasoningEncryptedValueEvent::default();
-            arm_message(body, arm, &mut e)?;
-            let b = base(t, e.base_event)?;
-            let subtype = match e.subtype.as_str() {
-                "tool-call" => EncryptedValueSubtype::ToolCall,
-                "message" => EncryptedValueSubtype::Message,
-                other => {
-                    return Err(unknown_variant(
-                        "subtype",
-                        other,
-                        "one of `tool-call`, `message`",
-                    ));
-                }
-            };
-            typed!(ReasoningEncryptedValue, b, {
-                subtype: subtype,
-                entity_id: e.entity_id,
-                encrypted_value: e.encrypted_value,
-                subagent_run_id: e.subagent_run_id,
-            })
-        }
-        EventType::SubagentStarted => {
-            let mut e = pb::SubagentStartedEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(SubagentStarted, base(t, e.base_event)?, {
-                subagent_run_id: e.subagent_run_id,
-                name: e.name,
-                description: e.description,
-                parent_subagent_run_id: e.parent_subagent_run_id,
-                parent_tool_call_id: e.parent_tool_call_id,
-                parent_message_id: e.parent_message_id,
-            })
-        }
-        EventType::SubagentFinished => {
-            let mut e = pb::SubagentFinishedEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(SubagentFinished, base(t, e.base_event)?, {
-                subagent_run_id: e.subagent_run_id,
-                result: any_opt(e.result),
-                outcome: subagent_outcome(e.outcome, e.interrupt_ids),
-            })
-        }
-        EventType::SubagentError => {
-            let mut e = pb::SubagentErrorEvent::default();
-            arm_message(body, arm, &mut e)?;
-            typed!(SubagentError, base(t, e.base_event)?, {
-                subagent_run_id: e.subagent_run_id,
-                message: e.message,
-                code: e.code,
-            })
-        }
-    })
+    }
+}
+
+impl FromPb<Vec<pb::Usage>> for Option<Vec<TokenUsage>> {
+    fn from_pb(list: Vec<pb::Usage>, _: &'static str) -> R<Self> {
+        usage(list)
+    }
 }

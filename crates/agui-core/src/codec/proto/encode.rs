@@ -13,9 +13,9 @@ use super::tables::{arm_of, proto_type_of};
 use super::wkt::{write_struct, write_value};
 use super::write::Writer;
 use crate::content::{Content, ContentPart, MediaPart, PartSource};
-use crate::event::{EncryptedValueSubtype, Event};
+use crate::event::{EncryptedValueSubtype, Event, ReasoningRole, TextMessageRole, ToolRole};
 use crate::input::{ResumeStatus, RunAgentInput};
-use crate::interrupt::{Interrupt, RunOutcome, SubagentOutcome};
+use crate::interrupt::Interrupt;
 use crate::message::{Message, ToolCall};
 use crate::patch::JsonPatch;
 use crate::usage::TokenUsage;
@@ -29,13 +29,13 @@ pub(crate) fn encode_into(event: &Event, out: &mut Vec<u8>) -> bool {
     let mut w = Writer::new(out);
     w.message(arm_of(event_type), |w| {
         let ty = proto_type_of(event_type);
-        body(w, ty, event);
+        super::fields::body(w, ty, event);
     });
     true
 }
 
 /// Writes `base_event` (field 1 of every event message).
-fn base(
+pub(super) fn base(
     w: &mut Writer<'_>,
     ty: u64,
     timestamp: Option<i64>,
@@ -80,252 +80,113 @@ fn object_as_value(w: &mut Writer<'_>, field: u32, m: Option<&Map<String, Value>
     }
 }
 
-macro_rules! base_of {
-    ($w:expr, $ty:expr, $e:expr) => {
-        base(
-            $w,
-            $ty,
-            $e.timestamp,
-            $e.raw_event.as_ref(),
-            $e.metadata.as_ref(),
-        )
-    };
+/// How a field's type is written under its field number (see `fields.rs`).
+pub(super) trait ProtoField {
+    fn encode(&self, w: &mut Writer<'_>, field: u32);
 }
 
-fn body(w: &mut Writer<'_>, ty: u64, event: &Event) {
-    match event {
-        Event::TextMessageStart(e) => {
-            base_of!(w, ty, e);
-            w.str_implicit(2, &e.message_id);
-            w.opt_str(3, e.role.map(|r| r.as_str()));
-            w.opt_str(4, e.name.as_deref());
-            w.opt_str(5, e.subagent_run_id.as_deref());
+/// An implicit-presence string: omitted when empty.
+impl ProtoField for String {
+    #[inline]
+    fn encode(&self, w: &mut Writer<'_>, field: u32) {
+        w.str_implicit(field, self);
+    }
+}
+
+/// An explicit-presence string: written whenever set.
+impl ProtoField for Option<String> {
+    #[inline]
+    fn encode(&self, w: &mut Writer<'_>, field: u32) {
+        w.opt_str(field, self.as_deref());
+    }
+}
+
+impl ProtoField for Option<TextMessageRole> {
+    #[inline]
+    fn encode(&self, w: &mut Writer<'_>, field: u32) {
+        w.opt_str(field, self.map(|r| r.as_str()));
+    }
+}
+
+impl ProtoField for Option<ToolRole> {
+    #[inline]
+    fn encode(&self, w: &mut Writer<'_>, field: u32) {
+        w.opt_str(field, self.map(|_| ToolRole::AS_STR));
+    }
+}
+
+impl ProtoField for ReasoningRole {
+    #[inline]
+    fn encode(&self, w: &mut Writer<'_>, field: u32) {
+        w.str_implicit(field, ReasoningRole::AS_STR);
+    }
+}
+
+impl ProtoField for EncryptedValueSubtype {
+    #[inline]
+    fn encode(&self, w: &mut Writer<'_>, field: u32) {
+        w.str_implicit(field, subtype_str(*self));
+    }
+}
+
+/// Any JSON, as a `google.protobuf.Value`.
+impl ProtoField for Value {
+    #[inline]
+    fn encode(&self, w: &mut Writer<'_>, field: u32) {
+        value_field(w, field, Some(self));
+    }
+}
+
+impl ProtoField for Option<Value> {
+    #[inline]
+    fn encode(&self, w: &mut Writer<'_>, field: u32) {
+        value_field(w, field, self.as_ref());
+    }
+}
+
+/// A JSON object, as a `google.protobuf.Struct`.
+impl ProtoField for Map<String, Value> {
+    #[inline]
+    fn encode(&self, w: &mut Writer<'_>, field: u32) {
+        struct_field(w, field, Some(self));
+    }
+}
+
+impl ProtoField for Option<bool> {
+    #[inline]
+    fn encode(&self, w: &mut Writer<'_>, field: u32) {
+        if let Some(b) = *self {
+            w.bool_field(field, b);
         }
-        Event::TextMessageContent(e) => {
-            base_of!(w, ty, e);
-            w.str_implicit(2, &e.message_id);
-            w.str_implicit(3, &e.delta);
-            w.opt_str(4, e.subagent_run_id.as_deref());
+    }
+}
+
+impl ProtoField for JsonPatch {
+    #[inline]
+    fn encode(&self, w: &mut Writer<'_>, field: u32) {
+        patch(w, field, self);
+    }
+}
+
+impl ProtoField for Vec<Message> {
+    fn encode(&self, w: &mut Writer<'_>, field: u32) {
+        for m in self {
+            w.message(field, |w| message(w, m));
         }
-        Event::TextMessageEnd(e) => {
-            base_of!(w, ty, e);
-            w.str_implicit(2, &e.message_id);
-            w.opt_str(3, e.subagent_run_id.as_deref());
+    }
+}
+
+impl ProtoField for Option<Box<RunAgentInput>> {
+    fn encode(&self, w: &mut Writer<'_>, field: u32) {
+        if let Some(input) = self {
+            w.message(field, |w| run_agent_input(w, input));
         }
-        Event::TextMessageChunk(e) => {
-            base_of!(w, ty, e);
-            w.opt_str(2, e.message_id.as_deref());
-            w.opt_str(3, e.role.map(|r| r.as_str()));
-            w.opt_str(4, e.delta.as_deref());
-            w.opt_str(5, e.name.as_deref());
-            w.opt_str(6, e.subagent_run_id.as_deref());
-        }
-        Event::ToolCallStart(e) => {
-            base_of!(w, ty, e);
-            w.str_implicit(2, &e.tool_call_id);
-            w.str_implicit(3, &e.tool_call_name);
-            w.opt_str(4, e.parent_message_id.as_deref());
-            w.opt_str(5, e.subagent_run_id.as_deref());
-        }
-        Event::ToolCallArgs(e) => {
-            base_of!(w, ty, e);
-            w.str_implicit(2, &e.tool_call_id);
-            w.str_implicit(3, &e.delta);
-            w.opt_str(4, e.subagent_run_id.as_deref());
-        }
-        Event::ToolCallEnd(e) => {
-            base_of!(w, ty, e);
-            w.str_implicit(2, &e.tool_call_id);
-            w.opt_str(3, e.subagent_run_id.as_deref());
-        }
-        Event::ToolCallChunk(e) => {
-            base_of!(w, ty, e);
-            w.opt_str(2, e.tool_call_id.as_deref());
-            w.opt_str(3, e.tool_call_name.as_deref());
-            w.opt_str(4, e.parent_message_id.as_deref());
-            w.opt_str(5, e.delta.as_deref());
-            w.opt_str(6, e.subagent_run_id.as_deref());
-        }
-        Event::ToolCallResult(e) => {
-            base_of!(w, ty, e);
-            w.opt_str(2, e.subagent_run_id.as_deref());
-            w.str_implicit(3, &e.message_id);
-            w.str_implicit(4, &e.tool_call_id);
-            if let Content::Text(s) = &e.content {
-                w.str_field(5, s);
-            }
-            w.opt_str(6, e.role.map(|_| crate::event::ToolRole::AS_STR));
-            if let Content::Parts(parts) = &e.content {
-                content_parts(w, 7, parts);
-            }
-        }
-        Event::StateSnapshot(e) => {
-            base_of!(w, ty, e);
-            value_field(w, 2, Some(&e.snapshot));
-            w.opt_str(3, e.subagent_run_id.as_deref());
-        }
-        Event::StateDelta(e) => {
-            base_of!(w, ty, e);
-            patch(w, 2, &e.delta);
-            w.opt_str(3, e.subagent_run_id.as_deref());
-        }
-        Event::MessagesSnapshot(e) => {
-            base_of!(w, ty, e);
-            for m in &e.messages {
-                w.message(2, |w| message(w, m));
-            }
-        }
-        Event::ActivitySnapshot(e) => {
-            base_of!(w, ty, e);
-            w.opt_str(2, e.subagent_run_id.as_deref());
-            w.str_implicit(3, &e.message_id);
-            w.str_implicit(4, &e.activity_type);
-            struct_field(w, 5, Some(&e.content));
-            if let Some(r) = e.replace {
-                w.bool_field(6, r);
-            }
-        }
-        Event::ActivityDelta(e) => {
-            base_of!(w, ty, e);
-            w.opt_str(2, e.subagent_run_id.as_deref());
-            w.str_implicit(3, &e.message_id);
-            w.str_implicit(4, &e.activity_type);
-            patch(w, 5, &e.patch);
-        }
-        Event::Raw(e) => {
-            base_of!(w, ty, e);
-            value_field(w, 2, Some(&e.event));
-            w.opt_str(3, e.source.as_deref());
-            w.opt_str(4, e.subagent_run_id.as_deref());
-        }
-        Event::Custom(e) => {
-            base_of!(w, ty, e);
-            w.str_implicit(2, &e.name);
-            value_field(w, 3, Some(&e.value));
-            w.opt_str(4, e.subagent_run_id.as_deref());
-        }
-        Event::RunStarted(e) => {
-            base_of!(w, ty, e);
-            w.str_implicit(2, &e.thread_id);
-            w.str_implicit(3, &e.run_id);
-            w.opt_str(4, e.parent_run_id.as_deref());
-            if let Some(input) = &e.input {
-                w.message(5, |w| run_agent_input(w, input));
-            }
-            w.opt_str(6, e.protocol_version.as_deref());
-        }
-        Event::RunFinished(e) => {
-            base_of!(w, ty, e);
-            w.str_implicit(2, &e.thread_id);
-            w.str_implicit(3, &e.run_id);
-            value_field(w, 4, e.result.as_ref());
-            match &e.outcome {
-                None => {}
-                Some(RunOutcome::Success {
-                    pending_tool_call_ids,
-                }) => {
-                    w.str_field(5, "success");
-                    for id in pending_tool_call_ids.iter().flatten() {
-                        w.str_field(8, id);
-                    }
-                }
-                Some(RunOutcome::Interrupt { interrupts }) => {
-                    w.str_field(5, "interrupt");
-                    for i in interrupts {
-                        w.message(6, |w| interrupt(w, i));
-                    }
-                }
-                Some(RunOutcome::Cancelled) => w.str_field(5, "cancelled"),
-            }
-            usage(w, 7, e.usage.as_deref());
-        }
-        Event::RunError(e) => {
-            base_of!(w, ty, e);
-            w.opt_str(2, e.code.as_deref());
-            w.str_implicit(3, &e.message);
-            usage(w, 4, e.usage.as_deref());
-        }
-        Event::StepStarted(e) => {
-            base_of!(w, ty, e);
-            w.str_implicit(2, &e.step_name);
-            w.opt_str(3, e.subagent_run_id.as_deref());
-        }
-        Event::StepFinished(e) => {
-            base_of!(w, ty, e);
-            w.str_implicit(2, &e.step_name);
-            w.opt_str(3, e.subagent_run_id.as_deref());
-        }
-        Event::ReasoningStart(e) => {
-            base_of!(w, ty, e);
-            w.opt_str(2, e.subagent_run_id.as_deref());
-            w.str_implicit(3, &e.message_id);
-        }
-        Event::ReasoningMessageStart(e) => {
-            base_of!(w, ty, e);
-            w.opt_str(2, e.subagent_run_id.as_deref());
-            w.str_implicit(3, &e.message_id);
-            w.str_implicit(4, crate::event::ReasoningRole::AS_STR);
-        }
-        Event::ReasoningMessageContent(e) => {
-            base_of!(w, ty, e);
-            w.opt_str(2, e.subagent_run_id.as_deref());
-            w.str_implicit(3, &e.message_id);
-            w.str_implicit(4, &e.delta);
-        }
-        Event::ReasoningMessageEnd(e) => {
-            base_of!(w, ty, e);
-            w.opt_str(2, e.subagent_run_id.as_deref());
-            w.str_implicit(3, &e.message_id);
-        }
-        Event::ReasoningMessageChunk(e) => {
-            base_of!(w, ty, e);
-            w.opt_str(2, e.subagent_run_id.as_deref());
-            w.opt_str(3, e.message_id.as_deref());
-            w.opt_str(4, e.delta.as_deref());
-        }
-        Event::ReasoningEnd(e) => {
-            base_of!(w, ty, e);
-            w.opt_str(2, e.subagent_run_id.as_deref());
-            w.str_implicit(3, &e.message_id);
-        }
-        Event::ReasoningEncryptedValue(e) => {
-            base_of!(w, ty, e);
-            w.opt_str(2, e.subagent_run_id.as_deref());
-            w.str_implicit(3, subtype_str(e.subtype));
-            w.str_implicit(4, &e.entity_id);
-            w.str_implicit(5, &e.encrypted_value);
-        }
-        Event::SubagentStarted(e) => {
-            base_of!(w, ty, e);
-            w.str_implicit(2, &e.subagent_run_id);
-            w.str_implicit(3, &e.name);
-            w.opt_str(4, e.description.as_deref());
-            w.opt_str(5, e.parent_subagent_run_id.as_deref());
-            w.opt_str(6, e.parent_tool_call_id.as_deref());
-            w.opt_str(7, e.parent_message_id.as_deref());
-        }
-        Event::SubagentFinished(e) => {
-            base_of!(w, ty, e);
-            w.str_implicit(2, &e.subagent_run_id);
-            value_field(w, 3, e.result.as_ref());
-            match &e.outcome {
-                None => {}
-                Some(SubagentOutcome::Success) => w.str_field(4, "success"),
-                Some(SubagentOutcome::Suspended { interrupt_ids }) => {
-                    w.str_field(4, "suspended");
-                    for id in interrupt_ids.iter().flatten() {
-                        w.str_field(5, id);
-                    }
-                }
-            }
-        }
-        Event::SubagentError(e) => {
-            base_of!(w, ty, e);
-            w.str_implicit(2, &e.subagent_run_id);
-            w.str_implicit(3, &e.message);
-            w.opt_str(4, e.code.as_deref());
-        }
-        Event::Unknown(_) => {}
+    }
+}
+
+impl ProtoField for Option<Vec<TokenUsage>> {
+    fn encode(&self, w: &mut Writer<'_>, field: u32) {
+        usage(w, field, self.as_deref());
     }
 }
 
@@ -359,7 +220,7 @@ fn usage(w: &mut Writer<'_>, field: u32, usage: Option<&[TokenUsage]>) {
     }
 }
 
-fn interrupt(w: &mut Writer<'_>, i: &Interrupt) {
+pub(super) fn interrupt(w: &mut Writer<'_>, i: &Interrupt) {
     w.str_implicit(1, &i.id);
     w.str_implicit(2, &i.reason);
     w.opt_str(3, i.message.as_deref());
@@ -370,7 +231,7 @@ fn interrupt(w: &mut Writer<'_>, i: &Interrupt) {
     w.opt_str(8, i.subagent_run_id.as_deref());
 }
 
-fn content_parts(w: &mut Writer<'_>, field: u32, parts: &[ContentPart]) {
+pub(super) fn content_parts(w: &mut Writer<'_>, field: u32, parts: &[ContentPart]) {
     for p in parts {
         w.message(field, |w| match p {
             ContentPart::Text(t) => w.message(1, |w| {

@@ -35,6 +35,7 @@
 mod decode;
 mod encode;
 mod error;
+mod fields;
 mod frame;
 mod patch_map;
 mod scan;

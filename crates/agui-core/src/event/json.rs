@@ -1,0 +1,311 @@
+//! The events' own JSON writer: the bytes `serde_json` writes for an [`Event`], written
+//! without going through serde's data model.
+//!
+//! Each event's writer is generated from its field table (`macros.rs`): the `type` member
+//! and every `,"wireName":` key are string constants, so only the values are formatted. A
+//! string that needs no escaping (no `"`, `\` or control character, the common case for
+//! ids, keys and text deltas) is copied as is, any other string is escaped by `serde_json`;
+//! JSON values and patch operations are walked here, floats and the rarer typed fields
+//! (messages, input, content, roles, outcomes) are written by `serde_json`, so the bytes are
+//! identical to `serde_json::to_vec(&event)` (the tests compare them on every event of the
+//! conformance corpus and on generated events).
+//!
+//! [`Event`]: super::Event
+
+use crate::patch::PatchOp;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// The members of an event after its `type`, each as `,"wireName":value` (generated from
+/// the event's field table).
+pub(crate) trait WriteFields {
+    /// Appends the members, in declaration order, leaving out absent optionals.
+    fn write_fields(&self, out: &mut Vec<u8>);
+}
+
+/// A field value the event writer can write.
+pub(crate) trait JsonField {
+    /// Whether the member is left out (an absent optional).
+    #[inline]
+    fn absent(&self) -> bool {
+        false
+    }
+    /// Appends the value's JSON.
+    fn write(&self, out: &mut Vec<u8>);
+}
+
+impl JsonField for String {
+    #[inline]
+    fn write(&self, out: &mut Vec<u8>) {
+        write_str(out, self);
+    }
+}
+
+impl JsonField for bool {
+    #[inline]
+    fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(if *self { b"true" } else { b"false" });
+    }
+}
+
+impl JsonField for i64 {
+    #[inline]
+    fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(itoa::Buffer::new().format(*self).as_bytes());
+    }
+}
+
+impl<T: JsonField> JsonField for Option<T> {
+    #[inline]
+    fn absent(&self) -> bool {
+        self.is_none()
+    }
+    #[inline]
+    fn write(&self, out: &mut Vec<u8>) {
+        if let Some(v) = self {
+            v.write(out);
+        }
+    }
+}
+
+impl<T: JsonField> JsonField for Box<T> {
+    #[inline]
+    fn write(&self, out: &mut Vec<u8>) {
+        (**self).write(out);
+    }
+}
+
+/// The types written by `serde_json` itself (their own `Serialize`).
+macro_rules! via_serde {
+    ($($t:ty),* $(,)?) => {$(
+        impl JsonField for $t {
+            #[inline]
+            fn write(&self, out: &mut Vec<u8>) {
+                write_serde(out, self);
+            }
+        }
+    )*};
+}
+
+impl JsonField for Value {
+    #[inline]
+    fn write(&self, out: &mut Vec<u8>) {
+        write_value(out, self);
+    }
+}
+
+impl JsonField for Map<String, Value> {
+    #[inline]
+    fn write(&self, out: &mut Vec<u8>) {
+        write_object(out, self);
+    }
+}
+
+/// An operation as its `Serialize` writes it: `op`, `from`, `path`, `value`, then the
+/// members the operation does not define.
+impl JsonField for PatchOp {
+    fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"op\":");
+        write_str(out, self.op());
+        if let Some(from) = self.from() {
+            out.extend_from_slice(b",\"from\":");
+            write_str(out, from.as_str());
+        }
+        out.extend_from_slice(b",\"path\":");
+        write_str(out, self.path().as_str());
+        if let Some(value) = self.value() {
+            out.extend_from_slice(b",\"value\":");
+            write_value(out, value);
+        }
+        for (key, value) in self.extra() {
+            if !self.is_typed_member(key) {
+                out.push(b',');
+                write_str(out, key);
+                out.push(b':');
+                write_value(out, value);
+            }
+        }
+        out.push(b'}');
+    }
+}
+
+via_serde!(
+    crate::message::Message,
+    crate::usage::TokenUsage,
+    crate::input::RunAgentInput,
+    crate::content::Content,
+    super::TextMessageRole,
+    super::ToolRole,
+    super::ReasoningRole,
+    super::EncryptedValueSubtype,
+    crate::interrupt::RunOutcome,
+    crate::interrupt::SubagentOutcome,
+);
+
+impl<T: JsonField> JsonField for Vec<T> {
+    #[inline]
+    fn write(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, item) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            item.write(out);
+        }
+        out.push(b']');
+    }
+}
+
+/// Writes a JSON value as `serde_json` writes it (compact; numbers by `serde_json`'s own
+/// formatting: integers as integers, floats by the shortest round-trip form).
+pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(b) => b.write(out),
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                out.extend_from_slice(itoa::Buffer::new().format(u).as_bytes());
+            } else if let Some(i) = n.as_i64() {
+                out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
+            } else {
+                write_serde(out, n);
+            }
+        }
+        Value::String(s) => write_str(out, s),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => write_object(out, map),
+    }
+}
+
+/// Writes a JSON object, members in the map's order.
+fn write_object(out: &mut Vec<u8>, map: &Map<String, Value>) {
+    out.push(b'{');
+    for (i, (key, value)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, key);
+        out.push(b':');
+        write_value(out, value);
+    }
+    out.push(b'}');
+}
+
+/// Writes `value` as `serde_json` does. These types cannot fail to serialize (every map
+/// key is a string and no `Serialize` impl among them returns an error); were one to,
+/// what it wrote is removed and `null` takes its place, so the output stays JSON.
+#[inline]
+pub(crate) fn write_serde<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    let start = out.len();
+    if serde_json::to_writer(&mut *out, value).is_err() {
+        out.truncate(start);
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// Whether `b` must be escaped in a JSON string (as `serde_json` escapes: the quote, the
+/// backslash and the control characters below U+0020).
+#[inline(always)]
+fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
+}
+
+/// Writes `s` as a JSON string: copied as is when nothing in it needs escaping, otherwise
+/// escaped by `serde_json`.
+#[inline]
+pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    // Chunks of 16 without an early exit inside, so the test compiles to vector code.
+    let mut chunks = bytes.chunks_exact(16);
+    let plain = chunks
+        .by_ref()
+        .all(|c| !c.iter().fold(false, |acc, &b| acc | needs_escape(b)))
+        && !chunks.remainder().iter().any(|&b| needs_escape(b));
+    if plain {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+    } else {
+        write_serde(out, s);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn str_json(s: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_str(&mut out, s);
+        out
+    }
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let long_plain = "x".repeat(40);
+        let long_quote = format!("{}\"{}", "a".repeat(17), "b".repeat(20));
+        for s in [
+            "",
+            "plain",
+            "é ü 日本 🙂",
+            "a\"b",
+            "back\\slash",
+            "line\nbreak",
+            "tab\tand\rcr",
+            "\u{0}\u{1f}\u{7f}",
+            "</script>",
+            "\u{2028}\u{2029}",
+            long_plain.as_str(),
+            long_quote.as_str(),
+        ] {
+            assert_eq!(str_json(s), serde_json::to_vec(s).unwrap(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn integers_and_bools() {
+        for n in [0i64, -1, i64::MIN, i64::MAX, 1_700_000_000_000] {
+            let mut out = Vec::new();
+            n.write(&mut out);
+            assert_eq!(out, serde_json::to_vec(&n).unwrap());
+        }
+        let mut out = Vec::new();
+        true.write(&mut out);
+        false.write(&mut out);
+        assert_eq!(out, b"truefalse");
+    }
+
+    #[test]
+    fn values_are_written_as_serde_json_writes_them() {
+        let value = serde_json::json!({
+            "n": [0, 1, -1, u64::MAX, i64::MIN, 1.5, -0.0, 2.0, 1e300, 1.0e-7],
+            "s": ["", "a\"b", "\u{1}"],
+            "k\ney": {"nested": [null, true, false, {}, []]},
+        });
+        let mut out = Vec::new();
+        write_value(&mut out, &value);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            serde_json::to_string(&value).unwrap()
+        );
+    }
+
+    #[test]
+    fn absent_optionals_are_skipped_present_ones_written() {
+        assert!(None::<String>.absent());
+        assert!(!Some(String::new()).absent());
+        let mut out = Vec::new();
+        Some(serde_json::Value::Null).write(&mut out);
+        assert_eq!(out, b"null");
+    }
+}

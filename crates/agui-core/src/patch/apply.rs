@@ -1,0 +1,481 @@
+//! Application: each operation in place, with an undo log that restores the document exactly
+//! (object key order included) when a later operation fails.
+
+use std::borrow::Cow;
+use std::mem;
+
+use serde_json::Value;
+
+use super::equal::*;
+use super::error::*;
+use super::ops::*;
+use super::pointer::*;
+use super::quirks::*;
+
+/// Applies `ops` to `doc` in place, atomically.
+///
+/// On failure `doc` is restored exactly (object key order included) and the error names
+/// the failing operation. See the [module documentation](self) for the semantics.
+///
+/// # Examples
+///
+/// ```
+/// use agui_core::patch::{apply_patch, JsonPatch};
+/// use serde_json::json;
+///
+/// let mut doc = json!({"a": 1, "l": [1, 2]});
+/// let ok: JsonPatch = serde_json::from_value(json!([
+///     {"op": "replace", "path": "/a", "value": 2},
+///     {"op": "add", "path": "/l/-", "value": 3},
+/// ]))
+/// .unwrap();
+/// apply_patch(&mut doc, &ok).unwrap();
+/// assert_eq!(doc, json!({"a": 2, "l": [1, 2, 3]}));
+///
+/// let bad: JsonPatch = serde_json::from_value(json!([
+///     {"op": "remove", "path": "/a"},
+///     {"op": "replace", "path": "/missing/x", "value": 0},
+/// ]))
+/// .unwrap();
+/// let err = apply_patch(&mut doc, &bad).unwrap_err();
+/// assert_eq!(err.to_string(), "operation 1 (replace /missing/x): path not found");
+/// assert_eq!(doc, json!({"a": 2, "l": [1, 2, 3]})); // untouched
+/// ```
+pub fn apply_patch(doc: &mut Value, ops: &[PatchOp]) -> Result<(), PatchError> {
+    run(doc, ops, |_, op| op.value().cloned().unwrap_or(Value::Null))
+}
+
+/// Like [`apply_patch`], but moves the operations' values into the document instead of
+/// cloning them.
+pub fn apply_patch_owned(doc: &mut Value, mut ops: JsonPatch) -> Result<(), PatchError> {
+    let mut values: Vec<Value> = ops
+        .iter_mut()
+        .map(|op| match op {
+            PatchOp::Add { value, .. } | PatchOp::Replace { value, .. } => mem::take(value),
+            _ => Value::Null,
+        })
+        .collect();
+    run(doc, &ops, |index, _| mem::take(&mut values[index]))
+}
+
+/// Applies `ops` to a copy of `doc` and returns it; `doc` is never changed.
+pub fn apply_patch_to(doc: &Value, ops: &[PatchOp]) -> Result<Value, PatchError> {
+    let mut copy = doc.clone();
+    apply_patch(&mut copy, ops)?;
+    Ok(copy)
+}
+
+/// How to undo one change. `at` is the location the change was made at; replaying the
+/// log backwards resolves each `at` in exactly the document the change produced.
+pub(super) struct Undo<'p> {
+    at: &'p JsonPointer,
+    action: UndoAction,
+}
+
+pub(super) enum UndoAction {
+    /// The whole document was replaced; this is the old one.
+    RestoreRoot(Value),
+    /// A member was inserted (at the end).
+    RemoveMember,
+    /// A member's value was replaced; this is the old value.
+    RestoreMember(Value),
+    /// A member was removed from this position. `None` when the value went on to a new
+    /// location (a `move`): undoing that insertion supplies it.
+    ReinsertMember(usize, Option<Value>),
+    /// An element was inserted at this index.
+    RemoveElement(usize),
+    /// An element was replaced; this is the old value.
+    RestoreElement(usize, Value),
+    /// An element was removed from this index (`None` as for `ReinsertMember`).
+    ReinsertElement(usize, Option<Value>),
+}
+
+pub(super) fn run<'p>(
+    doc: &mut Value,
+    ops: &'p [PatchOp],
+    mut value_of: impl FnMut(usize, &'p PatchOp) -> Value,
+) -> Result<(), PatchError> {
+    let mut log: Vec<Undo<'p>> = Vec::new();
+    for (index, op) in ops.iter().enumerate() {
+        if let Err(kind) = apply_op(doc, op, || value_of(index, op), &mut log) {
+            rollback(doc, log);
+            return Err(PatchError {
+                index,
+                op: op.op(),
+                path: op.path().clone(),
+                from: op.from().cloned(),
+                kind,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A failed lookup while walking a pointer.
+pub(super) enum Miss {
+    NotFound,
+    BadIndex(String),
+}
+
+impl Miss {
+    pub(super) fn on_path(self) -> PatchErrorKind {
+        match self {
+            Miss::NotFound => PatchErrorKind::PathNotFound,
+            Miss::BadIndex(token) => PatchErrorKind::InvalidArrayIndex { token },
+        }
+    }
+}
+
+/// An array reference token.
+pub(super) enum Index {
+    /// `-`: past the last element.
+    End,
+    /// A valid index (saturated at `usize::MAX`).
+    At(usize),
+}
+
+pub(super) fn array_index(token: &str) -> Result<Index, Miss> {
+    if token == "-" {
+        return Ok(Index::End);
+    }
+    let bytes = token.as_bytes();
+    let valid = !bytes.is_empty()
+        && bytes.iter().all(u8::is_ascii_digit)
+        && (bytes.len() == 1 || bytes[0] != b'0');
+    if !valid {
+        return Err(Miss::BadIndex(token.to_owned()));
+    }
+    let index = bytes.iter().try_fold(0usize, |acc, &b| {
+        acc.checked_mul(10)?.checked_add(usize::from(b - b'0'))
+    });
+    Ok(Index::At(index.unwrap_or(usize::MAX)))
+}
+
+/// An existing element's index: `-` and out-of-range indexes do not exist.
+pub(super) fn existing_index(token: &str, len: usize) -> Result<usize, Miss> {
+    match array_index(token)? {
+        Index::At(i) if i < len => Ok(i),
+        _ => Err(Miss::NotFound),
+    }
+}
+
+pub(super) fn walk<'v>(mut cur: &'v Value, tokens: Tokens<'_>) -> Result<&'v Value, Miss> {
+    for token in tokens {
+        cur = match cur {
+            Value::Object(map) => map.get(&*token).ok_or(Miss::NotFound)?,
+            Value::Array(items) => &items[existing_index(&token, items.len())?],
+            _ => return Err(Miss::NotFound),
+        };
+    }
+    Ok(cur)
+}
+
+pub(super) fn walk_mut<'v>(
+    mut cur: &'v mut Value,
+    tokens: Tokens<'_>,
+) -> Result<&'v mut Value, Miss> {
+    for token in tokens {
+        cur = match cur {
+            Value::Object(map) => map.get_mut(&*token).ok_or(Miss::NotFound)?,
+            Value::Array(items) => {
+                let i = existing_index(&token, items.len())?;
+                &mut items[i]
+            }
+            _ => return Err(Miss::NotFound),
+        };
+    }
+    Ok(cur)
+}
+
+/// The container holding the location `ptr` (non-root) and the location's decoded last
+/// token.
+pub(super) fn parent_mut<'v, 'p>(
+    doc: &'v mut Value,
+    ptr: &'p JsonPointer,
+) -> Result<(&'v mut Value, Cow<'p, str>), Miss> {
+    let (parent, last) = ptr.split_last().ok_or(Miss::NotFound)?;
+    Ok((walk_mut(doc, Tokens::of(parent))?, decode_token(last)))
+}
+
+/// What to do when an insertion index is past the end of an array.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Bounds {
+    /// Fail (`add`).
+    Strict,
+    /// Append (`move`/`copy` targets, as in the reference).
+    Clamp,
+}
+
+/// Inserts at `ptr` (non-root) with `add` semantics, returning how to undo it.
+pub(super) fn insert_at(
+    doc: &mut Value,
+    ptr: &JsonPointer,
+    bounds: Bounds,
+    value: impl FnOnce() -> Value,
+) -> Result<UndoAction, PatchErrorKind> {
+    let (parent, last) = parent_mut(doc, ptr).map_err(Miss::on_path)?;
+    match parent {
+        Value::Object(map) => match map.get_mut(&*last) {
+            Some(slot) => Ok(UndoAction::RestoreMember(mem::replace(slot, value()))),
+            None => {
+                map.insert(last.into_owned(), value());
+                Ok(UndoAction::RemoveMember)
+            }
+        },
+        Value::Array(items) => {
+            let len = items.len();
+            let index = match array_index(&last).map_err(Miss::on_path)? {
+                Index::End => len,
+                Index::At(i) if i <= len => i,
+                Index::At(_) if bounds == Bounds::Clamp => len,
+                Index::At(index) => return Err(PatchErrorKind::IndexOutOfBounds { index, len }),
+            };
+            items.insert(index, value());
+            Ok(UndoAction::RemoveElement(index))
+        }
+        _ => Err(PatchErrorKind::PathNotFound),
+    }
+}
+
+/// Checks, without changing anything, that [`insert_at`] could insert at `ptr`
+/// (non-root) in the document as it is, array bounds aside.
+pub(super) fn check_insert_target(doc: &Value, ptr: &JsonPointer) -> Result<(), PatchErrorKind> {
+    let (parent, last) = ptr.split_last().ok_or(PatchErrorKind::PathNotFound)?;
+    match walk(doc, Tokens::of(parent)).map_err(Miss::on_path)? {
+        Value::Object(_) => Ok(()),
+        Value::Array(_) => array_index(&decode_token(last))
+            .map(drop)
+            .map_err(Miss::on_path),
+        _ => Err(PatchErrorKind::PathNotFound),
+    }
+}
+
+/// Replaces the existing value at `ptr` (non-root), returning how to undo it.
+pub(super) fn replace_at(
+    doc: &mut Value,
+    ptr: &JsonPointer,
+    value: impl FnOnce() -> Value,
+) -> Result<UndoAction, PatchErrorKind> {
+    let (parent, last) = parent_mut(doc, ptr).map_err(Miss::on_path)?;
+    match parent {
+        Value::Object(map) => match map.get_mut(&*last) {
+            Some(slot) => Ok(UndoAction::RestoreMember(mem::replace(slot, value()))),
+            None => Err(PatchErrorKind::PathNotFound),
+        },
+        Value::Array(items) => {
+            let i = existing_index(&last, items.len()).map_err(Miss::on_path)?;
+            Ok(UndoAction::RestoreElement(
+                i,
+                mem::replace(&mut items[i], value()),
+            ))
+        }
+        _ => Err(PatchErrorKind::PathNotFound),
+    }
+}
+
+/// Removes the value at `ptr` (non-root), returning it and where it was.
+pub(super) fn remove_at(doc: &mut Value, ptr: &JsonPointer) -> Result<(Value, RemovedFrom), Miss> {
+    let (parent, last) = parent_mut(doc, ptr)?;
+    match parent {
+        Value::Object(map) => {
+            // serde_json's map does not expose an entry's index; find it first so that an
+            // undo can put the member back where it was.
+            let pos = map.keys().position(|k| *k == *last).ok_or(Miss::NotFound)?;
+            let value = map.shift_remove(&*last).ok_or(Miss::NotFound)?;
+            Ok((value, RemovedFrom::Member(pos)))
+        }
+        Value::Array(items) => {
+            let i = existing_index(&last, items.len())?;
+            Ok((items.remove(i), RemovedFrom::Element(i)))
+        }
+        _ => Err(Miss::NotFound),
+    }
+}
+
+pub(super) enum RemovedFrom {
+    Member(usize),
+    Element(usize),
+}
+
+impl RemovedFrom {
+    pub(super) fn undo(self, value: Option<Value>) -> UndoAction {
+        match self {
+            RemovedFrom::Member(pos) => UndoAction::ReinsertMember(pos, value),
+            RemovedFrom::Element(i) => UndoAction::ReinsertElement(i, value),
+        }
+    }
+}
+
+pub(super) fn apply_op<'p>(
+    doc: &mut Value,
+    op: &'p PatchOp,
+    value: impl FnOnce() -> Value,
+    log: &mut Vec<Undo<'p>>,
+) -> Result<(), PatchErrorKind> {
+    let path = op.path();
+    if path.has_banned_token() || op.from().is_some_and(JsonPointer::has_banned_token) {
+        return Err(PatchErrorKind::BannedToken);
+    }
+    if path.is_root() {
+        return apply_at_root(doc, op, value, log);
+    }
+    match doc {
+        Value::Null => return Err(PatchErrorKind::NullDocument),
+        Value::Bool(_) | Value::Number(_) | Value::String(_) => return scalar_document(doc, op),
+        Value::Array(_) | Value::Object(_) => {}
+    }
+    let action = match op {
+        PatchOp::Add { .. } => insert_at(doc, path, Bounds::Strict, value)?,
+        PatchOp::Replace { .. } => replace_at(doc, path, value)?,
+        PatchOp::Remove { .. } => {
+            let (old, from) = remove_at(doc, path).map_err(Miss::on_path)?;
+            from.undo(Some(old))
+        }
+        PatchOp::Test { value, .. } => {
+            let found = walk(doc, path.tokens()).map_err(Miss::on_path)?;
+            return if json_equal(found, value) {
+                Ok(())
+            } else {
+                Err(PatchErrorKind::TestFailed)
+            };
+        }
+        PatchOp::Copy { from, .. } => {
+            let copied = walk(doc, from.tokens())
+                .map_err(|_| PatchErrorKind::FromNotFound)?
+                .clone();
+            insert_at(doc, path, Bounds::Clamp, || copied)?
+        }
+        PatchOp::Move { from, .. } => {
+            if from.is_root() {
+                // The whole document into one of its own children.
+                return Err(PatchErrorKind::MoveIntoOwnChild);
+            }
+            // Like the reference: check the target against the document as it is, then
+            // remove, then insert at the target as it resolves after the removal (an index
+            // shift can make `/0/1` valid after moving `/0` away).
+            check_insert_target(doc, path)?;
+            let (moved, removed_from) =
+                remove_at(doc, from).map_err(|_| PatchErrorKind::FromNotFound)?;
+            let mut moved = Some(moved);
+            let result = insert_at(doc, path, Bounds::Clamp, || {
+                moved.take().unwrap_or_default()
+            })
+            .map_err(|kind| {
+                if from.is_proper_prefix_of(path) {
+                    PatchErrorKind::MoveIntoOwnChild
+                } else {
+                    kind
+                }
+            });
+            // If the insertion failed, the value is still here: the undo entry keeps it.
+            log.push(Undo {
+                at: from,
+                action: removed_from.undo(moved),
+            });
+            result?
+        }
+    };
+    log.push(Undo { at: path, action });
+    Ok(())
+}
+
+pub(super) fn apply_at_root<'p>(
+    doc: &mut Value,
+    op: &'p PatchOp,
+    value: impl FnOnce() -> Value,
+    log: &mut Vec<Undo<'p>>,
+) -> Result<(), PatchErrorKind> {
+    let path = op.path();
+    let new_root = match op {
+        PatchOp::Add { .. } | PatchOp::Replace { .. } => value(),
+        PatchOp::Remove { .. } => Value::Null,
+        PatchOp::Test { value, .. } => {
+            return if json_equal(doc, value) {
+                Ok(())
+            } else {
+                Err(PatchErrorKind::TestFailed)
+            };
+        }
+        PatchOp::Copy { from, .. } => walk(doc, from.tokens())
+            .map_err(|_| PatchErrorKind::FromNotFound)?
+            .clone(),
+        PatchOp::Move { from, .. } => {
+            if from.is_root() {
+                return Ok(());
+            }
+            // Take the value out (the remainder of the old document is what the undo log
+            // restores), rather than cloning it.
+            let (moved, removed_from) =
+                remove_at(doc, from).map_err(|_| PatchErrorKind::FromNotFound)?;
+            log.push(Undo {
+                at: from,
+                action: removed_from.undo(None),
+            });
+            moved
+        }
+    };
+    let old = mem::replace(doc, new_root);
+    log.push(Undo {
+        at: path,
+        action: UndoAction::RestoreRoot(old),
+    });
+    Ok(())
+}
+
+/// Replays `log` backwards. Each action displaces the value currently at its location
+/// into `carry`, which a following `Reinsert*(_, None)` (the other half of a `move`)
+/// consumes.
+pub(super) fn rollback(doc: &mut Value, log: Vec<Undo<'_>>) {
+    let mut carry: Option<Value> = None;
+    for Undo { at, action } in log.into_iter().rev() {
+        if let UndoAction::RestoreRoot(old) = action {
+            carry = Some(mem::replace(doc, old));
+            continue;
+        }
+        let Ok((parent, last)) = parent_mut(doc, at) else {
+            debug_assert!(false, "rollback: {at} no longer resolves");
+            continue;
+        };
+        let replayed = match (parent, action) {
+            (Value::Object(map), UndoAction::RemoveMember) => {
+                carry = map.shift_remove(&*last);
+                carry.is_some()
+            }
+            (Value::Object(map), UndoAction::RestoreMember(old)) => match map.get_mut(&*last) {
+                Some(slot) => {
+                    carry = Some(mem::replace(slot, old));
+                    true
+                }
+                None => false,
+            },
+            (Value::Object(map), UndoAction::ReinsertMember(pos, value)) => {
+                match value.or_else(|| carry.take()) {
+                    Some(value) if pos <= map.len() => {
+                        map.shift_insert(pos, last.into_owned(), value);
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            (Value::Array(items), UndoAction::RemoveElement(i)) if i < items.len() => {
+                carry = Some(items.remove(i));
+                true
+            }
+            (Value::Array(items), UndoAction::RestoreElement(i, old)) if i < items.len() => {
+                carry = Some(mem::replace(&mut items[i], old));
+                true
+            }
+            (Value::Array(items), UndoAction::ReinsertElement(i, value)) if i <= items.len() => {
+                match value.or_else(|| carry.take()) {
+                    Some(value) => {
+                        items.insert(i, value);
+                        true
+                    }
+                    None => false,
+                }
+            }
+            _ => false,
+        };
+        debug_assert!(replayed, "rollback: could not undo a change at {at}");
+    }
+}
