@@ -367,7 +367,10 @@ impl Session {
             .client
             .get(url.clone())
             .headers(config.headers.clone())
-            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .header(
+                reqwest::header::ACCEPT,
+                agui_core::codec::media::SSE_MEDIA_TYPE,
+            )
             .send()
             .await
             .map_err(request_error)?;
