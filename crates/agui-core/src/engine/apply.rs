@@ -253,7 +253,7 @@ impl Applier {
     /// use agui_core::event::{Event, StateSnapshot};
     /// let mut a = Applier::new();
     /// let changes = a.push_owned(Event::StateSnapshot(StateSnapshot::new(serde_json::json!({"n": 1}))));
-    /// assert_eq!(changes, Changes::STATE);
+    /// assert_eq!(changes, Changes { messages: false, state: true });
     /// assert_eq!(a.state()["n"], 1);
     /// ```
     pub fn push_owned(&mut self, event: Event) -> Changes {
