@@ -41,7 +41,7 @@ impl DemoAgent {
     async fn say(&self, ctx: &RunContext, text: &str) -> Result<String, AgentError> {
         let msg = ctx
             .text_message()
-            .id(uuid::Uuid::new_v4().to_string())
+            .id(agui_core::id::random_uuid())
             .start()
             .await?;
         let id = msg.id().to_owned();

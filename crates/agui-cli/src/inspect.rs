@@ -656,7 +656,7 @@ fn short_id(id: &str) -> String {
 }
 
 /// The style of an event type's family.
-fn family_style(ty: &str) -> &'static str {
+fn family_style(ty: &str) -> anstyle::Style {
     match ty {
         "RUN_ERROR" | "SUBAGENT_ERROR" => sgr::RED,
         t if t.starts_with("RUN_") || t.starts_with("STEP_") => sgr::BOLD,
@@ -666,12 +666,12 @@ fn family_style(ty: &str) -> &'static str {
         t if t.starts_with("ACTIVITY_") => sgr::CYAN,
         t if t.starts_with("REASONING_") || t.starts_with("THINKING_") => sgr::GREY,
         t if t.starts_with("SUBAGENT_") => sgr::BLUE,
-        "RAW" | "CUSTOM" => "",
+        "RAW" | "CUSTOM" => anstyle::Style::new(),
         _ => sgr::DIM,
     }
 }
 
-fn role_style(role: &str) -> &'static str {
+fn role_style(role: &str) -> anstyle::Style {
     match role {
         "user" => sgr::CYAN,
         "assistant" => sgr::GREEN,
@@ -683,12 +683,7 @@ fn role_style(role: &str) -> &'static str {
 }
 
 /// `text` cut to `max` characters, with `…` when cut.
-pub fn excerpt(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_owned(),
-    }
-}
+pub use agui_core::text::excerpt;
 
 /// A string as a quoted JSON string (escapes visible).
 fn quoted(s: &str) -> String {

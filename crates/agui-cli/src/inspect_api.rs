@@ -30,8 +30,8 @@ use std::ops::ControlFlow;
 /// The largest recording `POST /api/inspect` takes.
 pub const MAX_BYTES: usize = 64 << 20;
 
-/// The media type of length-prefixed protobuf.
-const PROTO: &str = "application/vnd.ag-ui.event+proto";
+// The media type of length-prefixed protobuf.
+use agui_core::codec::media::PROTO_MEDIA_TYPE as PROTO;
 
 /// One event as read: its JSON bytes (as given to the pipeline) and value, or why it is not JSON.
 pub struct Read {

@@ -74,7 +74,7 @@ enum Command {
     /// Encode a stream for the wire.
     Encode {
         /// Wire format.
-        #[arg(long, value_enum, default_value = "sse")]
+        #[arg(long, default_value = "sse", value_parser = stream::format_parser())]
         format: stream::WireFormat,
         /// Input file or `-`.
         file: String,
@@ -84,7 +84,7 @@ enum Command {
     /// Decode a wire stream (SSE or length-prefixed protobuf) into JSON Lines of events.
     Decode {
         /// Wire format.
-        #[arg(long, value_enum, default_value = "sse")]
+        #[arg(long, default_value = "sse", value_parser = stream::format_parser())]
         format: stream::WireFormat,
         /// Input file or `-`.
         file: String,

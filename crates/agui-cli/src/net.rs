@@ -80,9 +80,7 @@ pub fn request_headers(headers: &[String]) -> Result<Vec<(String, String)>, Stri
 }
 
 /// A fresh random (v4) UUID, for message, run and thread ids.
-pub fn fresh_id() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
+pub use agui_core::id::random_uuid as fresh_id;
 
 #[cfg(test)]
 mod tests {

@@ -30,6 +30,8 @@ pub struct ServeArgs {
     /// Serve the model behind this OpenAI-compatible Chat Completions API instead of
     /// the demo agent (e.g. https://api.openai.com/v1, http://127.0.0.1:11434/v1).
     #[arg(long, value_name = "URL", requires = "model")]
+    // The URLs are examples in the `--help` text, not links.
+    #[allow(rustdoc::bare_urls)]
     pub openai_base_url: Option<String>,
     /// The model to ask for (with --openai-base-url).
     #[arg(long, value_name = "NAME", requires = "openai_base_url")]
@@ -106,8 +108,8 @@ pub struct ServeArgs {
     #[arg(long = "upstream-header", value_name = "[NAME=]HEADER: VALUE")]
     pub upstream_headers: Vec<String>,
     /// What to ask upstreams for: `proto` (protobuf, accepting SSE) or `sse`.
-    #[arg(long, value_enum, default_value = "proto")]
-    pub upstream_encoding: UpstreamEncoding,
+    #[arg(long, default_value = "proto", value_parser = upstream_encoding_parser())]
+    pub upstream_encoding: agui_client::Encoding,
     /// Seconds to connect to an upstream (past it: RUN_ERROR `upstream_unreachable`).
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_secs)]
     pub upstream_connect_timeout_secs: Duration,
@@ -132,13 +134,16 @@ pub struct ServeArgs {
     pub log_level: String,
 }
 
-/// What `--upstream-encoding` asks upstreams for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum UpstreamEncoding {
-    /// Protobuf, accepting SSE (servers that only speak SSE answer SSE).
-    Proto,
-    /// SSE only.
-    Sse,
+/// The values of `--upstream-encoding`: what to ask upstreams for.
+fn upstream_encoding_parser() -> impl clap::builder::TypedValueParser<Value = agui_client::Encoding>
+{
+    crate::stream::wire_format_parser([
+        (
+            agui_client::Encoding::Proto,
+            "Protobuf, accepting SSE (servers that only speak SSE answer SSE)",
+        ),
+        (agui_client::Encoding::Sse, "SSE only"),
+    ])
 }
 
 /// One `--upstream`: its name (`None`: the agent at /agent) and URL.
@@ -231,10 +236,7 @@ pub fn upstream_specs(
 /// Builds the upstream agent of `spec` with the timeouts and encoding of `args`.
 pub fn upstream(spec: &UpstreamSpec, args: &ServeArgs) -> Result<Upstream, String> {
     let mut b = Upstream::builder(spec.name.as_deref().unwrap_or("agent"), &spec.url)
-        .encoding(match args.upstream_encoding {
-            UpstreamEncoding::Proto => agui_client::Encoding::Protobuf,
-            UpstreamEncoding::Sse => agui_client::Encoding::Sse,
-        })
+        .encoding(args.upstream_encoding)
         .connect_timeout(args.upstream_connect_timeout_secs)
         .first_event_timeout(Some(args.upstream_first_event_timeout_secs))
         .idle_timeout(Some(args.upstream_idle_timeout_secs));

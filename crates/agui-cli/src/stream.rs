@@ -13,11 +13,12 @@
 
 use crate::input::{EventReader, Item, ReadError, Source};
 use agui_core::Event;
+pub use agui_core::codec::media::WireFormat;
 use agui_core::codec::{proto, sse};
 use agui_core::engine::compact::Compactor;
 use agui_core::engine::expand::Expander;
 use agui_core::engine::pipeline::{Pipeline, PipelineError};
-use clap::ValueEnum;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::io::{BufWriter, StdoutLock, Write};
@@ -27,13 +28,32 @@ use std::process::ExitCode;
 /// Output is written in blocks of this size.
 const OUT_BUFFER: usize = 64 * 1024;
 
-/// A wire format of `encode` and `decode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum WireFormat {
-    /// Server-Sent Events carrying JSON.
-    Sse,
-    /// Length-prefixed protobuf envelopes (`application/vnd.ag-ui.event+proto`).
-    Proto,
+/// The parser of a `--format`-like option: the wire format named `sse` or `proto`, each
+/// value with its help text, listed in the order given.
+pub fn wire_format_parser(
+    values: [(WireFormat, &'static str); 2],
+) -> impl TypedValueParser<Value = WireFormat> {
+    let name = |f: WireFormat| match f {
+        WireFormat::Sse => "sse",
+        WireFormat::Proto => "proto",
+    };
+    PossibleValuesParser::new(values.map(|(f, help)| PossibleValue::new(name(f)).help(help))).map(
+        |text| match text.as_str() {
+            "proto" => WireFormat::Proto,
+            _ => WireFormat::Sse,
+        },
+    )
+}
+
+/// The `--format` of `encode` and `decode`.
+pub fn format_parser() -> impl TypedValueParser<Value = WireFormat> {
+    wire_format_parser([
+        (WireFormat::Sse, "Server-Sent Events carrying JSON"),
+        (
+            WireFormat::Proto,
+            "Length-prefixed protobuf envelopes (`application/vnd.ag-ui.event+proto`)",
+        ),
+    ])
 }
 
 /// Options every stream command takes.

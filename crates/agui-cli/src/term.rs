@@ -31,28 +31,34 @@ pub struct Paint {
     on: bool,
 }
 
-/// ANSI SGR codes used by the commands.
+/// The styles used by the commands (`anstyle`: the escape codes are written by it).
 pub mod sgr {
+    use anstyle::{AnsiColor, Style};
+
+    const fn fg(color: AnsiColor) -> Style {
+        Style::new().fg_color(Some(anstyle::Color::Ansi(color)))
+    }
+
     /// Bold.
-    pub const BOLD: &str = "1";
+    pub const BOLD: Style = Style::new().bold();
     /// Faint.
-    pub const DIM: &str = "2";
+    pub const DIM: Style = Style::new().dimmed();
     /// Red.
-    pub const RED: &str = "31";
+    pub const RED: Style = fg(AnsiColor::Red);
     /// Green.
-    pub const GREEN: &str = "32";
+    pub const GREEN: Style = fg(AnsiColor::Green);
     /// Yellow.
-    pub const YELLOW: &str = "33";
+    pub const YELLOW: Style = fg(AnsiColor::Yellow);
     /// Blue.
-    pub const BLUE: &str = "34";
+    pub const BLUE: Style = fg(AnsiColor::Blue);
     /// Magenta.
-    pub const MAGENTA: &str = "35";
+    pub const MAGENTA: Style = fg(AnsiColor::Magenta);
     /// Cyan.
-    pub const CYAN: &str = "36";
+    pub const CYAN: Style = fg(AnsiColor::Cyan);
     /// Bold red.
-    pub const BOLD_RED: &str = "1;31";
+    pub const BOLD_RED: Style = fg(AnsiColor::Red).bold();
     /// Bright black (grey).
-    pub const GREY: &str = "90";
+    pub const GREY: Style = fg(AnsiColor::BrightBlack);
 }
 
 impl Paint {
@@ -70,10 +76,10 @@ impl Paint {
         ))
     }
 
-    /// `text` in the style `code` (an SGR parameter list such as `"1;31"`).
-    pub fn paint(&self, code: &str, text: &str) -> String {
-        if self.on && !code.is_empty() {
-            format!("\x1b[{code}m{text}\x1b[0m")
+    /// `text` in `style` (plain when colours are off or the style is plain).
+    pub fn paint(&self, style: anstyle::Style, text: &str) -> String {
+        if self.on && style != anstyle::Style::new() {
+            format!("{style}{text}{style:#}")
         } else {
             text.to_owned()
         }

@@ -8,27 +8,23 @@
 
 use crate::input::RawEvent;
 use crate::net::fresh_id;
-use agui_core::codec::proto::ProtoFrameDecoder;
-use agui_core::codec::sse::SseDecoder;
+use agui_core::codec::decoder::{Frame, FrameDecoder};
+use agui_core::codec::media::WireFormat;
 use agui_core::engine::pipeline::{Pipeline, PipelineError};
+use agui_core::text::with_causes;
 use agui_core::{Message, RunAgentInput};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
-/// The SSE media type.
-pub const SSE: &str = "text/event-stream";
-/// The AG-UI protobuf media type.
-pub const PROTO: &str = "application/vnd.ag-ui.event+proto";
+/// The SSE and protobuf media types (agui-core's).
+pub use agui_core::codec::media::{PROTO_MEDIA_TYPE as PROTO, SSE_MEDIA_TYPE as SSE};
 
 /// How much of a non-stream body is kept for messages.
 const EXCERPT_BYTES: usize = 2048;
 
 /// Builds the HTTP client (installing the TLS crypto provider when none is).
 pub fn client() -> Result<reqwest::Client, String> {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Losing a race against another installer is fine: either provider works.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
+    agui_client::install_tls();
     reqwest::Client::builder()
         .tcp_nodelay(true)
         .connect_timeout(Duration::from_secs(10))
@@ -114,15 +110,8 @@ impl Response {
     /// The stream's encoding from the content type: `Some(true)` protobuf, `Some(false)`
     /// SSE, `None` neither.
     pub fn encoding(&self) -> Option<bool> {
-        let ct = self.content_type.as_deref()?;
-        let essence = ct.split(';').next().unwrap_or("").trim();
-        if essence.eq_ignore_ascii_case(SSE) {
-            Some(false)
-        } else if essence.eq_ignore_ascii_case(PROTO) {
-            Some(true)
-        } else {
-            None
-        }
+        let format = WireFormat::from_media_type(self.content_type.as_deref()?)?;
+        Some(format == WireFormat::Proto)
     }
 
     /// The JSON values of the events (what the engine is fed).
@@ -195,10 +184,11 @@ pub async fn fetch(
         .header(
             reqwest::header::ACCEPT,
             if req.proto {
-                "application/vnd.ag-ui.event+proto, text/event-stream;q=0.5"
+                WireFormat::Proto
             } else {
-                SSE
-            },
+                WireFormat::Sse
+            }
+            .accept_header(),
         )
         .body(body);
     for (k, v) in &req.headers {
@@ -226,12 +216,11 @@ pub async fn fetch(
     let mut decoder = if !out.status_ok() {
         // An error body is not a stream: keep its start for the message.
         Decoder::Excerpt
-    } else if out.encoding() == Some(true) {
-        Decoder::Proto(ProtoFrameDecoder::new())
     } else {
         // SSE, or an unknown content type read as SSE so that the events' own problems are
         // found too.
-        Decoder::Sse(SseDecoder::new())
+        let format = WireFormat::from_content_type(out.content_type.as_deref());
+        FrameDecoder::new(format).map_or(Decoder::Excerpt, |d| Decoder::Frames(Box::new(d)))
     };
     let mut response = response;
     loop {
@@ -262,9 +251,9 @@ pub async fn fetch(
     out
 }
 
+/// How the body is read: as frames of an event stream, or (an error status) as text.
 enum Decoder {
-    Sse(SseDecoder),
-    Proto(ProtoFrameDecoder),
+    Frames(Box<FrameDecoder>),
     Excerpt,
 }
 
@@ -283,17 +272,10 @@ impl Decoder {
                 out.body_excerpt.push_str(&String::from_utf8_lossy(take));
                 Ok(())
             }
-            Decoder::Sse(d) => {
+            Decoder::Frames(d) => {
                 d.push(chunk);
-                while let Some(frame) = d.next_frame().map_err(|e| e.to_string())? {
-                    emit(out, sse_event(frame.data), t0, on_event);
-                }
-                Ok(())
-            }
-            Decoder::Proto(d) => {
-                d.push(chunk);
-                while let Some(event) = d.next_event().map_err(|e| e.to_string())? {
-                    emit(out, proto_event(&event), t0, on_event);
+                while let Some(frame) = d.next_frame().map_err(|e| frame_error(&e))? {
+                    emit(out, received(frame), t0, on_event);
                 }
                 Ok(())
             }
@@ -308,14 +290,23 @@ impl Decoder {
     ) -> Result<(), String> {
         match self {
             Decoder::Excerpt => Ok(()),
-            Decoder::Sse(d) => {
-                while let Some(frame) = d.finish().map_err(|e| e.to_string())? {
-                    emit(out, sse_event(frame.data), t0, on_event);
+            Decoder::Frames(d) => {
+                while let Some(frame) = d.finish().map_err(|e| frame_error(&e))? {
+                    emit(out, received(frame), t0, on_event);
                 }
                 Ok(())
             }
-            Decoder::Proto(d) => d.finish().map_err(|e| e.to_string()),
         }
+    }
+}
+
+/// A framing error as these commands have always worded it (without the format's prefix).
+fn frame_error(e: &agui_core::codec::decoder::FrameError) -> String {
+    use agui_core::codec::decoder::FrameError;
+    match e {
+        FrameError::Sse(e) => e.to_string(),
+        FrameError::Proto(e) => e.to_string(),
+        other => other.to_string(),
     }
 }
 
@@ -334,16 +325,19 @@ fn emit(
     out.events.push(r);
 }
 
-fn sse_event(data: String) -> (RawEvent, Option<String>) {
-    let event = serde_json::from_str::<Value>(&data).map_err(|e| format!("not JSON: {e}"));
-    (event, Some(data))
-}
-
-fn proto_event(event: &agui_core::Event) -> (RawEvent, Option<String>) {
-    (
-        serde_json::to_value(event).map_err(|e| format!("not JSON: {e}")),
-        None,
-    )
+/// A frame as the event's JSON and, for SSE, the `data` text exactly as received
+/// (protobuf has no text form).
+fn received(frame: Frame) -> (RawEvent, Option<String>) {
+    match frame {
+        Frame::Json { data, .. } => {
+            let event = serde_json::from_str::<Value>(&data).map_err(|e| format!("not JSON: {e}"));
+            (event, Some(data))
+        }
+        Frame::Event(event) => (
+            serde_json::to_value(&*event).map_err(|e| format!("not JSON: {e}")),
+            None,
+        ),
+    }
 }
 
 /// Runs the client pipeline (expansion, verification, application) over `events`, folding
@@ -374,21 +368,6 @@ pub fn verify_events(
     }
     let error = p.finish().err();
     (p, error)
-}
-
-/// An error with its chain of causes, `a: b: c`.
-fn with_causes(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
 }
 
 #[cfg(test)]

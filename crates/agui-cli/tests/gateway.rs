@@ -15,19 +15,19 @@
 
 mod common;
 
-use common::{TOKEN, shared_dir};
+use agui_peers::{PyServer, WELL_FORMED};
+use common::TOKEN;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
+use std::path::Path;
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 // ---- processes ------------------------------------------------------------------------
 
-/// A server process (`agui serve` or the Python SDK server), killed (SIGKILL) when dropped.
+/// An `agui serve` process, killed (SIGKILL) when dropped.
 struct Proc {
     child: Child,
     /// `http://127.0.0.1:PORT`.
@@ -193,133 +193,25 @@ fn eventually(what: &str, mut f: impl FnMut() -> bool) {
 
 // ---- the official peers ------------------------------------------------------------------
 
-fn skip_allowed() -> bool {
-    std::env::var("AGUI_SKIP_INTEROP").is_ok_and(|v| v == "1")
-}
-
-/// `<workspace>/target/interop`, set up once (as the `interop` test does): `None` with a
-/// notice when `AGUI_SKIP_INTEROP=1`.
+/// The set-up interop folder (`None`: skipped); see [`agui_peers::interop_dir`].
 fn interop() -> Option<&'static Path> {
-    if skip_allowed() {
-        eprintln!("SKIPPED interop part (AGUI_SKIP_INTEROP=1)");
-        return None;
-    }
-    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/interop");
-        if !target.join("setup.sh").exists() {
-            let source = shared_dir().join("interop");
-            let status = Command::new("cp")
-                .arg("-r")
-                .arg(&source)
-                .arg(&target)
-                .status()
-                .map_err(|e| e.to_string())?;
-            if !status.success() {
-                return Err(format!("copying {}", source.display()));
-            }
-            let _ = Command::new("chmod")
-                .args(["-R", "u+w"])
-                .arg(&target)
-                .status();
-        }
-        let out = Command::new("bash")
-            .args(["setup.sh", "--no-browser"])
-            .current_dir(&target)
-            .output()
-            .map_err(|e| format!("setup.sh: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "setup.sh failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        std::fs::create_dir_all(target.join("out")).map_err(|e| e.to_string())?;
-        Ok(target)
-    });
-    match dir {
-        Ok(d) => Some(d.as_path()),
-        Err(why) => panic!("the interop peers cannot be set up: {why} (AGUI_SKIP_INTEROP=1 skips)"),
-    }
+    agui_peers::interop_dir()
 }
 
 /// The official Python SDK server on a free port.
-fn py_server(dir: &Path) -> Proc {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let port_file = dir
-        .join("out")
-        .join(format!("agui-gateway-{}-{n}.port", std::process::id()));
-    let _ = std::fs::remove_file(&port_file);
-    let child = Command::new(dir.join(".venv/bin/python"))
-        .arg("py-server/server.py")
-        .args(["--port", "0", "--port-file"])
-        .arg(&port_file)
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("py-server starts");
-    let mut proc = Proc {
-        child,
-        base: String::new(),
-        stderr: None,
-    };
-    eventually("py-server wrote its port", || {
-        std::fs::read_to_string(&port_file).is_ok_and(|p| !p.trim().is_empty())
-    });
-    let port = std::fs::read_to_string(&port_file).unwrap();
-    proc.base = format!("http://127.0.0.1:{}", port.trim());
-    proc
+fn py_server(dir: &Path) -> PyServer {
+    PyServer::start(dir, "agui-gateway")
 }
 
 /// `node ts-client/client.mjs URL ARGS`: the official client's report.
 fn ts_client(dir: &Path, url: &str, args: &[&str]) -> Value {
-    let out = Command::new("node")
-        .arg("ts-client/client.mjs")
-        .arg(url)
-        .args(args)
+    let out = agui_peers::ts_client(dir, url, args)
         .args(["--timeout", "20000"])
         .args(["--header", &format!("Authorization:Bearer {TOKEN}")])
-        .current_dir(dir)
         .output()
         .expect("node runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "client.mjs printed no report ({e}):\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+    agui_peers::report(&out)
 }
-
-/// The Python server's well-formed scenarios (all but `slow`, which takes 2 s a run).
-const WELL_FORMED: [&str; 24] = [
-    "chat",
-    "steps",
-    "tools",
-    "frontend_tool",
-    "state",
-    "echo",
-    "messages_snapshot",
-    "rich_snapshot",
-    "activity",
-    "reasoning",
-    "custom_raw",
-    "subagents",
-    "chunks",
-    "interrupt",
-    "cancelled",
-    "run_error",
-    "two_runs",
-    "unicode",
-    "fragmented",
-    "sse_variants",
-    "large",
-    "unknown_event",
-    "all",
-    "connect",
-];
 
 /// What a user sees of a run, with the thread's id and every generated id (message, tool
 /// call, run ids; random in a resumed run) replaced by its order of appearance, so runs on
@@ -381,10 +273,10 @@ fn the_official_client_sees_the_same_runs_through_the_gateway() {
         "--store",
         "memory",
         "--upstream",
-        &format!("{}/agent", behind.base),
+        &format!("{}/agent", behind.base()),
     ]);
     let gateway_url = format!("{}/agent", gateway.base);
-    let direct_url = format!("{}/agent", direct.base);
+    let direct_url = format!("{}/agent", direct.base());
     let pid = std::process::id();
     let compare = |scenario: &str| -> Vec<String> {
         let mut problems = Vec::new();
@@ -460,7 +352,7 @@ fn every_faulty_scenario_ends_with_the_code_of_its_fault() {
         "--store",
         "memory",
         "--upstream",
-        &format!("{}/agent", behind.base),
+        &format!("{}/agent", behind.base()),
     ]);
     let url = format!("{}/agent", gateway.base);
     let mut problems = Vec::new();

@@ -4,118 +4,30 @@
 //! server's scenarios — clean on the well-formed ones, non-zero naming the problem on every
 //! faulty one.
 //!
-//! The interop folder is copied to `<workspace>/target/interop` and set up there with
-//! `setup.sh --no-browser` (npm and pip, from the registries). Node, npm and python3 are
-//! required: without them, or if the setup fails, the tests fail. `AGUI_SKIP_INTEROP=1`
-//! skips them, with a printed notice.
+//! The peers are set up by `agui-peers` (copied to `<workspace>/target/interop`, installed
+//! with `setup.sh --no-browser`). Node, npm and python3 are required: without them, or if
+//! the setup fails, the tests fail. `AGUI_SKIP_INTEROP=1` skips them, with a printed notice.
 
 mod common;
 
-use common::{Serve, agui, shared_dir};
+use agui_peers::{PyServer, WELL_FORMED};
+use common::{Serve, agui};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::path::Path;
 
-fn skip_allowed() -> bool {
-    std::env::var("AGUI_SKIP_INTEROP").is_ok_and(|v| v == "1")
-}
-
-/// Copies `from` into `to`, leaving out install and run products.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        if matches!(
-            name.to_str(),
-            Some("node_modules" | ".venv" | "out" | "dist")
-        ) {
-            continue;
-        }
-        let target = to.join(&name);
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
-}
-
-/// `<workspace>/target/interop`, copied and set up once per test run.
-fn interop_dir() -> Result<&'static Path, String> {
-    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        for tool in ["node", "npm", "python3"] {
-            let found = Command::new(tool)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success());
-            if !found {
-                return Err(format!("{tool} is not installed"));
-            }
-        }
-        let source = shared_dir().join("interop");
-        if !source.join("ts-client/client.mjs").exists() {
-            return Err(format!("no interop folder at {}", source.display()));
-        }
-        let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/interop");
-        // Copied when absent; the sources are refreshed otherwise, the installs kept.
-        copy_tree(&source, &target).map_err(|e| format!("copying interop: {e}"))?;
-        let out = Command::new("bash")
-            .arg("setup.sh")
-            .arg("--no-browser")
-            .current_dir(&target)
-            .output()
-            .map_err(|e| format!("running setup.sh: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "setup.sh failed:\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        std::fs::create_dir_all(target.join("out")).map_err(|e| e.to_string())?;
-        Ok(target)
-    })
-    .as_ref()
-    .map(PathBuf::as_path)
-    .map_err(Clone::clone)
-}
-
-/// The interop folder, or `None` (with a printed notice) when `AGUI_SKIP_INTEROP=1`;
-/// panics when the peers cannot be set up.
+/// The set-up interop folder (`None`: skipped); see [`agui_peers::interop_dir`].
 fn require_interop() -> Option<&'static Path> {
-    if skip_allowed() {
-        eprintln!("SKIPPED interop test (AGUI_SKIP_INTEROP=1)");
-        return None;
-    }
-    match interop_dir() {
-        Ok(dir) => Some(dir),
-        Err(why) => panic!("interop test cannot run: {why} (set AGUI_SKIP_INTEROP=1 to skip)"),
-    }
+    agui_peers::interop_dir()
 }
 
 /// `node ts-client/client.mjs URL ARGS`: the official client's report.
 fn ts_client(dir: &Path, url: &str, args: &[&str]) -> Value {
-    let out = Command::new("node")
-        .arg("ts-client/client.mjs")
-        .arg(url)
-        .args(args)
+    let out = agui_peers::ts_client(dir, url, args)
         .args(["--timeout", "20000"])
         .args(["--header", &format!("Authorization:{}", common::bearer())])
-        .current_dir(dir)
         .output()
         .expect("node runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "client.mjs printed no report ({e}):\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+    agui_peers::report(&out)
 }
 
 /// Runs one demo behaviour through the official client and checks what every run must show.
@@ -307,57 +219,11 @@ fn ts_client_fail_ends_in_run_error() {
     assert_eq!(events(&r).last(), Some(&"RUN_ERROR"));
 }
 
-/// The official Python SDK server, killed when dropped.
-struct PyServer {
-    child: Child,
-    url: String,
-}
-
-impl PyServer {
-    fn start(dir: &Path) -> PyServer {
-        // Tests in this process run in parallel: each server needs its own port file, or
-        // one test may read another's port and lose that server when the other test ends.
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let port_file = dir
-            .join("out")
-            .join(format!("agui-cli-check-{}-{n}.port", std::process::id()));
-        let _ = std::fs::remove_file(&port_file);
-        let child = Command::new(dir.join(".venv/bin/python"))
-            .arg("py-server/server.py")
-            .args(["--port", "0", "--port-file"])
-            .arg(&port_file)
-            .current_dir(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("py-server starts");
-        let mut server = PyServer {
-            child,
-            url: String::new(),
-        };
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(30) {
-            if let Ok(port) = std::fs::read_to_string(&port_file)
-                && !port.trim().is_empty()
-            {
-                server.url = format!("http://127.0.0.1:{}/agent", port.trim());
-                return server;
-            }
-            if let Ok(Some(status)) = server.child.try_wait() {
-                panic!("py-server exited: {status}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("py-server wrote no port file");
-    }
-}
-
-impl Drop for PyServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The official Python SDK server's agent endpoint.
+fn py_server(dir: &Path) -> (PyServer, String) {
+    let server = PyServer::start(dir, "agui-cli-check");
+    let url = server.url();
+    (server, url)
 }
 
 fn check(url: &str) -> (i32, Value) {
@@ -368,7 +234,7 @@ fn check(url: &str) -> (i32, Value) {
 #[test]
 fn check_reports_every_faulty_py_scenario() {
     let Some(dir) = require_interop() else { return };
-    let server = PyServer::start(dir);
+    let (_server, url) = py_server(dir);
     // Each scenario, the rule and event index the plain input's violation must name.
     for (scenario, rule, index) in [
         ("fault_malformed_json", "schema", Some(3)),
@@ -383,7 +249,7 @@ fn check_reports_every_faulty_py_scenario() {
         ("fault_truncated", "no-terminal", Some(3)),
         ("fault_http_500", "http-status", None),
     ] {
-        let url = format!("{}?scenario={scenario}", server.url);
+        let url = format!("{url}?scenario={scenario}");
         let (code, report) = check(&url);
         // Every input answered with HTTP 500: nothing could be checked (exit 2).
         let expected = if scenario == "fault_http_500" { 2 } else { 1 };
@@ -408,43 +274,15 @@ fn check_reports_every_faulty_py_scenario() {
     }
 }
 
-/// The Python server's well-formed scenarios (all but `slow`, which takes 2 s a run).
-const WELL_FORMED: [&str; 24] = [
-    "chat",
-    "steps",
-    "tools",
-    "frontend_tool",
-    "state",
-    "echo",
-    "messages_snapshot",
-    "rich_snapshot",
-    "activity",
-    "reasoning",
-    "custom_raw",
-    "subagents",
-    "chunks",
-    "interrupt",
-    "cancelled",
-    "run_error",
-    "two_runs",
-    "unicode",
-    "fragmented",
-    "sse_variants",
-    "large",
-    "unknown_event",
-    "all",
-    "connect",
-];
-
 #[test]
 fn check_passes_well_formed_py_scenarios_and_follows_up() {
     let Some(dir) = require_interop() else { return };
-    let server = PyServer::start(dir);
+    let (_server, url) = py_server(dir);
     let reports: Vec<(&str, i32, Value)> = std::thread::scope(|s| {
         let handles: Vec<_> = WELL_FORMED
             .iter()
             .map(|scenario| {
-                let url = format!("{}?scenario={scenario}", server.url);
+                let url = format!("{url}?scenario={scenario}");
                 s.spawn(move || {
                     let (code, report) = check(&url);
                     (*scenario, code, report)

@@ -256,7 +256,7 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
     };
     let mut builder = HttpAgent::builder(url)
         .encoding(if options.proto {
-            Encoding::Protobuf
+            Encoding::Proto
         } else {
             Encoding::Sse
         })
@@ -268,7 +268,7 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
         .thread_id
         .clone()
         .or(spec.thread_id.clone())
-        .unwrap_or_else(new_id);
+        .unwrap_or_else(agui_core::id::random_uuid);
     let agent = match builder.build() {
         Ok(a) => a,
         Err(e) => {
@@ -280,7 +280,7 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
     // a fixed id would make each turn replace the previous one.
     let messages = spec.messages.clone().unwrap_or_else(|| {
         vec![Message::user(
-            new_id(),
+            agui_core::id::random_uuid(),
             options.text.clone().unwrap_or_else(|| "hello".into()),
         )]
     });
@@ -319,7 +319,7 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
             .run_id
             .clone()
             .or(spec.run_id.clone())
-            .unwrap_or_else(new_id),
+            .unwrap_or_else(agui_core::id::random_uuid),
     );
     params.tools = spec.tools.clone();
     params.context = spec.context.clone();
@@ -338,7 +338,7 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
         let resume = crate::interrupts::build_resume(session.pending_interrupts(), answers)
             .unwrap_or_default();
         let params = RunParams::new()
-            .run_id(new_id())
+            .run_id(agui_core::id::random_uuid())
             .forwarded_props(forwarded)
             .resume(resume.clone());
         let (second, more) = run_once(&mut session, params, on_update).await;
@@ -387,11 +387,6 @@ async fn load_thread(
             Err((e.to_string(), status))
         }
     }
-}
-
-/// A fresh random (v4) UUID: the ids of the threads, runs and messages made here.
-fn new_id() -> String {
-    uuid::Uuid::new_v4().to_string()
 }
 
 fn empty_object() -> Value {

@@ -84,27 +84,17 @@ impl fmt::Display for TimeoutKind {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum FramingError {
-    /// SSE framing (invalid UTF-8, a frame over the size limit).
-    #[error("SSE: {0}")]
-    Sse(#[from] agui_core::codec::sse::SseError),
-    /// Protobuf framing or decoding (a frame over the size limit, a malformed or
-    /// schema-breaking event, a body that ends mid-frame).
-    #[cfg(feature = "proto")]
-    #[error("protobuf: {0}")]
-    Proto(Box<agui_core::codec::proto::ProtoError>),
+    /// The bytes could not be split into frames: SSE framing (invalid UTF-8, a frame over
+    /// the size limit), or protobuf framing or decoding (a frame over the size limit, a
+    /// malformed or schema-breaking event, a body that ends mid-frame).
+    #[error(transparent)]
+    Frame(#[from] agui_core::codec::decoder::FrameError),
     /// A frame's JSON object has no `type`, or an empty or non-string one.
     #[error("the frame carries no event type: {excerpt}")]
     NoEventType {
         /// The start of the frame.
         excerpt: String,
     },
-}
-
-#[cfg(feature = "proto")]
-impl From<agui_core::codec::proto::ProtoError> for FramingError {
-    fn from(e: agui_core::codec::proto::ProtoError) -> Self {
-        FramingError::Proto(Box::new(e))
-    }
 }
 
 /// A client error: what a peer did wrong (HTTP status, malformed or out-of-order events, a
@@ -290,27 +280,9 @@ pub(crate) fn excerpt(text: &str) -> String {
     excerpt_chars(text, EXCERPT_CHARS)
 }
 
-pub(crate) fn excerpt_chars(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_owned(),
-    }
-}
+pub(crate) use agui_core::text::excerpt as excerpt_chars;
 
-/// An error with its chain of causes, `a: b: c`.
-pub(crate) fn with_causes(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let s_text = s.to_string();
-        if !out.contains(&s_text) {
-            out.push_str(": ");
-            out.push_str(&s_text);
-        }
-        source = s.source();
-    }
-    out
-}
+pub(crate) use agui_core::text::with_causes;
 
 #[cfg(test)]
 mod tests {

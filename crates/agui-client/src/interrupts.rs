@@ -19,9 +19,15 @@
 //! ```
 
 use crate::error::ClientError;
+use agui_core::resume::ResumeCheck;
+use agui_core::time::unix_ms;
 use agui_core::{Interrupt, ResumeEntry, ResumeStatus};
 use std::collections::HashSet;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
+
+/// Reads an ISO 8601 date or date-time (agui-core's reader, shared with the server: see
+/// [`agui_core::time`] for the forms).
+pub use agui_core::time::parse_iso8601;
 
 /// Whether an interrupt has expired at `now` (I7): never when it has no `expiresAt`, nor when
 /// `expiresAt` cannot be read as an ISO 8601 date or date-time; otherwise when the time has
@@ -39,11 +45,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// assert!(is_expired(&i, UNIX_EPOCH + Duration::from_secs(1_900_000_000)));
 /// ```
 pub fn is_expired(interrupt: &Interrupt, now: SystemTime) -> bool {
-    interrupt
-        .expires_at
-        .as_deref()
-        .and_then(parse_iso8601)
-        .is_some_and(|at| at <= now)
+    agui_core::resume::is_expired(interrupt, unix_ms(now))
 }
 
 /// The gate before a run (I4): with interrupts pending, `resume` must answer every one of
@@ -56,27 +58,21 @@ pub fn check_gate(
     if pending.is_empty() {
         return Ok(());
     }
-    let missing: Vec<String> = pending
-        .iter()
-        .filter(|i| !resume.iter().any(|r| r.interrupt_id == i.id))
-        .map(|i| i.id.clone())
-        .collect();
-    if !missing.is_empty() {
-        return Err(ClientError::UnansweredInterrupts { ids: missing });
+    let check = ResumeCheck::new(pending, resume, unix_ms(now));
+    if !check.missing.is_empty() {
+        return Err(ClientError::UnansweredInterrupts { ids: check.missing });
     }
-    for i in pending.iter().filter(|i| is_expired(i, now)) {
-        let cancelled = resume
-            .iter()
-            .filter(|r| r.interrupt_id == i.id)
-            .all(|r| r.status == ResumeStatus::Cancelled);
-        if !cancelled {
-            return Err(ClientError::InterruptExpired {
-                id: i.id.clone(),
-                expires_at: i.expires_at.clone().unwrap_or_default(),
-            });
-        }
+    match check.expired.first() {
+        Some(id) => Err(ClientError::InterruptExpired {
+            id: id.clone(),
+            expires_at: pending
+                .iter()
+                .find(|i| i.id == *id)
+                .and_then(|i| i.expires_at.clone())
+                .unwrap_or_default(),
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Builds the `resume` array answering `interrupts` (the reference's `buildResumeArray`,
@@ -126,121 +122,11 @@ pub fn build_resume(
     Ok(out)
 }
 
-/// Reads an ISO 8601 date (`2030-01-31`, UTC) or date-time (`2030-01-31T12:00`,
-/// `…:30`, `…:30.250`, then `Z`, `±hh:mm` or nothing for UTC), the forms `Date.parse`
-/// is specified to accept.
-pub fn parse_iso8601(s: &str) -> Option<SystemTime> {
-    let s = s.trim();
-    let (date, time) = match s.find(['T', 't', ' ']) {
-        Some(i) => (&s[..i], Some(&s[i + 1..])),
-        None => (s, None),
-    };
-    let mut parts = date.split('-');
-    let year: i64 = digits(parts.next()?, 4)?;
-    let month: i64 = parts.next().map(|m| digits(m, 2)).unwrap_or(Some(1))?;
-    let day: i64 = parts.next().map(|d| digits(d, 2)).unwrap_or(Some(1))?;
-    if parts.next().is_some() || !(1..=12).contains(&month) || day < 1 || day > days_in(year, month)
-    {
-        return None;
-    }
-    let mut seconds = days_from_civil(year, month, day) * 86_400;
-    let mut millis = 0i64;
-    if let Some(time) = time {
-        let (clock, offset_secs) = split_offset(time)?;
-        let mut fields = clock.split(':');
-        let h: i64 = digits(fields.next()?, 2)?;
-        let m: i64 = digits(fields.next()?, 2)?;
-        let (sec, frac) = match fields.next() {
-            Some(sec) => match sec.split_once('.') {
-                Some((whole, frac)) => (digits(whole, 2)?, Some(frac)),
-                None => (digits(sec, 2)?, None),
-            },
-            None => (0, None),
-        };
-        if fields.next().is_some()
-            || h > 24
-            || m > 59
-            || sec > 59
-            || (h == 24 && (m, sec) != (0, 0))
-        {
-            return None;
-        }
-        if let Some(frac) = frac {
-            if frac.is_empty() || !frac.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            let padded: String = frac.chars().chain("000".chars()).take(3).collect();
-            millis = padded.parse().ok()?;
-        }
-        seconds += h * 3600 + m * 60 + sec - offset_secs;
-    }
-    let total_ms = seconds.checked_mul(1000)?.checked_add(millis)?;
-    if total_ms >= 0 {
-        UNIX_EPOCH.checked_add(Duration::from_millis(total_ms as u64))
-    } else {
-        UNIX_EPOCH.checked_sub(Duration::from_millis(total_ms.unsigned_abs()))
-    }
-}
-
-/// Splits `12:00:00+02:00` into the clock and the offset in seconds east of UTC.
-fn split_offset(time: &str) -> Option<(&str, i64)> {
-    if let Some(clock) = time.strip_suffix(['Z', 'z']) {
-        return Some((clock, 0));
-    }
-    match time.rfind(['+', '-']) {
-        Some(i) => {
-            let sign = if time.as_bytes()[i] == b'-' { -1 } else { 1 };
-            let offset = &time[i + 1..];
-            let (h, m) = match offset.split_once(':') {
-                Some((h, m)) => (digits(h, 2)?, digits(m, 2)?),
-                None if offset.len() == 4 => (digits(&offset[..2], 2)?, digits(&offset[2..], 2)?),
-                None => (digits(offset, 2)?, 0),
-            };
-            if h > 23 || m > 59 {
-                return None;
-            }
-            Some((&time[..i], sign * (h * 3600 + m * 60)))
-        }
-        None => Some((time, 0)),
-    }
-}
-
-fn digits(s: &str, n: usize) -> Option<i64> {
-    if s.len() == n && s.bytes().all(|b| b.is_ascii_digit()) {
-        s.parse().ok()
-    } else {
-        None
-    }
-}
-
-fn is_leap(y: i64) -> bool {
-    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
-}
-
-fn days_in(y: i64, m: i64) -> i64 {
-    match m {
-        2 if is_leap(y) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::time::UNIX_EPOCH;
 
     fn secs(s: &str) -> Option<i64> {
         parse_iso8601(s).map(|t| match t.duration_since(UNIX_EPOCH) {

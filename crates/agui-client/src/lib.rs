@@ -5,7 +5,7 @@
 //!
 //! - [`HttpAgent`]: one agent endpoint. [`HttpAgent::run`] sends a run input and returns a
 //!   [`RunStream`] of events that are decoded (SSE, or protobuf with the `proto` feature),
-//!   passed through [middleware](middleware), expanded and verified by the
+//!   passed through [middleware], expanded and verified by the
 //!   [`agui_core`] engine. HTTP errors carry the status and a body excerpt; a response that is
 //!   not an AG-UI stream is an error; a broken connection is an error that says how far the
 //!   run got, and is resumed with `Last-Event-ID` when the server numbers its SSE frames.
@@ -52,9 +52,11 @@ pub mod middleware;
 pub mod partial_json;
 pub mod run;
 pub mod session;
+mod shared;
 mod transport;
+pub mod updates;
 
-pub use agent::{HttpAgent, HttpAgentBuilder, Limits, ReconnectPolicy, Timeouts};
+pub use agent::{HttpAgent, HttpAgentBuilder, Limits, ReconnectPolicy, Timeouts, install_tls};
 pub use decode::Encoding;
 pub use error::{ClientError, FramingError, Progress, TimeoutKind};
 pub use middleware::{EventStream, Middleware, Next};

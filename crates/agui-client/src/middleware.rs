@@ -33,9 +33,7 @@
 //! # let _ = agent;
 //! ```
 
-use crate::agent::AgentConfig;
 use crate::error::ClientError;
-use crate::run::RunShared;
 use agui_core::engine::expand::Expander;
 use agui_core::engine::pipeline::{PipelineError, PipelineErrorKind};
 use agui_core::{Event, RunAgentInput};
@@ -45,43 +43,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-/// A stream of events or one final error: what middleware and transports produce.
-pub type EventStream = Pin<Box<dyn Stream<Item = Result<Event, ClientError>> + Send>>;
-
-/// Code between the caller and the transport (see the [module](self) docs).
-pub trait Middleware: Send + Sync + 'static {
-    /// Runs the rest of the chain (through `next`) for `input`, or not, and returns the
-    /// events to hand outwards. Should be lazy: nothing should happen until the stream is
-    /// polled.
-    fn run(&self, input: RunAgentInput, next: Next) -> EventStream;
-}
-
-/// The rest of the chain, for a middleware. Cheap to clone; calling [`run`](Self::run) twice
-/// runs the rest of the chain twice (for example, to retry).
-#[derive(Clone)]
-pub struct Next {
-    config: Arc<AgentConfig>,
-    shared: Arc<RunShared>,
-    position: usize,
-}
-
-impl std::fmt::Debug for Next {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Next")
-            .field("position", &self.position)
-            .finish_non_exhaustive()
-    }
-}
+pub use crate::shared::{EventStream, Middleware, Next};
 
 impl Next {
-    pub(crate) fn new(config: Arc<AgentConfig>, shared: Arc<RunShared>) -> Self {
-        Next {
-            config,
-            shared,
-            position: 0,
-        }
-    }
-
     /// Runs the rest of the chain: the next middleware, or the HTTP transport.
     pub fn run(&self, input: RunAgentInput) -> EventStream {
         match self.config.middleware.get(self.position) {

@@ -1,84 +1,19 @@
 //! [`RunStream`]: the verified events of one run, abortable.
 
 use crate::error::ClientError;
-use crate::middleware::EventStream;
 use agui_core::Event;
 use agui_core::engine::expand::Expander;
 use agui_core::engine::pipeline::{PipelineError, PipelineErrorKind};
 use agui_core::engine::verify::Verifier;
 use agui_core::event::RunError;
 use futures_util::Stream;
-use futures_util::task::AtomicWaker;
 use std::collections::VecDeque;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
-/// At most this many warnings are kept per run.
-const MAX_WARNINGS: usize = 200;
-
-/// What is known about a run's HTTP response(s), and what was stripped on the way.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ResponseInfo {
-    /// The status of the last response.
-    pub status: Option<u16>,
-    /// The `Content-Type` of the last response.
-    pub content_type: Option<String>,
-    /// Reconnections made.
-    pub reconnects: u32,
-    /// Material the decoder dropped (unknown events, unknown fields, legacy `null`s), as
-    /// `event N: what` (at most 200).
-    pub warnings: Vec<String>,
-}
-
-/// State shared by the transport, the middleware chain and the [`RunStream`] of one run.
-#[derive(Debug, Default)]
-pub(crate) struct RunShared {
-    info: Mutex<ResponseInfo>,
-    aborted: AtomicBool,
-    waker: AtomicWaker,
-}
-
-impl RunShared {
-    fn info(&self) -> std::sync::MutexGuard<'_, ResponseInfo> {
-        // A poisoned lock only means a panic elsewhere; the data is still usable.
-        self.info.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(crate) fn record_response(&self, status: u16, content_type: Option<String>) {
-        let mut info = self.info();
-        info.status = Some(status);
-        info.content_type = content_type;
-    }
-
-    pub(crate) fn record_reconnect(&self) {
-        self.info().reconnects += 1;
-    }
-
-    pub(crate) fn record_warnings(&self, index: usize, warnings: Vec<String>) {
-        if warnings.is_empty() {
-            return;
-        }
-        let mut info = self.info();
-        for w in warnings {
-            tracing::warn!(event = index, "{w}");
-            if info.warnings.len() < MAX_WARNINGS {
-                info.warnings.push(format!("event {index}: {w}"));
-            }
-        }
-    }
-
-    fn abort(&self) {
-        self.aborted.store(true, Ordering::SeqCst);
-        self.waker.wake();
-    }
-
-    fn is_aborted(&self) -> bool {
-        self.aborted.load(Ordering::SeqCst)
-    }
-}
+pub use crate::shared::ResponseInfo;
+use crate::shared::{EventStream, RunShared};
 
 /// Aborts a run from anywhere (another task, a UI callback). Cheap to clone.
 ///

@@ -5,17 +5,16 @@
 use crate::agent::HttpAgent;
 use crate::error::ClientError;
 use crate::interrupts;
-use crate::partial_json::PartialJson;
 use crate::run::{AbortHandle, ResponseInfo, RunStream};
+use crate::updates::UpdateTracker;
 use agui_core::engine::apply::Applier;
-use agui_core::engine::compat::random_uuid;
+use agui_core::id::random_uuid;
 use agui_core::{
-    Context, Event, Interrupt, Message, PROTOCOL_VERSION, ResumeEntry, RunAgentInput, RunOutcome,
-    Tool,
+    Context, Event, Interrupt, Message, PROTOCOL_VERSION, ResumeEntry, RunAgentInput, Tool,
 };
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
@@ -368,7 +367,10 @@ impl Session {
             .client
             .get(url.clone())
             .headers(config.headers.clone())
-            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .header(
+                reqwest::header::ACCEPT,
+                agui_core::codec::media::SSE_MEDIA_TYPE,
+            )
             .send()
             .await
             .map_err(request_error)?;
@@ -570,29 +572,6 @@ impl Session {
     }
 }
 
-/// Tool calls of the current run, for `pendingToolCallIds` (AP28).
-#[derive(Debug, Default)]
-struct ToolTally {
-    started: Vec<String>,
-    started_set: HashSet<String>,
-    answered: HashSet<String>,
-}
-
-impl ToolTally {
-    fn unanswered(&self) -> Vec<String> {
-        self.started
-            .iter()
-            .filter(|id| !self.answered.contains(*id))
-            .cloned()
-            .collect()
-    }
-}
-
-struct ArgsInProgress {
-    name: String,
-    parser: PartialJson,
-}
-
 /// One run of a [`Session`]: a stream of [`Update`]s, applied to the session as they come.
 ///
 /// The session is borrowed for the run; read it between updates with
@@ -602,10 +581,8 @@ pub struct SessionRun<'a> {
     session: &'a mut Session,
     events: RunStream,
     queue: VecDeque<Update>,
-    tally: ToolTally,
-    args: HashMap<String, ArgsInProgress>,
-    /// The status set by the last RUN_FINISHED/RUN_ERROR, cleared by a RUN_STARTED.
-    terminal: Option<RunStatus>,
+    /// What the events imply for a UI (the pure part).
+    tracker: UpdateTracker,
     error: Option<Arc<ClientError>>,
     ended: bool,
     /// What the reducer ignored (a failed patch, content for an unknown message...).
@@ -626,13 +603,12 @@ impl std::fmt::Debug for SessionRun<'_> {
 
 impl<'a> SessionRun<'a> {
     fn new(session: &'a mut Session, events: RunStream) -> Self {
+        let tracker = UpdateTracker::new(session.partial_args_limit);
         SessionRun {
             session,
             events,
             queue: VecDeque::new(),
-            tally: ToolTally::default(),
-            args: HashMap::new(),
-            terminal: None,
+            tracker,
             error: None,
             ended: false,
             warnings: Vec::new(),
@@ -690,136 +666,23 @@ impl<'a> SessionRun<'a> {
                 }
             }
         }
-        let mut derived = Vec::new();
-        match &event {
-            Event::RunStarted(e) => {
-                self.tally = ToolTally::default();
-                self.args.clear();
-                self.terminal = None;
-                derived.push(Update::RunStarted {
-                    thread_id: e.thread_id.clone(),
-                    run_id: e.run_id.clone(),
-                });
-            }
-            Event::TextMessageStart(e) => derived.push(Update::TextMessageStarted {
-                message_id: e.message_id.clone(),
-            }),
-            Event::TextMessageContent(e) => derived.push(Update::TextDelta {
-                message_id: e.message_id.clone(),
-                delta: e.delta.clone(),
-            }),
-            Event::TextMessageEnd(e) => derived.push(Update::TextMessageEnded {
-                message_id: e.message_id.clone(),
-            }),
-            Event::ReasoningMessageContent(e) => derived.push(Update::ReasoningDelta {
-                message_id: e.message_id.clone(),
-                delta: e.delta.clone(),
-            }),
-            Event::ToolCallStart(e) => {
-                if self.tally.started_set.insert(e.tool_call_id.clone()) {
-                    self.tally.started.push(e.tool_call_id.clone());
+        let derived = self.tracker.updates(&event, self.events.is_aborted());
+        for update in &derived {
+            match update {
+                Update::RunFinished {
+                    status: RunStatus::Finished { result, .. },
+                } => {
+                    self.session.pending_interrupts.clear();
+                    self.session.result = result.clone();
                 }
-                self.args.insert(
-                    e.tool_call_id.clone(),
-                    ArgsInProgress {
-                        name: e.tool_call_name.clone(),
-                        parser: PartialJson::new(),
-                    },
-                );
-                derived.push(Update::ToolCallStarted {
-                    tool_call_id: e.tool_call_id.clone(),
-                    name: e.tool_call_name.clone(),
-                    parent_message_id: e.parent_message_id.clone(),
-                });
+                Update::RunFinished {
+                    status: RunStatus::Interrupted { interrupts },
+                } => self.session.pending_interrupts = interrupts.clone(),
+                Update::RunFinished {
+                    status: RunStatus::Cancelled,
+                } => self.session.pending_interrupts.clear(),
+                _ => {}
             }
-            Event::ToolCallArgs(e) => {
-                let limit = self.session.partial_args_limit;
-                let entry =
-                    self.args
-                        .entry(e.tool_call_id.clone())
-                        .or_insert_with(|| ArgsInProgress {
-                            name: String::new(),
-                            parser: PartialJson::new(),
-                        });
-                entry.parser.push(&e.delta);
-                let partial_args = if entry.parser.text().len() <= limit {
-                    entry.parser.value()
-                } else {
-                    None
-                };
-                derived.push(Update::ToolCallArgs {
-                    tool_call_id: e.tool_call_id.clone(),
-                    name: entry.name.clone(),
-                    delta: e.delta.clone(),
-                    partial_args,
-                });
-            }
-            Event::ToolCallEnd(e) => {
-                let (name, args) = match self.args.remove(&e.tool_call_id) {
-                    Some(a) => (
-                        a.name,
-                        serde_json::from_str(a.parser.text()).unwrap_or_else(|_| empty_object()),
-                    ),
-                    None => (String::new(), empty_object()),
-                };
-                derived.push(Update::ToolCallEnded {
-                    tool_call_id: e.tool_call_id.clone(),
-                    name,
-                    args,
-                });
-            }
-            Event::ToolCallResult(e) => {
-                self.tally.answered.insert(e.tool_call_id.clone());
-                derived.push(Update::ToolCallResult {
-                    tool_call_id: e.tool_call_id.clone(),
-                    message_id: e.message_id.clone(),
-                    content: e.content.to_text(),
-                });
-            }
-            Event::RunFinished(e) => {
-                let status = match &e.outcome {
-                    None | Some(RunOutcome::Success { .. }) => {
-                        let listed = match &e.outcome {
-                            Some(RunOutcome::Success {
-                                pending_tool_call_ids: Some(ids),
-                            }) if !ids.is_empty() => Some(ids.clone()),
-                            _ => None,
-                        };
-                        self.session.pending_interrupts.clear();
-                        self.session.result = e.result.clone();
-                        RunStatus::Finished {
-                            result: e.result.clone(),
-                            pending_tool_call_ids: listed
-                                .unwrap_or_else(|| self.tally.unanswered()),
-                        }
-                    }
-                    Some(RunOutcome::Interrupt { interrupts }) => {
-                        self.session.pending_interrupts = interrupts.clone();
-                        RunStatus::Interrupted {
-                            interrupts: interrupts.clone(),
-                        }
-                    }
-                    Some(RunOutcome::Cancelled) => {
-                        self.session.pending_interrupts.clear();
-                        RunStatus::Cancelled
-                    }
-                };
-                self.terminal = Some(status.clone());
-                derived.push(Update::RunFinished { status });
-            }
-            Event::RunError(e) => {
-                let status = if self.events.is_aborted() && e.code.as_deref() == Some("abort") {
-                    RunStatus::Aborted
-                } else {
-                    RunStatus::Errored {
-                        message: e.message.clone(),
-                        code: e.code.clone(),
-                    }
-                };
-                self.terminal = Some(status.clone());
-                derived.push(Update::RunFailed { status });
-            }
-            _ => {}
         }
         self.queue.push_back(Update::Event(event));
         self.queue.extend(derived);
@@ -845,7 +708,7 @@ impl<'a> SessionRun<'a> {
             Some(error) => RunStatus::Failed {
                 error: error.clone(),
             },
-            None => match self.terminal.take() {
+            None => match self.tracker.take_terminal() {
                 Some(s) => s,
                 None if self.events.is_aborted() => RunStatus::Aborted,
                 None => RunStatus::Incomplete,
@@ -854,10 +717,6 @@ impl<'a> SessionRun<'a> {
         self.session.status = Some(status.clone());
         self.queue.push_back(Update::Ended { status });
     }
-}
-
-fn empty_object() -> Value {
-    Value::Object(Default::default())
 }
 
 impl Stream for SessionRun<'_> {
@@ -885,7 +744,7 @@ impl Stream for SessionRun<'_> {
 impl Drop for SessionRun<'_> {
     fn drop(&mut self) {
         if !self.ended {
-            self.session.status = Some(match (&self.error, self.terminal.take()) {
+            self.session.status = Some(match (&self.error, self.tracker.take_terminal()) {
                 (Some(error), _) => RunStatus::Failed {
                     error: error.clone(),
                 },

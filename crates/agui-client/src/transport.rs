@@ -3,11 +3,10 @@
 //! It yields events as decoded from the wire (schema-checked, legacy `THINKING_*` events
 //! translated, chunks not yet expanded): what the innermost middleware sees.
 
-use crate::agent::AgentConfig;
-use crate::decode::{BodyDecoder, Encoding, Frame};
+use crate::decode::Encoding;
 use crate::error::{ClientError, FramingError, Progress, TimeoutKind, excerpt_chars, with_causes};
-use crate::middleware::EventStream;
-use crate::run::RunShared;
+use crate::shared::{AgentConfig, EventStream, RunShared};
+use agui_core::codec::decoder::{Frame, FrameDecoder};
 use agui_core::engine::compat::CompatBoundary;
 use agui_core::engine::pipeline::{PipelineError, PipelineErrorKind};
 use agui_core::{Event, Message, RunAgentInput};
@@ -65,7 +64,7 @@ enum Phase {
 
 struct Conn {
     response: reqwest::Response,
-    decoder: BodyDecoder,
+    decoder: FrameDecoder,
     encoding: Encoding,
     /// Made with `Last-Event-ID`: frames whose id was already received are replays.
     resumed: bool,
@@ -188,7 +187,7 @@ impl Transport {
         let encoding = match &content_type {
             // The reference reads a body without a content type as SSE; so do we.
             None => Encoding::Sse,
-            Some(ct) => match Encoding::from_content_type(ct) {
+            Some(ct) => match Encoding::from_media_type(ct) {
                 Some(e) => e,
                 None => {
                     let body = read_text(&config, self.deadline, response, 200).await;
@@ -196,7 +195,9 @@ impl Transport {
                 }
             },
         };
-        let Some(decoder) = BodyDecoder::new(encoding, config.limits.max_frame_size) else {
+        let Some(decoder) =
+            FrameDecoder::with_max_frame_size(encoding, config.limits.max_frame_size)
+        else {
             return Err(ClientError::ContentType {
                 content_type,
                 body: "(protobuf needs the agui-client feature \"proto\")".into(),
@@ -351,7 +352,7 @@ impl Transport {
                 Ok(None) => return,
                 Err(source) => {
                     let e = ClientError::Framing {
-                        source,
+                        source: source.into(),
                         progress: self.progress.clone(),
                     };
                     self.fail(e);

@@ -565,7 +565,7 @@ async fn protobuf_streams_are_decoded() {
     })
     .await;
     let agent = HttpAgent::builder(&server.url)
-        .encoding(Encoding::Protobuf)
+        .encoding(Encoding::Proto)
         .build()
         .unwrap();
     let (types, error) = collect(&agent).await;

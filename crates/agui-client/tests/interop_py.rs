@@ -12,124 +12,20 @@
 //! Where the TypeScript client itself does not do what the server's scenario list says a
 //! conforming client does, the test prints it ("official peers disagree") and does not fail.
 //!
-//! Needs Node 20+ and Python 3.10+ (the first run installs the peers from the registries
-//! with `setup.sh --no-browser`, into `target/interop`). Set `AGUI_SKIP_INTEROP=1` to skip
-//! when they are missing; `AGUI_SHARED_DIR` overrides where `shared/` is.
+//! Needs Node 20+ and Python 3.10+ (`agui-peers` installs the peers from the registries
+//! with `setup.sh --no-browser`, into `target/interop`, on the first run). Set
+//! `AGUI_SKIP_INTEROP=1` to skip; `AGUI_SHARED_DIR` overrides where `shared/` is.
 
 use agui_client::Encoding;
 use agui_client::cli::{RunOptions, RunSpec, run_report};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::process::{Child, Command};
 
 /// Each client run gets this long; a run that takes longer is a hang.
 const RUN_LIMIT: Duration = Duration::from_secs(45);
-
-fn shared_dir() -> PathBuf {
-    match std::env::var_os("AGUI_SHARED_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
-    }
-}
-
-fn interop_dir() -> PathBuf {
-    // CARGO_TARGET_TMPDIR is <target>/tmp: the copy goes to <target>/interop.
-    Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("the target directory")
-        .join("interop")
-}
-
-fn skip_allowed() -> bool {
-    std::env::var("AGUI_SKIP_INTEROP").is_ok_and(|v| v == "1")
-}
-
-fn have(program: &str) -> bool {
-    std::process::Command::new(program)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// Copies `from` into `to`, leaving out install and run products; files end up writable
-/// (`shared/` is read-only in CI).
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        if ["node_modules", ".venv", "out", "dist"]
-            .iter()
-            .any(|skip| name == *skip)
-        {
-            continue;
-        }
-        let target = to.join(&name);
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
-            let mut perms = std::fs::metadata(&target)?.permissions();
-            #[allow(clippy::permissions_set_readonly_false)]
-            perms.set_readonly(false);
-            std::fs::set_permissions(&target, perms)?;
-        }
-    }
-    Ok(())
-}
-
-/// Copies the interop folder out of `shared/` (once) and installs the peers.
-fn prepare() -> Option<PathBuf> {
-    let missing: Vec<&str> = ["node", "npm", "python3"]
-        .into_iter()
-        .filter(|p| !have(p))
-        .collect();
-    if !missing.is_empty() {
-        let msg = format!(
-            "the interop test needs {} on PATH (Node 20+, Python 3.10+); set AGUI_SKIP_INTEROP=1 to skip it",
-            missing.join(", ")
-        );
-        if skip_allowed() {
-            eprintln!("interop skipped: {msg}");
-            return None;
-        }
-        panic!("{msg}");
-    }
-    let source = shared_dir().join("interop");
-    assert!(
-        source.join("setup.sh").is_file(),
-        "no interop folder at {} (set AGUI_SHARED_DIR)",
-        source.display()
-    );
-    let dir = interop_dir();
-    if !dir.join("setup.sh").is_file() {
-        copy_tree(&source, &dir).expect("copy the interop folder");
-    }
-    std::fs::create_dir_all(dir.join("out")).unwrap();
-    let out = std::process::Command::new("bash")
-        .arg("setup.sh")
-        .arg("--no-browser")
-        .current_dir(&dir)
-        .output()
-        .expect("run setup.sh");
-    if !out.status.success() {
-        let msg = format!(
-            "setup.sh --no-browser failed:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        if skip_allowed() {
-            eprintln!("interop skipped: {msg}");
-            return None;
-        }
-        panic!("{msg}");
-    }
-    Some(dir)
-}
 
 /// A peer process, killed when dropped.
 struct Peer {
@@ -190,12 +86,9 @@ async fn get_json(port: u16, path: &str) -> Value {
 
 /// One run of the official TypeScript client.
 async fn ts_client(dir: &Path, url: &str, args: &[String]) -> Value {
-    let mut cmd = Command::new("node");
-    cmd.arg("ts-client/client.mjs")
-        .arg(url)
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut cmd = Command::from(agui_peers::ts_client(dir, url, &args));
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
@@ -203,12 +96,7 @@ async fn ts_client(dir: &Path, url: &str, args: &[String]) -> Value {
         .await
         .unwrap_or_else(|_| panic!("the TypeScript client hung on {args:?}"))
         .expect("run node");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "the TypeScript client printed no report for {args:?} ({e}): {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+    agui_peers::report(&out)
 }
 
 /// One run of our client, in its own task so that a panic is caught and reported.
@@ -495,11 +383,11 @@ async fn compare(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interop_with_the_official_peers() {
-    let Some(dir) = prepare() else {
+    let Some(dir) = agui_peers::interop_dir() else {
         return;
     };
     let server = start_peer(
-        &dir,
+        dir,
         ".venv/bin/python",
         &["py-server/server.py"],
         "rust-py-port",
@@ -515,7 +403,7 @@ async fn interop_with_the_official_peers() {
     for sc in &scenarios {
         let name = sc["name"].as_str().unwrap();
         compare(
-            &dir,
+            dir,
             &url,
             sc,
             case(name, name, "sse"),
@@ -556,12 +444,12 @@ async fn interop_with_the_official_peers() {
         c.options.input = Some(spec.clone());
         c.args.push("--input".into());
         c.args.push(input_file.display().to_string());
-        compare(&dir, &url, &by_name(scenario), c, &[], false, &mut tally).await;
+        compare(dir, &url, &by_name(scenario), c, &[], false, &mut tally).await;
     }
     let mut resume_case = case("interrupt+resume", "interrupt", "sse");
     resume_case.options.auto_resume = true;
     compare(
-        &dir,
+        dir,
         &url,
         &by_name("interrupt"),
         resume_case,
@@ -572,10 +460,10 @@ async fn interop_with_the_official_peers() {
     .await;
 
     // Protobuf, through the official encoder in the bridge.
-    if Encoding::Protobuf.is_supported() {
+    if Encoding::Proto.is_available() {
         let upstream = url.clone();
         let bridge = start_peer(
-            &dir,
+            dir,
             "node",
             &["ts-bridge/bridge.mjs", &upstream],
             "rust-bridge-port",
@@ -592,7 +480,7 @@ async fn interop_with_the_official_peers() {
                 );
             if usable {
                 compare(
-                    &dir,
+                    dir,
                     &bridge_url,
                     sc,
                     case(name, name, "proto"),

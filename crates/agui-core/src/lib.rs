@@ -22,13 +22,17 @@ pub mod codec;
 pub mod content;
 pub mod engine;
 pub mod event;
+pub mod id;
 pub mod input;
 pub mod interrupt;
 mod lenient;
 pub mod message;
 pub mod metadata;
 pub mod patch;
+pub mod resume;
 mod serde_util;
+pub mod text;
+pub mod time;
 pub mod usage;
 pub mod warning;
 

@@ -1,7 +1,7 @@
 //! # agui-gateway
 //!
 //! Put [`agui_server`] in front of any AG-UI agent: an [`Upstream`] is an
-//! [`Agent`](agui_server::Agent) whose runs are those of another AG-UI server, reached over
+//! [`Agent`] whose runs are those of another AG-UI server, reached over
 //! HTTP. Served by an [`AgentServer`](agui_server::AgentServer), the upstream's runs get
 //! everything the runtime gives built-in agents: stored threads (SSE ids, `Last-Event-ID`
 //! resume, `connect`), protobuf or SSE for each client whatever the upstream speaks, runs
@@ -170,7 +170,7 @@ impl Upstream {
             name: name.into(),
             url: url.into(),
             headers: Vec::new(),
-            encoding: Encoding::Protobuf,
+            encoding: Encoding::Proto,
             connect_timeout: Duration::from_secs(10),
             first_event_timeout: Some(Duration::from_secs(60)),
             idle_timeout: Some(Duration::from_secs(300)),
@@ -252,7 +252,7 @@ impl UpstreamBuilder {
         self
     }
 
-    /// The encoding to ask for: [`Encoding::Protobuf`] (the default) asks for protobuf
+    /// The encoding to ask for: [`Encoding::Proto`] (the default) asks for protobuf
     /// and accepts SSE; [`Encoding::Sse`] asks for SSE only. The response's content type
     /// decides how it is read.
     pub fn encoding(mut self, encoding: Encoding) -> Self {

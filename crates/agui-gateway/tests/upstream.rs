@@ -42,7 +42,7 @@ async fn run_through(url: &str, input: Value, proto: bool) -> Vec<Event> {
     let agent = agui_client::HttpAgent::builder(url)
         .bearer_token(GATEWAY_TOKEN)
         .encoding(if proto {
-            agui_client::Encoding::Protobuf
+            agui_client::Encoding::Proto
         } else {
             agui_client::Encoding::Sse
         })
@@ -108,7 +108,7 @@ async fn well_behaved_upstream() -> String {
 async fn a_run_is_relayed_in_either_encoding_with_the_upstreams_own_credentials() {
     let upstream_url = well_behaved_upstream().await;
     for (encoding, client_proto) in [
-        (agui_client::Encoding::Protobuf, false),
+        (agui_client::Encoding::Proto, false),
         (agui_client::Encoding::Sse, true),
     ] {
         let upstream = Upstream::builder("up", &upstream_url)

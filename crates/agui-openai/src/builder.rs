@@ -290,7 +290,7 @@ impl OpenAiAgentBuilder {
         let client = match self.client {
             Some(c) => c,
             None => {
-                install_tls();
+                agui_client::install_tls();
                 reqwest::Client::builder()
                     // No Nagle delay between a request's header and body segments.
                     .tcp_nodelay(true)
@@ -375,15 +375,6 @@ fn endpoint(base_url: &str) -> Result<String, BuildError> {
     } else {
         format!("{base}/chat/completions")
     })
-}
-
-/// reqwest is built without a default crypto provider: use ring unless the process
-/// already chose one.
-fn install_tls() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Err: another thread installed one first, which is as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use crate::codes;
 use agui_core::codec::sse::SseDecoder;
+use agui_core::text::with_causes;
 use agui_server::AgentError;
 use serde_json::Value;
 use std::time::Duration;
@@ -15,21 +16,6 @@ const EXCERPT_CHARS: usize = 300;
 
 pub(crate) fn error(code: &str, message: impl Into<String>) -> AgentError {
     AgentError::new(message).with_code(code)
-}
-
-/// An error and its sources, `": "`-joined (reqwest's own message is terse).
-fn describe(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
 }
 
 /// Sends the request; the response head must arrive within `request_timeout`.
@@ -50,14 +36,14 @@ pub(crate) async fn send(
             codes::TIMEOUT,
             format!(
                 "the request to the model server at {url} timed out: {}",
-                describe(&e)
+                with_causes(&e)
             ),
         )),
         Ok(Err(e)) => Err(error(
             codes::CONNECT,
             format!(
                 "could not reach the model server at {url}: {}",
-                describe(&e)
+                with_causes(&e)
             ),
         )),
         Ok(Ok(response)) => Ok(response),
@@ -90,7 +76,7 @@ async fn read_piece(
             codes::CONNECT,
             format!(
                 "the connection to the model server broke while reading its answer: {}",
-                describe(&e)
+                with_causes(&e)
             ),
         )),
         Ok(Ok(piece)) => Ok(piece),
@@ -198,10 +184,7 @@ fn error_detail(body: &[u8]) -> String {
 /// The first [`EXCERPT_CHARS`] characters of `text`, whitespace collapsed.
 fn excerpt(text: &str) -> String {
     let collapsed: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match collapsed.char_indices().nth(EXCERPT_CHARS) {
-        Some((i, _)) => format!("{}…", &collapsed[..i]),
-        None => collapsed,
-    }
+    agui_core::text::excerpt(&collapsed, EXCERPT_CHARS)
 }
 
 /// An error object found in the stream (`{"error": {...}}`), as [`codes::API`].

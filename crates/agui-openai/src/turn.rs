@@ -64,7 +64,7 @@ impl<'a> Turn<'a> {
     pub(crate) fn new(ctx: &RunContext, taken: &'a mut HashSet<String>) -> Self {
         Turn {
             // A UUID: unique across runs, servers and restarts sharing one store.
-            message_id: uuid::Uuid::new_v4().to_string(),
+            message_id: agui_core::id::random_uuid(),
             ctx: ctx.clone(),
             taken,
             text: None,

@@ -147,9 +147,8 @@ impl Tokens {
     /// A fresh random token (256 bits from the operating system's generator, as 64 hex
     /// digits).
     pub fn random_token() -> String {
-        let a = uuid::Uuid::new_v4().simple().to_string();
-        let b = uuid::Uuid::new_v4().simple().to_string();
-        format!("{a}{b}")
+        let hex = agui_core::id::random_hex;
+        format!("{}{}", hex(32), hex(32))
     }
 
     /// Parses a tokens file. Blank lines and lines starting with `#` are skipped; a line is

@@ -56,13 +56,9 @@ impl RunShared {
     }
 }
 
-/// 16 random hex digits (std's randomly keyed hasher; no extra crate).
+/// 16 random hex digits.
 fn nonce() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    format!("{:016x}", h.finish())
+    agui_core::id::random_hex(16)
 }
 
 /// The handle an agent emits events through during one run.

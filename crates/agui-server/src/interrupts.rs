@@ -1,8 +1,8 @@
 //! Open interrupts per thread, and the check of a run's `resume` against them.
 
-use crate::time::parse_iso8601_ms;
-use agui_core::{Interrupt, ResumeEntry, ResumeStatus};
-use std::collections::{HashMap, HashSet, VecDeque};
+use agui_core::resume::{ResumeCheck, answer_for};
+use agui_core::{Interrupt, ResumeEntry};
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
 
 /// An open interrupt of the thread and the answer this run's `resume` gives it.
@@ -108,44 +108,20 @@ impl InterruptStore {
                 None => Vec::new(),
             }
         };
-        let answered: HashMap<&str, &ResumeEntry> = resume
-            .iter()
-            .map(|e| (e.interrupt_id.as_str(), e))
-            .collect();
-        let open_ids: HashSet<&str> = open.iter().map(|i| i.id.as_str()).collect();
-        let missing: Vec<String> = open
-            .iter()
-            .filter(|i| !answered.contains_key(i.id.as_str()))
-            .map(|i| i.id.clone())
-            .collect();
-        let unknown: Vec<String> = resume
-            .iter()
-            .filter(|e| !open_ids.contains(e.interrupt_id.as_str()))
-            .map(|e| e.interrupt_id.clone())
-            .collect();
-        let expired: Vec<String> = open
-            .iter()
-            .filter(|i| {
-                let past = i
-                    .expires_at
-                    .as_deref()
-                    .and_then(parse_iso8601_ms)
-                    .is_some_and(|t| t <= now_ms);
-                past && answered
-                    .get(i.id.as_str())
-                    .is_some_and(|e| e.status != ResumeStatus::Cancelled)
-            })
-            .map(|i| i.id.clone())
-            .collect();
+        let ResumeCheck {
+            missing,
+            unknown,
+            expired,
+        } = ResumeCheck::new(&open, resume, now_ms);
         if missing.is_empty() && unknown.is_empty() && expired.is_empty() {
             return Ok(open
                 .into_iter()
-                .map(|i| {
-                    let entry = (*answered[i.id.as_str()]).clone();
-                    Resumed {
+                .filter_map(|i| {
+                    let entry = answer_for(resume, &i.id)?.clone();
+                    Some(Resumed {
                         interrupt: i,
                         entry,
-                    }
+                    })
                 })
                 .collect());
         }

@@ -87,7 +87,6 @@ mod step;
 mod store;
 mod subagent;
 mod text;
-mod time;
 mod tool;
 
 pub use access::{Access, Authenticate, LocalAddr, Principal, Tokens};

@@ -109,8 +109,7 @@ pub fn describe() {
 fn encoding_label(encoding: Encoding) -> &'static str {
     match encoding {
         Encoding::Sse => "sse",
-        #[allow(unreachable_patterns)]
-        _ => "proto",
+        Encoding::Proto => "proto",
     }
 }
 

@@ -6,41 +6,14 @@
 //! high as the best quality it gives `text/event-stream` (directly or through `text/*` or
 //! `*/*`). Everything else, a missing or unparsable header included, gets SSE.
 
-use agui_core::codec::media::{self, WireFormat};
+use agui_core::codec::media;
 
-/// The media type of the SSE encoding.
-pub const SSE_MEDIA_TYPE: &str = media::SSE_MEDIA_TYPE;
-/// The media type of the protobuf encoding (compared exactly by the reference client).
-pub const PROTO_MEDIA_TYPE: &str = media::PROTO_MEDIA_TYPE;
+/// The wire format of a response, its media types: agui-core's, under the names this crate
+/// has always used.
+pub use agui_core::codec::media::{PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, WireFormat as Encoding};
 
-/// A wire format for the event stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Encoding {
-    /// `text/event-stream`: one `data: <json>` frame per event.
-    Sse,
-    /// `application/vnd.ag-ui.event+proto`: length-prefixed protobuf messages.
-    Proto,
-}
-
-impl Encoding {
-    /// The `Content-Type` of a response in this encoding (no parameters: the reference
-    /// client compares the protobuf type by exact string equality).
-    pub fn content_type(self) -> &'static str {
-        match self {
-            Encoding::Sse => SSE_MEDIA_TYPE,
-            Encoding::Proto => PROTO_MEDIA_TYPE,
-        }
-    }
-
-    /// Whether this build can write the encoding.
-    pub fn is_available(self) -> bool {
-        match self {
-            Encoding::Sse => true,
-            Encoding::Proto => cfg!(feature = "proto"),
-        }
-    }
-}
+/// Whether this build writes protobuf responses (the `proto` feature).
+pub(crate) const PROTO_AVAILABLE: bool = cfg!(feature = "proto");
 
 /// Picks the encoding for an `Accept` header (see the module documentation). Protobuf is
 /// only chosen when `proto_available`.
@@ -54,7 +27,7 @@ impl Encoding {
 /// ```
 pub fn negotiate(accept: Option<&str>, proto_available: bool) -> Encoding {
     match media::negotiate(accept) {
-        WireFormat::Proto if proto_available => Encoding::Proto,
+        Encoding::Proto if proto_available => Encoding::Proto,
         _ => Encoding::Sse,
     }
 }

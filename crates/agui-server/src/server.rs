@@ -720,12 +720,12 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         .headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok());
-    let encoding = negotiate(accept, Encoding::Proto.is_available());
+    let encoding = negotiate(accept, crate::negotiate::PROTO_AVAILABLE);
     let span = tracing::info_span!(
         "agui_run",
         thread_id = %input.thread_id,
         run_id = %input.run_id,
-        encoding = encoding.content_type(),
+        encoding = encoding.media_type(),
     );
     let mut started = RunStarted::new(input.thread_id.clone(), input.run_id.clone())
         .with_protocol_version(PROTOCOL_VERSION);
@@ -806,11 +806,17 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         )
         .await;
     }
-    let mut res = Response::new(Body::from_stream(body.metered(encoding)));
+    stream_response(Body::from_stream(body.metered(encoding)), encoding)
+}
+
+/// An event-stream response: `body` with the encoding's content type, not to be cached or
+/// buffered by proxies.
+pub(crate) fn stream_response(body: Body, encoding: Encoding) -> Response {
+    let mut res = Response::new(body);
     let h = res.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_static(encoding.content_type()),
+        HeaderValue::from_static(encoding.media_type()),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));

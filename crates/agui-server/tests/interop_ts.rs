@@ -1,6 +1,7 @@
 //! Interop with the official TypeScript client (`@ag-ui/client` 1.0.0, full pipeline):
-//! `shared/interop` is copied to `target/interop`, set up with `setup.sh --no-browser`, and
-//! `ts-client/client.mjs` runs against the `every_emitter` example.
+//! the peers are set up by `agui-peers` (`shared/interop` copied to `target/interop`, set up
+//! with `setup.sh --no-browser`), and `ts-client/client.mjs` runs against the
+//! `every_emitter` example.
 //!
 //! Needs node, npm and python3 (for `setup.sh`). Without them, or if the setup fails, the
 //! tests fail — unless `AGUI_SKIP_INTEROP=1`, which skips them with a printed notice.
@@ -10,115 +11,22 @@ mod common;
 mod every_emitter;
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
 
-fn shared_dir() -> PathBuf {
-    match std::env::var_os("AGUI_SHARED_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
-    }
-}
-
-fn skip_allowed() -> bool {
-    std::env::var("AGUI_SKIP_INTEROP").is_ok_and(|v| v == "1")
-}
-
-/// Copies `from` into `to`, skipping install and run products.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        if matches!(
-            name.to_str(),
-            Some("node_modules" | ".venv" | "out" | "dist")
-        ) {
-            continue;
-        }
-        let target = to.join(&name);
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
-}
-
-/// The set-up interop folder, or why there is none.
-fn interop_dir() -> Result<&'static Path, String> {
-    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        for tool in ["node", "npm", "python3"] {
-            let found = std::process::Command::new(tool)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success());
-            if !found {
-                return Err(format!("{tool} is not installed"));
-            }
-        }
-        let source = shared_dir().join("interop");
-        if !source.join("ts-client/client.mjs").exists() {
-            return Err(format!("no interop folder at {}", source.display()));
-        }
-        let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .parent()
-            .expect("target dir")
-            .join("interop");
-        copy_tree(&source, &target).map_err(|e| format!("copying interop: {e}"))?;
-        let out = std::process::Command::new("bash")
-            .arg("setup.sh")
-            .arg("--no-browser")
-            .current_dir(&target)
-            .output()
-            .map_err(|e| format!("running setup.sh: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "setup.sh failed:\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        Ok(target)
-    })
-    .as_ref()
-    .map(PathBuf::as_path)
-    .map_err(Clone::clone)
-}
-
-/// The interop folder, or `None` when skipping is allowed (with a notice); panics otherwise.
+/// The set-up interop folder (`None`: skipped); see [`agui_peers::interop_dir`].
 fn require_interop() -> Option<&'static Path> {
-    match interop_dir() {
-        Ok(dir) => Some(dir),
-        Err(why) if skip_allowed() => {
-            eprintln!("SKIPPED interop test (AGUI_SKIP_INTEROP=1): {why}");
-            None
-        }
-        Err(why) => panic!("interop test cannot run: {why} (set AGUI_SKIP_INTEROP=1 to skip)"),
-    }
+    agui_peers::interop_dir()
 }
 
 /// Runs `client.mjs` against a fresh every_emitter server; returns its report.
 async fn run_client(dir: &Path, args: &[&str]) -> Value {
     let addr = common::spawn(&every_emitter::server()).await;
     let url = format!("http://{addr}/agent");
-    let out = tokio::process::Command::new("node")
-        .arg("ts-client/client.mjs")
-        .arg(&url)
-        .args(args)
-        .current_dir(dir)
+    let out = tokio::process::Command::from(agui_peers::ts_client(dir, &url, args))
         .output()
         .await
         .expect("node runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "client.mjs printed no report ({e}):\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+    agui_peers::report(&out)
 }
 
 fn assert_clean(report: &Value) {

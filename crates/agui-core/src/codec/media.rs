@@ -17,6 +17,8 @@
 pub const SSE_MEDIA_TYPE: &str = "text/event-stream";
 /// `application/vnd.ag-ui.event+proto`: length-prefixed protobuf envelopes.
 pub const PROTO_MEDIA_TYPE: &str = "application/vnd.ag-ui.event+proto";
+/// The `Accept` header of a client that prefers protobuf and still admits SSE.
+pub const PROTO_ACCEPT: &str = "application/vnd.ag-ui.event+proto, text/event-stream;q=0.5";
 
 /// The two AG-UI event-stream encodings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -29,11 +31,59 @@ pub enum WireFormat {
 }
 
 impl WireFormat {
-    /// The media type to send as `Content-Type`.
+    /// The media type to send as `Content-Type` (no parameters: the reference client
+    /// compares the protobuf type by exact string equality).
     pub fn media_type(self) -> &'static str {
         match self {
             WireFormat::Sse => SSE_MEDIA_TYPE,
             WireFormat::Proto => PROTO_MEDIA_TYPE,
+        }
+    }
+
+    /// The `Accept` header that asks for this format. A protobuf request still admits SSE,
+    /// since many servers only speak SSE.
+    ///
+    /// ```
+    /// use agui_core::codec::media::WireFormat;
+    /// assert_eq!(WireFormat::Sse.accept_header(), "text/event-stream");
+    /// assert_eq!(
+    ///     WireFormat::Proto.accept_header(),
+    ///     "application/vnd.ag-ui.event+proto, text/event-stream;q=0.5"
+    /// );
+    /// ```
+    pub fn accept_header(self) -> &'static str {
+        match self {
+            WireFormat::Sse => SSE_MEDIA_TYPE,
+            WireFormat::Proto => PROTO_ACCEPT,
+        }
+    }
+
+    /// Whether this build of agui-core can encode and decode the format: SSE always,
+    /// protobuf with the `proto` feature.
+    pub fn is_available(self) -> bool {
+        match self {
+            WireFormat::Sse => true,
+            WireFormat::Proto => cfg!(feature = "proto"),
+        }
+    }
+
+    /// The format a `Content-Type` names, or `None` when it is not an AG-UI event stream.
+    /// Only the essence counts (type/subtype, any case); parameters are ignored.
+    ///
+    /// ```
+    /// use agui_core::codec::media::WireFormat;
+    /// assert_eq!(WireFormat::from_media_type("text/event-stream; charset=utf-8"), Some(WireFormat::Sse));
+    /// assert_eq!(WireFormat::from_media_type("application/vnd.ag-ui.event+proto"), Some(WireFormat::Proto));
+    /// assert_eq!(WireFormat::from_media_type("application/json"), None);
+    /// ```
+    pub fn from_media_type(content_type: &str) -> Option<WireFormat> {
+        let essence = content_type.split(';').next().unwrap_or("").trim();
+        if essence.eq_ignore_ascii_case(SSE_MEDIA_TYPE) {
+            Some(WireFormat::Sse)
+        } else if essence.eq_ignore_ascii_case(PROTO_MEDIA_TYPE) {
+            Some(WireFormat::Proto)
+        } else {
+            None
         }
     }
 
@@ -42,15 +92,9 @@ impl WireFormat {
     /// compares the whole header exactly, so a `; charset=...` parameter makes it read a
     /// protobuf body as SSE and see no events; we read what the server said.)
     pub fn from_content_type(content_type: Option<&str>) -> WireFormat {
-        let essence = content_type
-            .and_then(|c| c.split(';').next())
-            .map(str::trim)
-            .unwrap_or("");
-        if essence.eq_ignore_ascii_case(PROTO_MEDIA_TYPE) {
-            WireFormat::Proto
-        } else {
-            WireFormat::Sse
-        }
+        content_type
+            .and_then(WireFormat::from_media_type)
+            .unwrap_or(WireFormat::Sse)
     }
 }
 
@@ -263,5 +307,16 @@ mod tests {
             Sse
         );
         assert_eq!(WireFormat::from_content_type(None), Sse);
+    }
+
+    #[test]
+    fn media_types() {
+        assert_eq!(WireFormat::from_media_type("TEXT/EVENT-STREAM"), Some(Sse));
+        assert_eq!(
+            WireFormat::from_media_type("application/vnd.ag-ui.event+proto; v=1"),
+            Some(Proto)
+        );
+        assert_eq!(WireFormat::from_media_type("text/html"), None);
+        assert_eq!(WireFormat::from_media_type(""), None);
     }
 }

@@ -1,5 +1,6 @@
 //! Wire codecs: Server-Sent Events carrying JSON, and protobuf.
 
+pub mod decoder;
 pub mod media;
 #[cfg(feature = "proto")]
 pub mod proto;

@@ -19,7 +19,6 @@
 use crate::Event;
 use crate::event::{DecodeError, UnknownEvent};
 use serde_json::{Map, Value};
-use std::hash::{BuildHasher, Hasher};
 
 /// Mints fresh ids (UUID v4 by default).
 pub type IdMinter = Box<dyn FnMut() -> String + Send>;
@@ -133,33 +132,8 @@ fn rewrite(mut map: Map<String, Value>, new_type: &str, id: String) -> Map<Strin
     map
 }
 
-/// A random UUID v4, from the standard library's randomly seeded hasher (no extra crates).
-pub fn random_uuid() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let seed = std::collections::hash_map::RandomState::new();
-    let word = |salt: u64| {
-        let mut h = seed.build_hasher();
-        h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-        h.write_u64(salt);
-        h.finish()
-    };
-    let (a, b) = (word(1), word(2));
-    let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&a.to_le_bytes());
-    bytes[8..].copy_from_slice(&b.to_le_bytes());
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
-}
+/// A random UUID v4 (see [`crate::id::random_uuid`]).
+pub use crate::id::random_uuid;
 
 #[cfg(test)]
 mod tests {

@@ -15,7 +15,7 @@ use super::quirks::*;
 /// Applies `ops` to `doc` in place, atomically.
 ///
 /// On failure `doc` is restored exactly (object key order included) and the error names
-/// the failing operation. See the [module documentation](self) for the semantics.
+/// the failing operation. See the [module documentation](crate::patch) for the semantics.
 ///
 /// # Examples
 ///

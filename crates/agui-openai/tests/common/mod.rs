@@ -329,7 +329,7 @@ impl Server {
         });
         // reqwest is built without a default TLS provider; the agent's builder installed
         // one already, but do not depend on the order.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        agui_client::install_tls();
         Server {
             url: format!("http://{addr}/agent"),
             client: reqwest::Client::new(),

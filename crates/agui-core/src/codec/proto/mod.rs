@@ -61,7 +61,7 @@ pub(crate) mod pb {
 }
 
 /// The media type of a protobuf event stream (exact string, no parameters).
-pub const MEDIA_TYPE: &str = "application/vnd.ag-ui.event+proto";
+pub const MEDIA_TYPE: &str = crate::codec::media::PROTO_MEDIA_TYPE;
 
 /// The default largest frame body [`ProtoFrameDecoder`] accepts: 16 MiB.
 pub const DEFAULT_MAX_FRAME_SIZE: usize = 16 * 1024 * 1024;

@@ -1,0 +1,111 @@
+//! Run leases: a running run's server renews its lease while it appends the run's events;
+//! a reader that finds a lease expired closes the run as abandoned.
+
+use crate::context::RunShared;
+use crate::server::RunGuard;
+use agui_core::Event;
+use agui_core::event::RunError;
+use agui_store::{EventStore, RunStatus};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+use super::stream::is_terminal;
+
+/// Now, in Unix milliseconds, as leases count it.
+pub(super) fn lease_now() -> u64 {
+    u64::try_from(crate::event_ext::now_ms()).unwrap_or(0)
+}
+
+/// Closes the thread's running runs whose lease expired (their server died); errors are
+/// left to the caller's next store access to report.
+pub(super) async fn sweep_abandoned(store: &dyn EventStore, thread: &str) {
+    let Ok(runs) = store.runs(thread).await else {
+        return;
+    };
+    let now = lease_now();
+    for r in runs.iter().filter(|r| r.status == RunStatus::Running) {
+        if let Ok(true) = store.abandon_if_expired(thread, &r.run_id, now).await {
+            tracing::warn!(thread_id = %thread, run_id = %r.run_id, "run abandoned by its server (lease expired); closed with RUN_ERROR");
+        }
+    }
+}
+
+/// How often a follower that is caught up checks a running run's lease.
+pub(super) const LEASE_CHECK: Duration = Duration::from_secs(1);
+
+/// Deepest nesting of an event the store accepts: what is stored must decode again under
+/// serde_json's 128-level limit, with room to spare.
+const MAX_STORED_DEPTH: usize = 120;
+
+/// Appends the run's events as they come, in batches of what is waiting, and renews the
+/// run's lease (every third of `lease`) until it ends. An event nested too deeply to be
+/// read back is not stored: the run ends there with `RUN_ERROR` (code `event_too_deep`).
+pub(super) async fn persist(
+    store: Arc<dyn EventStore>,
+    run: Arc<RunShared>,
+    mut taps: mpsc::UnboundedReceiver<Event>,
+    lease: Duration,
+    _writer: RunGuard,
+) {
+    let renew = || async {
+        let until = lease_now() + lease.as_millis() as u64;
+        if let Err(e) = store.renew_lease(&run.thread_id, &run.run_id, until).await {
+            tracing::warn!(thread_id = %run.thread_id, run_id = %run.run_id, "cannot renew the run's lease: {e}");
+        }
+    };
+    renew().await;
+    let mut ticks = tokio::time::interval(lease / 3);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticks.tick().await;
+    loop {
+        let e = tokio::select! {
+            e = taps.recv() => match e {
+                Some(e) => e,
+                None => break,
+            },
+            _ = ticks.tick() => {
+                renew().await;
+                continue;
+            }
+        };
+        let mut batch = vec![e];
+        while batch.len() < 1024 {
+            match taps.try_recv() {
+                Ok(e) => batch.push(e),
+                Err(_) => break,
+            }
+        }
+        if let Some(i) = batch.iter().position(|e| {
+            !matches!(e, Event::RunError(_))
+                && crate::ingress::check_depth(&e.to_json_vec(), MAX_STORED_DEPTH).is_err()
+        }) {
+            let kind = batch[i].event_type();
+            tracing::warn!(thread_id = %run.thread_id, run_id = %run.run_id, "a {kind:?} event nests deeper than {MAX_STORED_DEPTH} levels; run ended");
+            batch.truncate(i);
+            batch.push(
+                RunError::new(format!(
+                    "the agent emitted a {kind:?} event nested deeper than {MAX_STORED_DEPTH} levels, which could not be read back"
+                ))
+                .with_code("event_too_deep")
+                .into(),
+            );
+            run.sink.disconnect();
+        }
+        let t0 = std::time::Instant::now();
+        let appended = store.append(&run.thread_id, &run.run_id, &batch).await;
+        crate::metrics::store_append(t0.elapsed());
+        match appended {
+            Ok(_) => {
+                if batch.iter().any(is_terminal) {
+                    return;
+                }
+            }
+            Err(e) => {
+                tracing::error!(thread_id = %run.thread_id, run_id = %run.run_id, "cannot store events: {e}");
+                run.sink.disconnect();
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! Streaming stored events to a client: SSE frames numbered with their store sequence (for
+//! `Last-Event-ID`), followers of a thread or run, keep-alives and cancel-on-disconnect.
+
+use crate::context::RunShared;
+use agui_core::Event;
+use agui_core::codec::sse;
+use agui_core::event::RunError;
+use agui_store::{EventStore, RunStatus, StoreError};
+use axum::body::Body;
+use axum::response::Response;
+use futures_util::StreamExt;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+use super::lease::{LEASE_CHECK, lease_now, sweep_abandoned};
+
+/// Sends the stored events of `thread` from `from` on (those of `run` only, when given)
+/// that a tail has not delivered yet: a run's end appended just before the tail stopped.
+/// A corrupt event ends it with the `corrupt_event` frame.
+pub(super) async fn send_rest(
+    store: &dyn EventStore,
+    thread: &str,
+    from: u64,
+    run: Option<&str>,
+    tx: &mpsc::Sender<bytes::Bytes>,
+) {
+    let (rest, bad) = match store.read_until_corrupt(thread, from).await {
+        Ok(r) => r,
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    for item in rest.iter().filter(|i| run.is_none_or(|r| i.run_id == r)) {
+        if tx.send(frame(Some(item.seq), &item.event)).await.is_err() {
+            return;
+        }
+    }
+    if let Some(e) = bad {
+        let _ = tx.send(read_failure(thread, &e)).await;
+    }
+}
+
+/// Sends the stored events of `thread` from `next` on, then the live ones as they are
+/// appended: those of `run` only, up to its terminal event, when a run is given. Once caught
+/// up it stops when nothing it follows is running (the run, or any run of the thread), and
+/// closes what it follows when the lease expired (its server died). A stored event that
+/// cannot be read ends it with the `corrupt_event` frame.
+pub(super) async fn follow(
+    store: Arc<dyn EventStore>,
+    thread: String,
+    mut next: u64,
+    run: Option<String>,
+    tx: mpsc::Sender<bytes::Bytes>,
+) {
+    let mut tail = store.tail(&thread, next);
+    let mut last_lease_check = std::time::Instant::now() - LEASE_CHECK;
+    loop {
+        let item = match tokio::time::timeout(Duration::from_millis(50), tail.next()).await {
+            Ok(Some(Ok(item))) => item,
+            Ok(Some(Err(e))) => {
+                let _ = tx.send(read_failure(&thread, &e)).await;
+                return;
+            }
+            Ok(None) => return,
+            Err(_) => {
+                if last_lease_check.elapsed() >= LEASE_CHECK {
+                    last_lease_check = std::time::Instant::now();
+                    match &run {
+                        Some(r) => {
+                            let _ = store.abandon_if_expired(&thread, r, lease_now()).await;
+                        }
+                        None => sweep_abandoned(&*store, &thread).await,
+                    }
+                }
+                let running = match &run {
+                    Some(r) => store
+                        .run(&thread, r)
+                        .await
+                        .is_ok_and(|r| r.status == RunStatus::Running),
+                    None => store
+                        .runs(&thread)
+                        .await
+                        .is_ok_and(|runs| runs.iter().any(|r| r.status == RunStatus::Running)),
+                };
+                if !running {
+                    // Its end may have been appended just before the tail stopped.
+                    send_rest(&*store, &thread, next, run.as_deref(), &tx).await;
+                    return;
+                }
+                continue;
+            }
+        };
+        next = item.seq + 1;
+        if run.as_deref().is_some_and(|r| r != item.run_id) {
+            continue;
+        }
+        if tx.send(frame(Some(item.seq), &item.event)).await.is_err()
+            || (run.is_some() && is_terminal(&item.event))
+        {
+            return;
+        }
+    }
+}
+
+/// The `RUN_ERROR` frame that ends a stream whose next stored event cannot be read.
+pub(super) fn read_failure(thread: &str, e: &StoreError) -> bytes::Bytes {
+    frame(None, &read_failure_event(thread, e))
+}
+
+/// The `RUN_ERROR` that ends a stream whose next stored event cannot be read (code
+/// `corrupt_event` for an undecodable record, else the store error's code), logged.
+pub(super) fn read_failure_event(thread: &str, e: &StoreError) -> Event {
+    tracing::error!(thread_id = %thread, "cannot read the stored thread: {e}");
+    RunError::new(format!("the stored thread cannot be read further: {e}"))
+        .with_code(e.code())
+        .into()
+}
+
+/// `event` as one frame in `encoding`: SSE frames carry the sequence as `id:` (for
+/// Last-Event-ID), protobuf frames have no such field. `None` for an event without a
+/// protobuf form; the encoder cannot fail otherwise.
+pub(super) fn encoded(
+    encoding: crate::negotiate::Encoding,
+    seq: Option<u64>,
+    event: &Event,
+) -> Option<bytes::Bytes> {
+    if encoding == crate::negotiate::Encoding::Sse {
+        return Some(frame(seq, event));
+    }
+    let mut out = bytes::BytesMut::new();
+    crate::encode::FrameEncoder::new(encoding)
+        .encode(event, &mut out)
+        .ok()?;
+    Some(out.freeze())
+}
+
+/// `event` as one SSE frame, with its store sequence as the `id:` when given (core's SSE
+/// writer: the bytes the reference encoder writes, after the id line).
+pub(super) fn frame(seq: Option<u64>, event: &Event) -> bytes::Bytes {
+    let json = event.to_json_vec();
+    let mut out = Vec::with_capacity(json.len() + 32);
+    match seq {
+        Some(seq) => sse::write_frame_with_id(&mut out, &seq.to_string(), &json),
+        None => sse::write_frame(&mut out, &json),
+    }
+    out.into()
+}
+
+pub(super) fn is_terminal(e: &Event) -> bool {
+    matches!(e, Event::RunFinished(_) | Event::RunError(_))
+}
+
+/// An SSE response fed by a channel of frames.
+pub(super) fn sse(rx: mpsc::Receiver<bytes::Bytes>, keep_alive: Option<Duration>) -> Response {
+    streamed(rx, None, crate::negotiate::Encoding::Sse, keep_alive)
+}
+
+/// A response in `encoding` fed by a channel of frames. When no frame has come for
+/// `keep_alive`, a keep-alive comment is sent (SSE only: protobuf has no such frame), so
+/// proxies do not close a stream that waits on a slow run.
+pub(super) fn streamed(
+    rx: mpsc::Receiver<bytes::Bytes>,
+    guard: Option<CancelGuard>,
+    encoding: crate::negotiate::Encoding,
+    keep_alive: Option<Duration>,
+) -> Response {
+    let beat = keep_alive.and_then(|every| {
+        let frame = crate::encode::FrameEncoder::new(encoding).keep_alive()?;
+        Some((every, frame))
+    });
+    let meter = crate::metrics::StreamMeter::open(encoding);
+    let stream = futures_util::stream::unfold(
+        (rx, guard, beat, meter),
+        |(mut rx, guard, beat, meter)| async move {
+            // Each frame of the channel is one event; a keep-alive is none.
+            let (mut f, mut events) = match &beat {
+                Some((every, frame)) => match tokio::time::timeout(*every, rx.recv()).await {
+                    Ok(f) => (f?, 1),
+                    Err(_) => (frame.clone(), 0),
+                },
+                None => (rx.recv().await?, 1),
+            };
+            // Frames already waiting leave in the same write (fewer syscalls and wake-ups
+            // for the client; nothing waits for more).
+            if events == 1 {
+                let mut joined: Option<bytes::BytesMut> = None;
+                while joined.as_ref().map_or(f.len(), |j| j.len()) < COALESCE_BYTES {
+                    let Ok(next) = rx.try_recv() else { break };
+                    joined
+                        .get_or_insert_with(|| bytes::BytesMut::from(&f[..]))
+                        .extend_from_slice(&next);
+                    events += 1;
+                }
+                if let Some(j) = joined {
+                    f = j.freeze();
+                }
+            }
+            meter.sent(events, f.len());
+            Some((
+                Ok::<_, std::convert::Infallible>(f),
+                (rx, guard, beat, meter),
+            ))
+        },
+    );
+    crate::server::stream_response(Body::from_stream(stream), encoding)
+}
+
+/// Frames waiting in a stream's channel are joined into one write up to this size.
+const COALESCE_BYTES: usize = 64 * 1024;
+
+/// Ends the run with `RUN_ERROR` (code `disconnected`) when the response is dropped early.
+pub(super) struct CancelGuard(pub(super) Arc<RunShared>);
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if self
+            .0
+            .sink
+            .fail(RunError::new("the client disconnected").with_code("disconnected"))
+        {
+            tracing::info!("client went away; run cancelled (cancel-on-disconnect)");
+        }
+    }
+}
