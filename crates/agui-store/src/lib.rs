@@ -373,6 +373,25 @@ pub trait EventStore: Send + Sync + 'static {
         until_ms: u64,
     ) -> BoxFuture<'a, Result<()>>;
 
+    /// [`append`](Self::append), then, when the append was accepted,
+    /// [`renew_lease`](Self::renew_lease): what a server does when it claims a run by
+    /// storing its `RUN_STARTED`. A refused append records no lease. A backend may do both
+    /// in one transaction (the SQLite store does: one sync instead of two per run); the
+    /// default does one after the other.
+    fn append_leased<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        Box::pin(async move {
+            let range = self.append(thread, run, events).await?;
+            self.renew_lease(thread, run, until_ms).await?;
+            Ok(range)
+        })
+    }
+
     /// The expiry of `run`'s lease (Unix milliseconds), `None` when none was ever recorded
     /// (a run written without a server, which is never considered abandoned).
     fn lease<'a>(&'a self, thread: &'a str, run: &'a str) -> BoxFuture<'a, Result<Option<u64>>>;
@@ -588,6 +607,15 @@ impl<S: EventStore + ?Sized> EventStore for Arc<S> {
     ) -> BoxFuture<'a, Result<()>> {
         (**self).renew_lease(thread, run, until_ms)
     }
+    fn append_leased<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        (**self).append_leased(thread, run, events, until_ms)
+    }
     fn lease<'a>(&'a self, thread: &'a str, run: &'a str) -> BoxFuture<'a, Result<Option<u64>>> {
         (**self).lease(thread, run)
     }
@@ -751,6 +779,15 @@ mod tests {
         fn renew_lease<'a>(&'a self, _: &'a str, _: &'a str, _: u64) -> BoxFuture<'a, Result<()>> {
             named("renew_lease")
         }
+        fn append_leased<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+            _: &'a [Event],
+            _: u64,
+        ) -> BoxFuture<'a, Result<Range<u64>>> {
+            named("append_leased")
+        }
         fn lease<'a>(&'a self, _: &'a str, _: &'a str) -> BoxFuture<'a, Result<Option<u64>>> {
             named("lease")
         }
@@ -815,6 +852,10 @@ mod tests {
             assert_eq!(s.poll_interval(), Some(Duration::from_millis(4242)));
             assert_eq!(name(s.tail("t", 1).next().await.unwrap()), "tail");
             assert_eq!(name(s.renew_lease("t", "r", 1).await), "renew_lease");
+            assert_eq!(
+                name(s.append_leased("t", "r", &[], 1).await),
+                "append_leased"
+            );
             assert_eq!(name(s.lease("t", "r").await), "lease");
             assert_eq!(
                 name(s.abandon_if_expired("t", "r", 1).await),

@@ -168,6 +168,8 @@ enum Work {
     Append(Prepared),
     /// Records the run's lease until this time (Unix milliseconds).
     Lease(u64),
+    /// Appends, then (when the append was accepted) records the lease, in one savepoint.
+    AppendLeased(Prepared, u64),
 }
 
 impl Inner {
@@ -428,6 +430,29 @@ impl SqliteStore {
         })
     }
 
+    /// Appends `events` in the next group commit, with the run's lease when `lease` is
+    /// given (in the same savepoint), and wakes the thread's live tails.
+    async fn append_work(
+        &self,
+        thread: &str,
+        run: &str,
+        events: &[Event],
+        lease: Option<u64>,
+    ) -> Result<Range<u64>> {
+        let prepared = prepare(thread, run, events)?;
+        let work = match lease {
+            Some(until_ms) => Work::AppendLeased(prepared, until_ms),
+            None => Work::Append(prepared),
+        };
+        let range = self
+            .write_grouped(thread.to_owned(), run.to_owned(), work)
+            .await?;
+        if !range.is_empty() {
+            self.inner.notifier.notify(thread, range.end - 1);
+        }
+        Ok(range)
+    }
+
     /// Records `run`'s lease, in the next group commit.
     async fn write_lease(&self, thread: String, run: String, until_ms: u64) -> Result<()> {
         self.write_grouped(thread, run, Work::Lease(until_ms))
@@ -586,6 +611,11 @@ fn commit_group(conn: &mut Connection, jobs: Vec<WriteJob>, path: &Path) {
                 Work::Lease(until_ms) => {
                     lease_in(&sp, &job.thread, &job.run, *until_ms)?;
                     0..0
+                }
+                Work::AppendLeased(prepared, until_ms) => {
+                    let range = append_in(&sp, job.thread.clone(), job.run.clone(), prepared)?;
+                    lease_in(&sp, &job.thread, &job.run, *until_ms)?;
+                    range
                 }
             };
             sp.commit().map_err(backend)?;
@@ -749,16 +779,7 @@ impl EventStore for SqliteStore {
         run: &'a str,
         events: &'a [Event],
     ) -> BoxFuture<'a, Result<Range<u64>>> {
-        Box::pin(async move {
-            let prepared = prepare(thread, run, events)?;
-            let range = self
-                .write_grouped(thread.to_owned(), run.to_owned(), Work::Append(prepared))
-                .await?;
-            if !range.is_empty() {
-                self.inner.notifier.notify(thread, range.end - 1);
-            }
-            Ok(range)
-        })
+        Box::pin(self.append_work(thread, run, events, None))
     }
 
     fn read_raw<'a>(
@@ -991,6 +1012,16 @@ impl EventStore for SqliteStore {
     ) -> BoxFuture<'a, Result<()>> {
         let (thread, run) = (thread.to_owned(), run.to_owned());
         Box::pin(self.write_lease(thread, run, until_ms))
+    }
+
+    fn append_leased<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        Box::pin(self.append_work(thread, run, events, Some(until_ms)))
     }
 
     fn lease<'a>(&'a self, thread: &'a str, run: &'a str) -> BoxFuture<'a, Result<Option<u64>>> {

@@ -54,7 +54,8 @@ pub(super) async fn persist(
             tracing::warn!(thread_id = %run.thread_id, run_id = %run.run_id, "cannot renew the run's lease: {e}");
         }
     };
-    renew().await;
+    // The first lease was recorded with the run's RUN_STARTED (`claim`); renewals follow
+    // every third of the lease.
     let mut ticks = tokio::time::interval(lease / 3);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     ticks.tick().await;

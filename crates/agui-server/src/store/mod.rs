@@ -47,7 +47,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-use lease::{persist, sweep_abandoned};
+use lease::{lease_now, persist, sweep_abandoned};
 use stream::{
     CancelGuard, encoded, follow, frame, is_terminal, read_failure, read_failure_event, sse,
     streamed,
@@ -182,8 +182,8 @@ pub(crate) async fn prepare(
     })
 }
 
-/// Claims the run by storing its `RUN_STARTED` — refused with `409` when the run id was
-/// already used in the thread. The stored `RUN_STARTED` echoes the input with only the
+/// Claims the run by storing its `RUN_STARTED` with the run's first lease — refused with
+/// `409` when the run id was already used in the thread. The stored `RUN_STARTED` echoes the input with only the
 /// messages the thread does not hold yet. Returns the event's sequence.
 pub(crate) async fn claim(
     options: &StoreOptions,
@@ -204,9 +204,17 @@ pub(crate) async fn claim(
     let mut stored = started.clone();
     stored.input = Some(Box::new(echo));
     let t0 = std::time::Instant::now();
+    // The run's lease is recorded with its RUN_STARTED (one transaction where the store
+    // can), so a claimed run always has a lease for readers to find expired.
+    let until = lease_now() + options.lease.as_millis() as u64;
     let appended = options
         .store
-        .append(&input.thread_id, &input.run_id, &[Event::from(stored)])
+        .append_leased(
+            &input.thread_id,
+            &input.run_id,
+            &[Event::from(stored)],
+            until,
+        )
         .await;
     crate::metrics::store_append(t0.elapsed());
     match appended {

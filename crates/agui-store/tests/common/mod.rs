@@ -615,6 +615,28 @@ async fn data_survives_reopening(open: Open) {
     );
 }
 
+/// A run claimed with its lease (`append_leased`, what a server does with RUN_STARTED) has
+/// that lease; a refused claim of the same run records nothing, so it cannot extend the
+/// lease of the run that holds the id.
+async fn claims_record_their_lease_and_refused_ones_nothing(open: Open) {
+    let s = open().await;
+    let range = s
+        .append_leased("t", "r1", &[started("t", "r1")], 1_000)
+        .await
+        .unwrap();
+    assert_eq!(range, 1..2);
+    assert_eq!(s.lease("t", "r1").await.unwrap(), Some(1_000));
+    let again = s
+        .append_leased("t", "r1", &[started("t", "r1")], 9_000)
+        .await;
+    assert!(
+        matches!(again, Err(StoreError::RunExists { .. })),
+        "{again:?}"
+    );
+    assert_eq!(s.lease("t", "r1").await.unwrap(), Some(1_000));
+    assert_eq!(s.thread("t").await.unwrap().last_seq, 1);
+}
+
 /// Leases: renewed and read back (shared between instances); a running run whose lease
 /// expired is closed with `RUN_ERROR` code `abandoned`; a run with a live lease, without a
 /// lease, or already ended is left alone.
@@ -1312,6 +1334,7 @@ pub fn cases() -> Vec<(&'static str, Case)> {
         case!(refused_appends_in_a_burst_undo_nothing_else),
         case!(data_survives_reopening),
         case!(expired_leases_abandon_running_runs),
+        case!(claims_record_their_lease_and_refused_ones_nothing),
         case!(starting_an_existing_run_is_refused),
         case!(racing_starts_of_one_run_have_one_winner),
         case!(threads_are_claimed_once),
