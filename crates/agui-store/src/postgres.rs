@@ -6,7 +6,8 @@
 //! database). Thread and run ids are stored as `bytea`, so any string, even one with a NUL
 //! character that `text` refuses, is kept verbatim; every value goes through a query
 //! parameter. An append is one call of a PL/pgSQL function of the schema, which locks the
-//! thread's row, checks the run and stores the batch (one multi-row insert): sequence
+//! thread's row, checks the run and stores the batch (one multi-row insert) and, for
+//! [`EventStore::append_leased`], the run's lease: sequence
 //! numbers stay contiguous and a run starts once whichever instance writes. The wake-up of
 //! the other instances' tails (`pg_notify`) follows in its own transaction, sent in the
 //! same round trip. `append` returns after the commit, which PostgreSQL makes durable
@@ -86,7 +87,7 @@ impl Sql {
              FROM {s}.threads t"
         );
         Sql {
-            append: format!("SELECT {s}.append_v1($1, $2, $3, $4, $5, $6, $7, $8)"),
+            append: format!("SELECT {s}.append_v2($1, $2, $3, $4, $5, $6, $7, $8, $9)"),
             // Its own transaction, after the append's: a NOTIFY takes a database-wide lock
             // from its commit on until the commit is flushed, which would serialise every
             // append's flush; without a flush to wait for (the wake-up need not be durable)
@@ -165,9 +166,10 @@ fn ddl(s: &str) -> String {
 
          -- One append: the first sequence, or -1 (the batch starts a run that exists), -2
          -- (the run ended), -3 (unknown parent run). Nothing is written before a refusal.
-         CREATE OR REPLACE FUNCTION {s}.append_v1(
+         -- With p_lease, the run's lease is recorded too (a server claiming a run).
+         CREATE OR REPLACE FUNCTION {s}.append_v2(
              p_thread BYTEA, p_run BYTEA, p_bodies BYTEA[], p_starts BOOLEAN,
-             p_parent BYTEA, p_status TEXT, p_title BYTEA, p_now BIGINT
+             p_parent BYTEA, p_status TEXT, p_title BYTEA, p_now BIGINT, p_lease BIGINT
          ) RETURNS BIGINT LANGUAGE plpgsql AS $fn$
          DECLARE
              v_tid BIGINT;
@@ -213,8 +215,22 @@ fn ddl(s: &str) -> String {
                      updated_ms = GREATEST(updated_ms, p_now),
                      title = coalesce(title, p_title)
                  WHERE tid = v_tid;
+             IF p_lease IS NOT NULL THEN
+                 INSERT INTO {s}.leases (thread_id, run_id, until_ms)
+                     VALUES (p_thread, p_run, p_lease)
+                     ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = EXCLUDED.until_ms;
+             END IF;
              RETURN v_last + 1;
          END
+         $fn$;
+
+         -- The first version, for processes of an earlier release sharing the schema.
+         CREATE OR REPLACE FUNCTION {s}.append_v1(
+             p_thread BYTEA, p_run BYTEA, p_bodies BYTEA[], p_starts BOOLEAN,
+             p_parent BYTEA, p_status TEXT, p_title BYTEA, p_now BIGINT
+         ) RETURNS BIGINT LANGUAGE sql AS $fn$
+             SELECT {s}.append_v2(p_thread, p_run, p_bodies, p_starts, p_parent, p_status,
+                 p_title, p_now, NULL)
          $fn$;
 
          -- Deletes a thread (waiting for appends in progress), its runs, events and leases;
@@ -566,6 +582,79 @@ impl PostgresStore {
     }
 }
 
+impl PostgresStore {
+    /// One append (with the run's lease when `lease` is given, in the same transaction):
+    /// a single call of the schema's append function, with the tails' wake-up sent in the
+    /// same round trip.
+    async fn append_with(
+        &self,
+        thread: &str,
+        run: &str,
+        events: &[Event],
+        lease: Option<i64>,
+    ) -> Result<Range<u64>> {
+        let prepared = prepare(thread, run, events)?;
+        let mut c = self.inner.pool.get().await?;
+        if prepared.bodies.is_empty() {
+            let last = self.thread_row(&mut c, thread).await?.map_or(0, |(_, l)| l);
+            return Ok(last + 1..last + 1);
+        }
+        let bodies: Vec<&[u8]> = prepared.bodies.iter().map(Vec::as_slice).collect();
+        let parent = prepared.parent.as_deref().map(str::as_bytes);
+        let status = prepared.closes.unwrap_or(RunStatus::Running).as_str();
+        let title = prepared.title.as_deref().map(str::as_bytes);
+        let now = now_ms() as i64;
+        let append = c.statement(&self.inner.sql.append).await?;
+        let notify = c.statement(&self.inner.sql.notify).await?;
+        // Sent together (one round trip); the server runs the notification after the
+        // append's commit. A refused append wakes the tails for nothing, harmlessly.
+        let (thread_b, run_b, wake) = (thread.as_bytes(), run.as_bytes(), payload(thread));
+        let args: [&(dyn ToSql + Sync); 9] = [
+            &thread_b,
+            &run_b,
+            &bodies,
+            &prepared.starts_run,
+            &parent,
+            &status,
+            &title,
+            &now,
+            &lease,
+        ];
+        let wake_args: [&(dyn ToSql + Sync); 2] = [&self.inner.schema, &wake];
+        let (row, _) = tokio::join!(
+            c.client.query_one(&append, &args),
+            c.client.execute(&notify, &wake_args)
+        );
+        let row = row.map_err(pg)?;
+        drop(c);
+        let first: i64 = row.get(0);
+        let (thread_id, run_id) = (thread.to_owned(), run.to_owned());
+        match first {
+            -1 => Err(StoreError::RunExists {
+                thread: thread_id,
+                run: run_id,
+            }),
+            -2 => Err(StoreError::RunClosed {
+                thread: thread_id,
+                run: run_id,
+            }),
+            -3 => Err(StoreError::UnknownRun {
+                thread: thread_id,
+                run: prepared.parent.unwrap_or_default(),
+            }),
+            first if first >= 1 => {
+                let first = first as u64;
+                let end = first + prepared.bodies.len() as u64;
+                self.inner.notifier.notify(thread, end - 1);
+                Ok(first..end)
+            }
+            other => Err(StoreError::Backend(format!(
+                "postgres: append returned {other}"
+            ))),
+        }
+    }
+}
+
 impl EventStore for PostgresStore {
     fn append<'a>(
         &'a self,
@@ -573,65 +662,24 @@ impl EventStore for PostgresStore {
         run: &'a str,
         events: &'a [Event],
     ) -> BoxFuture<'a, Result<Range<u64>>> {
+        Box::pin(self.append_with(thread, run, events, None))
+    }
+
+    fn append_leased<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
         Box::pin(async move {
-            let prepared = prepare(thread, run, events)?;
-            let mut c = self.inner.pool.get().await?;
-            if prepared.bodies.is_empty() {
-                let last = self.thread_row(&mut c, thread).await?.map_or(0, |(_, l)| l);
-                return Ok(last + 1..last + 1);
+            if events.is_empty() {
+                let range = self.append(thread, run, events).await?;
+                self.renew_lease(thread, run, until_ms).await?;
+                return Ok(range);
             }
-            let bodies: Vec<&[u8]> = prepared.bodies.iter().map(Vec::as_slice).collect();
-            let parent = prepared.parent.as_deref().map(str::as_bytes);
-            let status = prepared.closes.unwrap_or(RunStatus::Running).as_str();
-            let title = prepared.title.as_deref().map(str::as_bytes);
-            let now = now_ms() as i64;
-            let append = c.statement(&self.inner.sql.append).await?;
-            let notify = c.statement(&self.inner.sql.notify).await?;
-            // Sent together (one round trip); the server runs the notification after the
-            // append's commit. A refused append wakes the tails for nothing, harmlessly.
-            let (thread_b, run_b, wake) = (thread.as_bytes(), run.as_bytes(), payload(thread));
-            let args: [&(dyn ToSql + Sync); 8] = [
-                &thread_b,
-                &run_b,
-                &bodies,
-                &prepared.starts_run,
-                &parent,
-                &status,
-                &title,
-                &now,
-            ];
-            let wake_args: [&(dyn ToSql + Sync); 2] = [&self.inner.schema, &wake];
-            let (row, _) = tokio::join!(
-                c.client.query_one(&append, &args),
-                c.client.execute(&notify, &wake_args)
-            );
-            let row = row.map_err(pg)?;
-            drop(c);
-            let first: i64 = row.get(0);
-            let (thread_id, run_id) = (thread.to_owned(), run.to_owned());
-            match first {
-                -1 => Err(StoreError::RunExists {
-                    thread: thread_id,
-                    run: run_id,
-                }),
-                -2 => Err(StoreError::RunClosed {
-                    thread: thread_id,
-                    run: run_id,
-                }),
-                -3 => Err(StoreError::UnknownRun {
-                    thread: thread_id,
-                    run: prepared.parent.unwrap_or_default(),
-                }),
-                first if first >= 1 => {
-                    let first = first as u64;
-                    let end = first + prepared.bodies.len() as u64;
-                    self.inner.notifier.notify(thread, end - 1);
-                    Ok(first..end)
-                }
-                other => Err(StoreError::Backend(format!(
-                    "postgres: append returned {other}"
-                ))),
-            }
+            let until = i64::try_from(until_ms).unwrap_or(i64::MAX);
+            self.append_with(thread, run, events, Some(until)).await
         })
     }
 
@@ -788,7 +836,7 @@ impl EventStore for PostgresStore {
                 .iter()
                 .map(|r| r.get(0))
                 .collect();
-            for f in ["append_v1", "delete_v1"] {
+            for f in ["append_v2", "delete_v1"] {
                 if !functions.iter().any(|h| h == f) {
                     missing.push(format!("function {f}"));
                 }
