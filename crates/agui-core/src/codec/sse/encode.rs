@@ -121,13 +121,7 @@ impl SseEncoder {
         value: &T,
         id: Option<&str>,
     ) -> Result<&[u8], serde_json::Error> {
-        self.buf.clear();
-        if let Some(id) = id {
-            debug_assert!(!id.contains('\0'), "an SSE id cannot contain NUL");
-            write_field(&mut self.buf, b"id: ", id);
-        }
-        self.buf.extend_from_slice(b"data: ");
-        let start = self.buf.len();
+        let start = self.begin(id);
         if let Err(err) = serde_json::to_writer(&mut self.buf, value) {
             self.buf.clear();
             return Err(err);
@@ -154,17 +148,23 @@ impl SseEncoder {
     /// );
     /// ```
     pub fn encode_event(&mut self, event: &Event, id: Option<&str>) -> &[u8] {
+        let start = self.begin(id);
+        event.write_json(&mut self.buf);
+        debug_assert!(memchr::memchr2(b'\n', b'\r', &self.buf[start..]).is_none());
+        self.buf.extend_from_slice(b"\n\n");
+        &self.buf
+    }
+
+    /// Clears the buffer and writes a frame's start (`id: <id>` and LF if `id` is given,
+    /// then `data: `); returns where the data begins.
+    fn begin(&mut self, id: Option<&str>) -> usize {
         self.buf.clear();
         if let Some(id) = id {
             debug_assert!(!id.contains('\0'), "an SSE id cannot contain NUL");
             write_field(&mut self.buf, b"id: ", id);
         }
         self.buf.extend_from_slice(b"data: ");
-        let start = self.buf.len();
-        event.write_json(&mut self.buf);
-        debug_assert!(memchr::memchr2(b'\n', b'\r', &self.buf[start..]).is_none());
-        self.buf.extend_from_slice(b"\n\n");
-        &self.buf
+        self.buf.len()
     }
 
     /// Returns the bytes of `frame` as [`SseFrame::write_to`] writes them.
