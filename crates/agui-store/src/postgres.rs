@@ -597,6 +597,13 @@ impl PostgresStore {
         let mut c = self.inner.pool.get().await?;
         if prepared.bodies.is_empty() {
             let last = self.thread_row(&mut c, thread).await?.map_or(0, |(_, l)| l);
+            if let Some(until) = lease {
+                c.execute(
+                    &self.inner.sql.lease_put,
+                    &[&thread.as_bytes(), &run.as_bytes(), &until],
+                )
+                .await?;
+            }
             return Ok(last + 1..last + 1);
         }
         let bodies: Vec<&[u8]> = prepared.bodies.iter().map(Vec::as_slice).collect();
@@ -672,15 +679,8 @@ impl EventStore for PostgresStore {
         events: &'a [Event],
         until_ms: u64,
     ) -> BoxFuture<'a, Result<Range<u64>>> {
-        Box::pin(async move {
-            if events.is_empty() {
-                let range = self.append(thread, run, events).await?;
-                self.renew_lease(thread, run, until_ms).await?;
-                return Ok(range);
-            }
-            let until = i64::try_from(until_ms).unwrap_or(i64::MAX);
-            self.append_with(thread, run, events, Some(until)).await
-        })
+        let until = i64::try_from(until_ms).unwrap_or(i64::MAX);
+        Box::pin(self.append_with(thread, run, events, Some(until)))
     }
 
     fn read_raw<'a>(

@@ -425,7 +425,7 @@ impl SqliteStore {
         .await?;
         result.await.unwrap_or_else(|_| {
             Err(StoreError::Backend(
-                "the append's write task ended without an answer".into(),
+                "the store's write task ended without an answer".into(),
             ))
         })
     }
@@ -451,13 +451,6 @@ impl SqliteStore {
             self.inner.notifier.notify(thread, range.end - 1);
         }
         Ok(range)
-    }
-
-    /// Records `run`'s lease, in the next group commit.
-    async fn write_lease(&self, thread: String, run: String, until_ms: u64) -> Result<()> {
-        self.write_grouped(thread, run, Work::Lease(until_ms))
-            .await
-            .map(|_| ())
     }
 
     /// Runs `f` on a pooled read connection, on the blocking pool.
@@ -607,13 +600,13 @@ fn commit_group(conn: &mut Connection, jobs: Vec<WriteJob>, path: &Path) {
         let outcome = (|| {
             let sp = tx.savepoint().map_err(backend)?;
             let range = match &job.work {
-                Work::Append(prepared) => append_in(&sp, job.thread, job.run, prepared)?,
+                Work::Append(prepared) => append_in(&sp, &job.thread, &job.run, prepared)?,
                 Work::Lease(until_ms) => {
                     lease_in(&sp, &job.thread, &job.run, *until_ms)?;
                     0..0
                 }
                 Work::AppendLeased(prepared, until_ms) => {
-                    let range = append_in(&sp, job.thread.clone(), job.run.clone(), prepared)?;
+                    let range = append_in(&sp, &job.thread, &job.run, prepared)?;
                     lease_in(&sp, &job.thread, &job.run, *until_ms)?;
                     range
                 }
@@ -666,11 +659,11 @@ fn lease_in(tx: &Connection, thread: &str, run: &str, until_ms: u64) -> Result<(
 /// One run's append inside the group's write transaction (see [`SqliteStore::write_grouped`]).
 fn append_in(
     tx: &Connection,
-    thread_id: String,
-    run_id: String,
+    thread_id: &str,
+    run_id: &str,
     prepared: &Prepared,
 ) -> Result<Range<u64>> {
-    let existing = thread_row(tx, &thread_id)?;
+    let existing = thread_row(tx, thread_id)?;
     let last = existing.map_or(0, |(_, l)| l);
     if prepared.bodies.is_empty() {
         return Ok(last + 1..last + 1);
@@ -688,14 +681,14 @@ fn append_in(
     // sees the first's run.
     if prepared.starts_run && current.is_some() {
         return Err(StoreError::RunExists {
-            thread: thread_id,
-            run: run_id,
+            thread: thread_id.to_owned(),
+            run: run_id.to_owned(),
         });
     }
     if current.as_deref().is_some_and(|s| s != "running") {
         return Err(StoreError::RunClosed {
-            thread: thread_id,
-            run: run_id,
+            thread: thread_id.to_owned(),
+            run: run_id.to_owned(),
         });
     }
     if let Some(p) = &prepared.parent {
@@ -711,7 +704,7 @@ fn append_in(
         };
         if !found {
             return Err(StoreError::UnknownRun {
-                thread: thread_id,
+                thread: thread_id.to_owned(),
                 run: p.clone(),
             });
         }
@@ -1010,8 +1003,9 @@ impl EventStore for SqliteStore {
         run: &'a str,
         until_ms: u64,
     ) -> BoxFuture<'a, Result<()>> {
-        let (thread, run) = (thread.to_owned(), run.to_owned());
-        Box::pin(self.write_lease(thread, run, until_ms))
+        // In the next group commit.
+        let work = self.write_grouped(thread.to_owned(), run.to_owned(), Work::Lease(until_ms));
+        Box::pin(async move { work.await.map(|_| ()) })
     }
 
     fn append_leased<'a>(

@@ -635,6 +635,10 @@ async fn claims_record_their_lease_and_refused_ones_nothing(open: Open) {
     );
     assert_eq!(s.lease("t", "r1").await.unwrap(), Some(1_000));
     assert_eq!(s.thread("t").await.unwrap().last_seq, 1);
+    // No events: nothing appended, the lease recorded all the same.
+    let empty = s.append_leased("t", "r1", &[], 2_000).await.unwrap();
+    assert_eq!(empty, 2..2);
+    assert_eq!(s.lease("t", "r1").await.unwrap(), Some(2_000));
 }
 
 /// Leases: renewed and read back (shared between instances); a running run whose lease
