@@ -3,9 +3,7 @@
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    if std::env::var_os("CARGO_FEATURE_PROTO").is_none() {
-        return;
-    }
+    // A build script is compiled with its package's features, so the cfg is the check.
     #[cfg(feature = "proto")]
     generate();
 }
