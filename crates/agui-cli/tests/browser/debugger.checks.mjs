@@ -232,10 +232,13 @@ export async function debuggerChecks(t) {
           dt.items.add(new File([bytes], name, { type }));
           for (const kind of ["dragenter", "dragover", "drop"]) document.body.dispatchEvent(new DragEvent(kind, { dataTransfer: dt, bubbles: true, cancelable: true }));
         }, [name, Buffer.from(bytes).toString("base64"), type]);
-        await page.waitForFunction((sel) => {
+        // Waits for this file's banner: after an earlier drop the status already reads
+        // "recording, not busy", so the status alone would not wait for this one.
+        await page.waitForFunction(([sel, bannerSel, name]) => {
           const s = document.querySelector(sel);
-          return s.dataset.loaded === "recording" && s.dataset.busy === "false";
-        }, T("run-status"));
+          const b = document.querySelector(bannerSel);
+          return s.dataset.loaded === "recording" && s.dataset.busy === "false" && !!b && b.textContent.includes(name);
+        }, [T("run-status"), T("recording-banner"), name]);
       };
       await fresh(page, base);
       await drop("small.jsonl", Buffer.from(jsonl(small)), "application/x-ndjson");
