@@ -79,6 +79,7 @@ mod interrupts;
 mod listen;
 pub mod metrics;
 mod negotiate;
+mod open;
 mod reasoning;
 mod server;
 mod sink;
