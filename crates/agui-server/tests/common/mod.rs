@@ -2,6 +2,8 @@
 //! `TcpStream` (chunked bodies decoded by hand), plus SSE helpers.
 #![allow(dead_code)]
 
+pub mod shared;
+
 use agui_core::codec::sse::SseDecoder;
 use agui_core::engine::pipeline::Pipeline;
 use agui_server::AgentServer;
