@@ -82,6 +82,7 @@ mod negotiate;
 mod open;
 mod reasoning;
 mod server;
+mod setters;
 mod sink;
 mod step;
 #[cfg(feature = "store")]

@@ -73,19 +73,3 @@ impl Drop for Open {
         }
     }
 }
-
-/// Builder setters of optional strings: each `/// doc name(arg: into String) => field;`
-/// becomes `pub fn name(mut self, arg: impl Into<String>) -> Self`, setting
-/// `self.field = Some(arg.into())`.
-macro_rules! setters {
-    ($($(#[$doc:meta])* $name:ident($arg:ident: into String) => $field:ident;)*) => {
-        $(
-            $(#[$doc])*
-            pub fn $name(mut self, $arg: impl Into<String>) -> Self {
-                self.$field = Some($arg.into());
-                self
-            }
-        )*
-    };
-}
-pub(crate) use setters;

@@ -2,7 +2,8 @@
 
 use crate::context::RunContext;
 use crate::error::{AgentError, EmitError};
-use crate::open::{Open, setters};
+use crate::open::Open;
+use crate::setters::setters;
 use agui_core::SubagentOutcome;
 use agui_core::event::{SubagentError, SubagentFinished, SubagentStarted};
 use serde_json::Value;
@@ -36,13 +37,15 @@ impl SubagentBuilder {
     setters! {
         /// Uses this `subagentRunId` instead of a fresh one (for example to continue a
         /// suspended invocation in the resuming run).
-        id(id: into String) => id;
+        id(id: impl Into<String>) => id = Some(id.into());
         /// Sets the description.
-        description(description: into String) => description;
+        description(description: impl Into<String>) => description = Some(description.into());
         /// Names the tool call that spawned it (agents as tools).
-        parent_tool_call(tool_call_id: into String) => parent_tool_call_id;
+        parent_tool_call(tool_call_id: impl Into<String>) =>
+            parent_tool_call_id = Some(tool_call_id.into());
         /// Names the message holding that tool call.
-        parent_message(message_id: into String) => parent_message_id;
+        parent_message(message_id: impl Into<String>) =>
+            parent_message_id = Some(message_id.into());
     }
 
     /// Sends `SUBAGENT_STARTED` and returns the invocation.

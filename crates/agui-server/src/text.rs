@@ -2,7 +2,8 @@
 
 use crate::context::RunContext;
 use crate::error::EmitError;
-use crate::open::{Open, setters};
+use crate::open::Open;
+use crate::setters::setters;
 use agui_core::event::{TextMessageContent, TextMessageEnd, TextMessageRole, TextMessageStart};
 
 /// Options of a text message before it starts. Made by [`RunContext::text_message`].
@@ -27,15 +28,11 @@ impl TextMessageBuilder {
 
     setters! {
         /// Uses this message id instead of a fresh one.
-        id(id: into String) => id;
+        id(id: impl Into<String>) => id = Some(id.into());
         /// Sets the author's display name.
-        name(name: into String) => name;
-    }
-
-    /// Sets the role (absent means assistant).
-    pub fn role(mut self, role: TextMessageRole) -> Self {
-        self.role = Some(role);
-        self
+        name(name: impl Into<String>) => name = Some(name.into());
+        /// Sets the role (absent means assistant).
+        role(role: TextMessageRole) => role = Some(role);
     }
 
     /// Sends `TEXT_MESSAGE_START`.

@@ -2,7 +2,8 @@
 
 use crate::context::RunContext;
 use crate::error::EmitError;
-use crate::open::{Open, setters};
+use crate::open::Open;
+use crate::setters::setters;
 use agui_core::Content;
 use agui_core::event::{ToolCallArgs, ToolCallEnd, ToolCallResult, ToolCallStart};
 
@@ -28,9 +29,10 @@ impl ToolCallBuilder {
 
     setters! {
         /// Uses this tool call id instead of a fresh one.
-        id(id: into String) => id;
+        id(id: impl Into<String>) => id = Some(id.into());
         /// Attaches the call to this assistant message.
-        parent_message(message_id: into String) => parent_message_id;
+        parent_message(message_id: impl Into<String>) =>
+            parent_message_id = Some(message_id.into());
     }
 
     /// Sends `TOOL_CALL_START`.
