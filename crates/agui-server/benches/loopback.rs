@@ -24,14 +24,14 @@ use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+#[path = "../tests/common/shared.rs"]
+#[allow(dead_code)]
+mod shared;
+
 const DELTAS: u64 = 1_000_000;
 
 fn server_runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap()
+    shared::runtime(1)
 }
 
 fn start(rt: &tokio::runtime::Runtime, server: AgentServer) -> SocketAddr {

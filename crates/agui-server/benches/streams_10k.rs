@@ -27,7 +27,10 @@
 
 #![allow(missing_docs)]
 
-use agui_server::{AgentServer, Finish, agent_fn};
+#[path = "../tests/common/shared.rs"]
+mod shared;
+
+use shared::{held_open_server, runtime};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -48,39 +51,12 @@ fn main() {
 
 // ---------------------------------------------------------------------------- server
 
-/// Counts live agents: one per run, dropped when the agent future is (cancelled or done).
-struct Live(Arc<AtomicUsize>);
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
 /// The server process: prints `listening <addr>`, then answers each stdin line with the
 /// number of live agents.
 fn server_main() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime(1);
     let live = Arc::new(AtomicUsize::new(0));
-    let counter = live.clone();
-    let server = AgentServer::new(agent_fn(move |_input, ctx| {
-        counter.fetch_add(1, Ordering::SeqCst);
-        let guard = Live(counter.clone());
-        async move {
-            let _guard = guard;
-            let msg = ctx.text_message().start().await?;
-            msg.delta("open").await?;
-            // Hold the stream open until the client goes away (which drops this future).
-            tokio::time::sleep(Duration::from_secs(3600)).await;
-            drop(msg);
-            Ok(Finish::success())
-        }
-    }))
-    .path("/agent");
+    let server = held_open_server(&live).path("/agent");
     let addr = rt.block_on(async {
         let socket = tokio::net::TcpSocket::new_v4().unwrap();
         socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
@@ -228,11 +204,7 @@ fn parent_main() {
         stdout,
     };
 
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime(1);
 
     // One run first, so that lazily initialised state (runtime, router, tracing callsites,
     // allocator arenas) is in the baseline rather than counted against the streams.

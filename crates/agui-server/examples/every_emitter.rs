@@ -209,21 +209,11 @@ async fn all(input: agui_core::RunAgentInput, ctx: RunContext) -> AgentResult {
     delegate.result(facts.to_string()).await?;
     let (a, b) = tokio::join!(
         ctx.subagent("writer").run(|sub| async move {
-            let m = sub.text_message().start().await?;
-            for piece in ["Writing ", "in ", "parallel."] {
-                m.delta(piece).await?;
-                tokio::task::yield_now().await;
-            }
-            m.end().await?;
+            say_yielding(&sub, &["Writing ", "in ", "parallel."]).await?;
             Ok(Value::Null)
         }),
         ctx.subagent("checker").run(|sub| async move {
-            let m = sub.text_message().start().await?;
-            for piece in ["Checking ", "at ", "once."] {
-                m.delta(piece).await?;
-                tokio::task::yield_now().await;
-            }
-            m.end().await?;
+            say_yielding(&sub, &["Checking ", "at ", "once."]).await?;
             Ok(json!(true))
         }),
     );
@@ -249,6 +239,18 @@ async fn all(input: agui_core::RunAgentInput, ctx: RunContext) -> AgentResult {
         ..Default::default()
     });
     Ok(Finish::success().with_result(json!({"families": "all"})))
+}
+
+/// Says `pieces` as one text message, yielding to the runtime after each delta (so that
+/// two subagents saying at once interleave).
+async fn say_yielding(ctx: &RunContext, pieces: &[&str]) -> Result<(), AgentError> {
+    let m = ctx.text_message().start().await?;
+    for piece in pieces {
+        m.delta(*piece).await?;
+        tokio::task::yield_now().await;
+    }
+    m.end().await?;
+    Ok(())
 }
 
 async fn interrupt(ctx: RunContext) -> AgentResult {

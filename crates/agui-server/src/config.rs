@@ -1,5 +1,6 @@
 //! Limits and switches of the HTTP runtime.
 
+use crate::setters::setters;
 use std::time::Duration;
 
 /// Limits and switches of an [`AgentServer`](crate::AgentServer). Every limit has a default
@@ -102,85 +103,40 @@ impl Default for ServerConfig {
 }
 
 impl ServerConfig {
-    /// Sets [`max_body_bytes`](Self::max_body_bytes).
-    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
-        self.max_body_bytes = bytes;
-        self
-    }
-    /// Sets [`keep_alive`](Self::keep_alive).
-    pub fn keep_alive(mut self, interval: Option<Duration>) -> Self {
-        self.keep_alive = interval.filter(|d| !d.is_zero());
-        self
-    }
-    /// Sets [`buffer_bytes`](Self::buffer_bytes) (at least 1).
-    pub fn buffer_bytes(mut self, bytes: usize) -> Self {
-        self.buffer_bytes = bytes.max(1);
-        self
-    }
-    /// Sets [`max_event_bytes`](Self::max_event_bytes).
-    pub fn max_event_bytes(mut self, bytes: usize) -> Self {
-        self.max_event_bytes = bytes;
-        self
-    }
-    /// Sets [`max_events_per_run`](Self::max_events_per_run).
-    pub fn max_events_per_run(mut self, max: Option<u64>) -> Self {
-        self.max_events_per_run = max;
-        self
-    }
-    /// Sets [`verify`](Self::verify).
-    pub fn verify(mut self, on: bool) -> Self {
-        self.verify = on;
-        self
-    }
-    /// Sets [`event_timestamps`](Self::event_timestamps).
-    pub fn event_timestamps(mut self, on: bool) -> Self {
-        self.event_timestamps = on;
-        self
-    }
-    /// Sets [`check_resume`](Self::check_resume).
-    pub fn check_resume(mut self, on: bool) -> Self {
-        self.check_resume = on;
-        self
-    }
-    /// Sets [`max_interrupt_threads`](Self::max_interrupt_threads).
-    pub fn max_interrupt_threads(mut self, threads: usize) -> Self {
-        self.max_interrupt_threads = threads;
-        self
-    }
-    /// Sets [`shutdown_grace`](Self::shutdown_grace).
-    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
-        self.shutdown_grace = grace;
-        self
-    }
-    /// Sets [`max_depth`](Self::max_depth) (at least 2).
-    pub fn max_depth(mut self, depth: usize) -> Self {
-        self.max_depth = depth.max(2);
-        self
-    }
-    /// Sets [`max_id_bytes`](Self::max_id_bytes) (at least 1).
-    pub fn max_id_bytes(mut self, bytes: usize) -> Self {
-        self.max_id_bytes = bytes.max(1);
-        self
-    }
-    /// Sets [`max_body_bytes_in_flight`](Self::max_body_bytes_in_flight) (at least
-    /// `max_body_bytes`, so one largest body always fits).
-    pub fn max_body_bytes_in_flight(mut self, bytes: usize) -> Self {
-        self.max_body_bytes_in_flight = bytes;
-        self
-    }
-    /// Sets [`body_wait`](Self::body_wait).
-    pub fn body_wait(mut self, wait: Duration) -> Self {
-        self.body_wait = wait;
-        self
-    }
-    /// Sets [`header_read_timeout`](Self::header_read_timeout) (at least 100 ms).
-    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
-        self.header_read_timeout = timeout.max(Duration::from_millis(100));
-        self
-    }
-    /// Sets [`max_connections`](Self::max_connections).
-    pub fn max_connections(mut self, max: Option<usize>) -> Self {
-        self.max_connections = max;
-        self
+    setters! {
+        /// Sets [`max_body_bytes`](Self::max_body_bytes).
+        max_body_bytes(bytes: usize) => max_body_bytes = bytes;
+        /// Sets [`keep_alive`](Self::keep_alive).
+        keep_alive(interval: Option<Duration>) => keep_alive = interval.filter(|d| !d.is_zero());
+        /// Sets [`buffer_bytes`](Self::buffer_bytes) (at least 1).
+        buffer_bytes(bytes: usize) => buffer_bytes = bytes.max(1);
+        /// Sets [`max_event_bytes`](Self::max_event_bytes).
+        max_event_bytes(bytes: usize) => max_event_bytes = bytes;
+        /// Sets [`max_events_per_run`](Self::max_events_per_run).
+        max_events_per_run(max: Option<u64>) => max_events_per_run = max;
+        /// Sets [`verify`](Self::verify).
+        verify(on: bool) => verify = on;
+        /// Sets [`event_timestamps`](Self::event_timestamps).
+        event_timestamps(on: bool) => event_timestamps = on;
+        /// Sets [`check_resume`](Self::check_resume).
+        check_resume(on: bool) => check_resume = on;
+        /// Sets [`max_interrupt_threads`](Self::max_interrupt_threads).
+        max_interrupt_threads(threads: usize) => max_interrupt_threads = threads;
+        /// Sets [`shutdown_grace`](Self::shutdown_grace).
+        shutdown_grace(grace: Duration) => shutdown_grace = grace;
+        /// Sets [`max_depth`](Self::max_depth) (at least 2).
+        max_depth(depth: usize) => max_depth = depth.max(2);
+        /// Sets [`max_id_bytes`](Self::max_id_bytes) (at least 1).
+        max_id_bytes(bytes: usize) => max_id_bytes = bytes.max(1);
+        /// Sets [`max_body_bytes_in_flight`](Self::max_body_bytes_in_flight) (at least
+        /// `max_body_bytes`, so one largest body always fits).
+        max_body_bytes_in_flight(bytes: usize) => max_body_bytes_in_flight = bytes;
+        /// Sets [`body_wait`](Self::body_wait).
+        body_wait(wait: Duration) => body_wait = wait;
+        /// Sets [`header_read_timeout`](Self::header_read_timeout) (at least 100 ms).
+        header_read_timeout(timeout: Duration) =>
+            header_read_timeout = timeout.max(Duration::from_millis(100));
+        /// Sets [`max_connections`](Self::max_connections).
+        max_connections(max: Option<usize>) => max_connections = max;
     }
 }

@@ -79,8 +79,10 @@ mod interrupts;
 mod listen;
 pub mod metrics;
 mod negotiate;
+mod open;
 mod reasoning;
 mod server;
+mod setters;
 mod sink;
 mod step;
 #[cfg(feature = "store")]

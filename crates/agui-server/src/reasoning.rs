@@ -2,46 +2,38 @@
 
 use crate::context::RunContext;
 use crate::error::EmitError;
+use crate::open::Open;
 use agui_core::event::{
-    EncryptedValueSubtype, ReasoningEncryptedValue, ReasoningEnd, ReasoningMessageContent,
-    ReasoningMessageEnd, ReasoningMessageStart, ReasoningRole, ReasoningStart,
+    EncryptedValueSubtype, ReasoningEnd, ReasoningMessageContent, ReasoningMessageEnd,
+    ReasoningMessageStart, ReasoningRole, ReasoningStart,
 };
 
 /// An open reasoning span (`REASONING_START` sent). Dropping it sends `REASONING_END`.
 #[derive(Debug)]
 pub struct Reasoning {
-    ctx: RunContext,
-    id: String,
-    ended: bool,
+    open: Open,
 }
 
 impl Reasoning {
     pub(crate) async fn start(ctx: RunContext) -> Result<Reasoning, EmitError> {
         let id = ctx.new_id("reasoning");
-        ctx.emit(ReasoningStart::new(id.clone())).await?;
-        Ok(Reasoning {
-            ctx,
-            id,
-            ended: false,
-        })
+        let start = ReasoningStart::new(id.clone());
+        let open = Open::start(ctx, id, start, |id| ReasoningEnd::new(id).into()).await?;
+        Ok(Reasoning { open })
     }
 
     /// The span id.
     pub fn id(&self) -> &str {
-        &self.id
+        self.open.id()
     }
 
     /// Starts a reasoning message in this span (`REASONING_MESSAGE_START`).
     pub async fn message(&self) -> Result<ReasoningMessage, EmitError> {
-        let id = self.ctx.new_id("thought");
-        self.ctx
-            .emit(ReasoningMessageStart::new(id.clone(), ReasoningRole))
-            .await?;
-        Ok(ReasoningMessage {
-            ctx: self.ctx.clone(),
-            id,
-            ended: false,
-        })
+        let ctx = self.open.ctx.clone();
+        let id = ctx.new_id("thought");
+        let start = ReasoningMessageStart::new(id.clone(), ReasoningRole);
+        let open = Open::start(ctx, id, start, |id| ReasoningMessageEnd::new(id).into()).await?;
+        Ok(ReasoningMessage { open })
     }
 
     /// Sends a whole reasoning message; returns its id.
@@ -60,68 +52,37 @@ impl Reasoning {
         entity_id: impl Into<String>,
         encrypted_value: impl Into<String>,
     ) -> Result<(), EmitError> {
-        self.ctx
-            .emit(ReasoningEncryptedValue::new(
-                subtype,
-                entity_id,
-                encrypted_value,
-            ))
+        (self.open.ctx)
+            .encrypted_value(subtype, entity_id, encrypted_value)
             .await
     }
 
     /// Ends the span (`REASONING_END`).
     pub async fn end(mut self) -> Result<(), EmitError> {
-        self.ended = true;
-        self.ctx.emit(ReasoningEnd::new(self.id.clone())).await
-    }
-}
-
-impl Drop for Reasoning {
-    fn drop(&mut self) {
-        if !self.ended {
-            let _ = self
-                .ctx
-                .emit_now(ReasoningEnd::new(std::mem::take(&mut self.id)));
-        }
+        self.open.close().await
     }
 }
 
 /// An open reasoning message. Dropping it sends `REASONING_MESSAGE_END`.
 #[derive(Debug)]
 pub struct ReasoningMessage {
-    ctx: RunContext,
-    id: String,
-    ended: bool,
+    open: Open,
 }
 
 impl ReasoningMessage {
     /// The message id.
     pub fn id(&self) -> &str {
-        &self.id
+        self.open.id()
     }
 
     /// Appends reasoning text (`REASONING_MESSAGE_CONTENT`).
     pub async fn delta(&self, text: impl Into<String>) -> Result<(), EmitError> {
-        self.ctx
-            .emit(ReasoningMessageContent::new(self.id.clone(), text))
-            .await
+        let content = ReasoningMessageContent::new(self.id().to_owned(), text);
+        self.open.ctx.emit(content).await
     }
 
     /// Ends the message (`REASONING_MESSAGE_END`).
     pub async fn end(mut self) -> Result<(), EmitError> {
-        self.ended = true;
-        self.ctx
-            .emit(ReasoningMessageEnd::new(self.id.clone()))
-            .await
-    }
-}
-
-impl Drop for ReasoningMessage {
-    fn drop(&mut self) {
-        if !self.ended {
-            let _ = self
-                .ctx
-                .emit_now(ReasoningMessageEnd::new(std::mem::take(&mut self.id)));
-        }
+        self.open.close().await
     }
 }

@@ -2,6 +2,8 @@
 
 use crate::context::RunContext;
 use crate::error::{AgentError, EmitError};
+use crate::open::Open;
+use crate::setters::setters;
 use agui_core::SubagentOutcome;
 use agui_core::event::{SubagentError, SubagentFinished, SubagentStarted};
 use serde_json::Value;
@@ -32,29 +34,18 @@ impl SubagentBuilder {
         }
     }
 
-    /// Uses this `subagentRunId` instead of a fresh one (for example to continue a
-    /// suspended invocation in the resuming run).
-    pub fn id(mut self, id: impl Into<String>) -> Self {
-        self.id = Some(id.into());
-        self
-    }
-
-    /// Sets the description.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Names the tool call that spawned it (agents as tools).
-    pub fn parent_tool_call(mut self, tool_call_id: impl Into<String>) -> Self {
-        self.parent_tool_call_id = Some(tool_call_id.into());
-        self
-    }
-
-    /// Names the message holding that tool call.
-    pub fn parent_message(mut self, message_id: impl Into<String>) -> Self {
-        self.parent_message_id = Some(message_id.into());
-        self
+    setters! {
+        /// Uses this `subagentRunId` instead of a fresh one (for example to continue a
+        /// suspended invocation in the resuming run).
+        id(id: impl Into<String>) => id = Some(id.into());
+        /// Sets the description.
+        description(description: impl Into<String>) => description = Some(description.into());
+        /// Names the tool call that spawned it (agents as tools).
+        parent_tool_call(tool_call_id: impl Into<String>) =>
+            parent_tool_call_id = Some(tool_call_id.into());
+        /// Names the message holding that tool call.
+        parent_message(message_id: impl Into<String>) =>
+            parent_message_id = Some(message_id.into());
     }
 
     /// Sends `SUBAGENT_STARTED` and returns the invocation.
@@ -66,11 +57,13 @@ impl SubagentBuilder {
         started.parent_tool_call_id = self.parent_tool_call_id;
         started.parent_message_id = self.parent_message_id;
         self.ctx.emit(started).await?;
-        Ok(Subagent {
-            ctx: self.ctx.child(&id),
-            id,
-            done: false,
-        })
+        // Only the start goes out on the parent's context; the rest is tagged as the child's.
+        let open = Open::new(self.ctx.child(&id), id, |id| {
+            SubagentError::new(id, "the subagent ended without finishing")
+                .with_code("dropped")
+                .into()
+        });
+        Ok(Subagent { open })
     }
 
     /// Starts the invocation, runs `body` with its context, and ends it: `Ok(result)` sends
@@ -105,70 +98,56 @@ impl SubagentBuilder {
 /// `SUBAGENT_ERROR` (code `dropped`).
 #[derive(Debug)]
 pub struct Subagent {
-    ctx: RunContext,
-    id: String,
-    done: bool,
+    /// Open on the child context, under the `subagentRunId`.
+    open: Open,
 }
 
 impl Subagent {
     /// The `subagentRunId`.
     pub fn id(&self) -> &str {
-        &self.id
+        self.open.id()
     }
 
     /// The context that tags events with this invocation.
     pub fn context(&self) -> &RunContext {
-        &self.ctx
+        &self.open.ctx
     }
 
     /// Sends `SUBAGENT_FINISHED` (success).
     pub async fn finish(mut self, result: Option<Value>) -> Result<(), EmitError> {
-        self.done = true;
-        let mut e = SubagentFinished::new(self.id.clone());
+        let mut e = SubagentFinished::new(self.id().to_owned());
         e.result = result;
-        self.ctx.emit(e).await
+        self.open.close_with(e).await
     }
 
     /// Sends `SUBAGENT_ERROR`.
     pub async fn fail(mut self, message: &str, code: Option<&str>) -> Result<(), EmitError> {
-        self.done = true;
-        let mut e = SubagentError::new(self.id.clone(), message);
+        let mut e = SubagentError::new(self.id().to_owned(), message);
         e.code = code.map(str::to_owned);
-        self.ctx.emit(e).await
+        self.open.close_with(e).await
     }
 
     /// Sends `SUBAGENT_FINISHED` with a `suspended` outcome naming the interrupts this
     /// invocation raised ([`RunContext::interrupt`] on its context).
     pub async fn suspend(mut self) -> Result<(), EmitError> {
-        self.done = true;
-        let ids: Vec<String> = self.ctx.run.sink.with(|_, raised| {
+        let id = self.id().to_owned();
+        let ids: Vec<String> = self.open.ctx.run.sink.with(|_, raised| {
             raised
                 .iter()
-                .filter(|i| i.subagent_run_id.as_deref() == Some(self.id.as_str()))
+                .filter(|i| i.subagent_run_id.as_deref() == Some(id.as_str()))
                 .map(|i| i.id.clone())
                 .collect()
         });
-        let e = SubagentFinished::new(self.id.clone()).with_outcome(SubagentOutcome::Suspended {
+        let e = SubagentFinished::new(id).with_outcome(SubagentOutcome::Suspended {
             interrupt_ids: Some(ids),
         });
-        self.ctx.emit(e).await
+        self.open.close_with(e).await
     }
 }
 
 impl std::ops::Deref for Subagent {
     type Target = RunContext;
     fn deref(&self) -> &RunContext {
-        &self.ctx
-    }
-}
-
-impl Drop for Subagent {
-    fn drop(&mut self) {
-        if !self.done {
-            let _ = self.ctx.emit_now(
-                SubagentError::new(self.id.clone(), "the subagent ended without finishing")
-                    .with_code("dropped"),
-            );
-        }
+        self.context()
     }
 }

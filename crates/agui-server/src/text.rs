@@ -2,6 +2,8 @@
 
 use crate::context::RunContext;
 use crate::error::EmitError;
+use crate::open::Open;
+use crate::setters::setters;
 use agui_core::event::{TextMessageContent, TextMessageEnd, TextMessageRole, TextMessageStart};
 
 /// Options of a text message before it starts. Made by [`RunContext::text_message`].
@@ -24,22 +26,13 @@ impl TextMessageBuilder {
         }
     }
 
-    /// Uses this message id instead of a fresh one.
-    pub fn id(mut self, id: impl Into<String>) -> Self {
-        self.id = Some(id.into());
-        self
-    }
-
-    /// Sets the role (absent means assistant).
-    pub fn role(mut self, role: TextMessageRole) -> Self {
-        self.role = Some(role);
-        self
-    }
-
-    /// Sets the author's display name.
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
-        self
+    setters! {
+        /// Uses this message id instead of a fresh one.
+        id(id: impl Into<String>) => id = Some(id.into());
+        /// Sets the author's display name.
+        name(name: impl Into<String>) => name = Some(name.into());
+        /// Sets the role (absent means assistant).
+        role(role: TextMessageRole) => role = Some(role);
     }
 
     /// Sends `TEXT_MESSAGE_START`.
@@ -48,49 +41,31 @@ impl TextMessageBuilder {
         let mut start = TextMessageStart::new(id.clone());
         start.role = self.role;
         start.name = self.name;
-        self.ctx.emit(start).await?;
-        Ok(TextMessage {
-            ctx: self.ctx,
-            id,
-            ended: false,
-        })
+        let open = Open::start(self.ctx, id, start, |id| TextMessageEnd::new(id).into()).await?;
+        Ok(TextMessage { open })
     }
 }
 
 /// An open text message. Dropping it sends `TEXT_MESSAGE_END`.
 #[derive(Debug)]
 pub struct TextMessage {
-    ctx: RunContext,
-    id: String,
-    ended: bool,
+    open: Open,
 }
 
 impl TextMessage {
     /// The message id.
     pub fn id(&self) -> &str {
-        &self.id
+        self.open.id()
     }
 
     /// Appends text (`TEXT_MESSAGE_CONTENT`).
     pub async fn delta(&self, text: impl Into<String>) -> Result<(), EmitError> {
-        self.ctx
-            .emit(TextMessageContent::new(self.id.clone(), text))
-            .await
+        let content = TextMessageContent::new(self.id().to_owned(), text);
+        self.open.ctx.emit(content).await
     }
 
     /// Ends the message (`TEXT_MESSAGE_END`).
     pub async fn end(mut self) -> Result<(), EmitError> {
-        self.ended = true;
-        self.ctx.emit(TextMessageEnd::new(self.id.clone())).await
-    }
-}
-
-impl Drop for TextMessage {
-    fn drop(&mut self) {
-        if !self.ended {
-            let _ = self
-                .ctx
-                .emit_now(TextMessageEnd::new(std::mem::take(&mut self.id)));
-        }
+        self.open.close().await
     }
 }

@@ -2,6 +2,8 @@
 
 use crate::context::RunContext;
 use crate::error::EmitError;
+use crate::open::Open;
+use crate::setters::setters;
 use agui_core::Content;
 use agui_core::event::{ToolCallArgs, ToolCallEnd, ToolCallResult, ToolCallStart};
 
@@ -25,16 +27,12 @@ impl ToolCallBuilder {
         }
     }
 
-    /// Uses this tool call id instead of a fresh one.
-    pub fn id(mut self, id: impl Into<String>) -> Self {
-        self.id = Some(id.into());
-        self
-    }
-
-    /// Attaches the call to this assistant message.
-    pub fn parent_message(mut self, message_id: impl Into<String>) -> Self {
-        self.parent_message_id = Some(message_id.into());
-        self
+    setters! {
+        /// Uses this tool call id instead of a fresh one.
+        id(id: impl Into<String>) => id = Some(id.into());
+        /// Attaches the call to this assistant message.
+        parent_message(message_id: impl Into<String>) =>
+            parent_message_id = Some(message_id.into());
     }
 
     /// Sends `TOOL_CALL_START`.
@@ -42,12 +40,8 @@ impl ToolCallBuilder {
         let id = self.id.unwrap_or_else(|| self.ctx.new_id("call"));
         let mut start = ToolCallStart::new(id.clone(), self.name);
         start.parent_message_id = self.parent_message_id;
-        self.ctx.emit(start).await?;
-        Ok(ToolCall {
-            ctx: self.ctx,
-            id,
-            ended: false,
-        })
+        let open = Open::start(self.ctx, id, start, |id| ToolCallEnd::new(id).into()).await?;
+        Ok(ToolCall { open })
     }
 }
 
@@ -55,58 +49,37 @@ impl ToolCallBuilder {
 /// `TOOL_CALL_END` too); [`result`](Self::result) answers it.
 #[derive(Debug)]
 pub struct ToolCall {
-    ctx: RunContext,
-    id: String,
-    ended: bool,
+    open: Open,
 }
 
 impl ToolCall {
     /// The tool call id.
     pub fn id(&self) -> &str {
-        &self.id
+        self.open.id()
     }
 
     /// Appends argument text (`TOOL_CALL_ARGS`).
     pub async fn args(&self, delta: impl Into<String>) -> Result<(), EmitError> {
-        if self.ended {
+        if self.open.is_closed() {
             return Err(EmitError::Closed);
         }
-        self.ctx
-            .emit(ToolCallArgs::new(self.id.clone(), delta))
-            .await
+        let args = ToolCallArgs::new(self.id().to_owned(), delta);
+        self.open.ctx.emit(args).await
     }
 
     /// Ends the arguments (`TOOL_CALL_END`); does nothing when already ended.
     pub async fn end(&mut self) -> Result<(), EmitError> {
-        if self.ended {
-            return Ok(());
-        }
-        self.ended = true;
-        self.ctx.emit(ToolCallEnd::new(self.id.clone())).await
+        self.open.close().await
     }
 
     /// Ends the call if needed and sends its result (`TOOL_CALL_RESULT`); returns the id
     /// of the tool message it creates.
     pub async fn result(mut self, content: impl Into<Content>) -> Result<String, EmitError> {
         self.end().await?;
-        let message_id = self.ctx.new_id("tool");
-        self.ctx
-            .emit(ToolCallResult::new(
-                message_id.clone(),
-                self.id.clone(),
-                content,
-            ))
-            .await?;
+        let ctx = &self.open.ctx;
+        let message_id = ctx.new_id("tool");
+        let result = ToolCallResult::new(message_id.clone(), self.id().to_owned(), content);
+        ctx.emit(result).await?;
         Ok(message_id)
-    }
-}
-
-impl Drop for ToolCall {
-    fn drop(&mut self) {
-        if !self.ended {
-            let _ = self
-                .ctx
-                .emit_now(ToolCallEnd::new(std::mem::take(&mut self.id)));
-        }
     }
 }

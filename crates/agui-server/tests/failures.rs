@@ -52,8 +52,7 @@ async fn agent_errors_become_run_error_with_code_and_usage() {
         let n: i32 = "nope".parse()?; // any std error converts
         Ok(Finish::success().with_result(json!(n)))
     }));
-    let addr = spawn(&server).await;
-    let events = post_json(addr, "/", &input("t", "x")).await.events().await;
+    let events = run_once(&server).await;
     assert_eq!(types(&events), ["RUN_STARTED", "RUN_ERROR"]);
     assert_eq!(events[1]["message"], "invalid digit found in string");
     assert_eq!(events[1]["usage"][0]["inputTokens"], 4);
@@ -61,8 +60,7 @@ async fn agent_errors_become_run_error_with_code_and_usage() {
     let server = AgentServer::new(agent_fn(|_i, _ctx| async move {
         Err(AgentError::new("upstream down").with_code("upstream"))
     }));
-    let addr = spawn(&server).await;
-    let events = post_json(addr, "/", &input("t", "x")).await.events().await;
+    let events = run_once(&server).await;
     assert_eq!(events[1]["code"], "upstream");
     assert_eq!(events[1]["message"], "upstream down");
 }
@@ -96,8 +94,7 @@ async fn a_protocol_violation_is_never_sent_and_ends_the_run() {
             Err(err.into())
         }
     }));
-    let addr = spawn(&server).await;
-    let events = post_json(addr, "/", &input("t", "x")).await.events().await;
+    let events = run_once(&server).await;
     assert_eq!(
         types(&events),
         ["RUN_STARTED", "TEXT_MESSAGE_START", "RUN_ERROR"]
@@ -118,8 +115,7 @@ async fn unclosed_entities_at_the_end_become_run_error() {
         ctx.emit(TextMessageStart::new("m")).await?;
         Ok(Finish::success())
     }));
-    let addr = spawn(&server).await;
-    let events = post_json(addr, "/", &input("t", "x")).await.events().await;
+    let events = run_once(&server).await;
     assert_eq!(events.last().unwrap()["type"], "RUN_ERROR");
     assert_eq!(events.last().unwrap()["code"], "protocol_violation");
 }
@@ -136,8 +132,7 @@ async fn an_event_over_the_size_limit_ends_the_run() {
         Err(err.into())
     }))
     .config(ServerConfig::default().max_event_bytes(1000));
-    let addr = spawn(&server).await;
-    let events = post_json(addr, "/", &input("t", "x")).await.events().await;
+    let events = run_once(&server).await;
     assert_eq!(types(&events), ["RUN_STARTED", "CUSTOM", "RUN_ERROR"]);
     assert_eq!(events[2]["code"], "event_too_large");
 }
@@ -150,8 +145,7 @@ async fn too_many_events_end_the_run() {
         }
     }))
     .config(ServerConfig::default().max_events_per_run(Some(10)));
-    let addr = spawn(&server).await;
-    let events = post_json(addr, "/", &input("t", "x")).await.events().await;
+    let events = run_once(&server).await;
     assert_eq!(events.len(), 11);
     assert_eq!(events[10]["code"], "too_many_events");
 }
@@ -363,8 +357,7 @@ async fn subagent_failures_do_not_end_the_run() {
         ctx.say("carried on").await?;
         Ok(Finish::success())
     }));
-    let addr = spawn(&server).await;
-    let events = post_json(addr, "/", &input("t", "x")).await.events().await;
+    let events = run_once(&server).await;
     let err = events
         .iter()
         .find(|e| e["type"] == "SUBAGENT_ERROR")

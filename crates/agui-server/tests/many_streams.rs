@@ -3,7 +3,7 @@
 
 mod common;
 
-use agui_server::{AgentServer, Finish, agent_fn};
+use common::shared::held_open_server;
 use common::*;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,14 +12,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 const N: usize = 500;
-
-struct Live(Arc<AtomicUsize>);
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
 
 async fn open(addr: std::net::SocketAddr, i: usize) -> TcpStream {
     let body = input(&format!("t{i}"), "hi").to_string();
@@ -49,19 +41,7 @@ async fn open(addr: std::net::SocketAddr, i: usize) -> TcpStream {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn five_hundred_open_streams_then_all_cancelled_on_disconnect() {
     let live = Arc::new(AtomicUsize::new(0));
-    let counter = live.clone();
-    let server = AgentServer::new(agent_fn(move |_input, ctx| {
-        counter.fetch_add(1, Ordering::SeqCst);
-        let guard = Live(counter.clone());
-        async move {
-            let _guard = guard;
-            let msg = ctx.text_message().start().await?;
-            msg.delta("open").await?;
-            tokio::time::sleep(Duration::from_secs(3600)).await;
-            drop(msg);
-            Ok(Finish::success())
-        }
-    }));
+    let server = held_open_server(&live);
     let addr = spawn(&server).await;
     let gate = Arc::new(tokio::sync::Semaphore::new(64));
     let tasks: Vec<_> = (0..N)

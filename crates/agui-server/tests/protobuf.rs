@@ -20,14 +20,7 @@ async fn proto_events(
     accept: &str,
     body: &Value,
 ) -> (Option<String>, Vec<Event>) {
-    let res = request(
-        addr,
-        "POST",
-        "/agent",
-        &[("Accept", accept), ("Content-Type", "application/json")],
-        body.to_string().as_bytes(),
-    )
-    .await;
+    let res = post_accepting(addr, "/agent", accept, body).await;
     let ct = res.header("content-type").map(str::to_owned);
     let bytes = res.body().await;
     let mut d = ProtoFrameDecoder::new();
@@ -64,19 +57,8 @@ async fn wildcards_and_lower_preference_get_sse() {
         "application/*",
         "text/event-stream, application/vnd.ag-ui.event+proto;q=0.5",
     ] {
-        let res = request(
-            addr,
-            "POST",
-            "/agent",
-            &[("Accept", accept), ("Content-Type", "application/json")],
-            input("t", "x").to_string().as_bytes(),
-        )
-        .await;
-        assert_eq!(
-            res.header("content-type"),
-            Some("text/event-stream"),
-            "{accept}"
-        );
+        let res = post_accepting(addr, "/agent", accept, &input("t", "x")).await;
+        assert_sse(&res, accept);
     }
 }
 

@@ -2,10 +2,11 @@
 
 mod common;
 
-use agui_core::Interrupt;
+use agui_core::{Interrupt, RunAgentInput};
 use agui_server::{AgentServer, CorsLayer, Finish, ServerConfig, agent_fn};
 use common::*;
 use serde_json::{Value, json};
+use std::net::SocketAddr;
 
 fn echo_server() -> AgentServer {
     AgentServer::new(agent_fn(|_i, ctx| async move {
@@ -29,9 +30,8 @@ async fn body_over_the_limit_is_413_json() {
     // Without Content-Length (chunked upload), the limit applies while reading.
     let payload = big.to_string();
     let chunked = format!("{:x}\r\n{payload}\r\n0\r\n\r\n", payload.len());
-    let res = request(
+    let res = post(
         addr,
-        "POST",
         "/",
         &[
             ("Transfer-Encoding", "chunked"),
@@ -51,9 +51,8 @@ async fn default_body_limit_is_10_mib() {
     assert_eq!(ServerConfig::default().max_body_bytes, 10 * 1024 * 1024);
     let addr = spawn(&echo_server()).await;
     let len = (10 * 1024 * 1024 + 1).to_string();
-    let res = request(
+    let res = post(
         addr,
-        "POST",
         "/",
         &[
             ("Content-Length", &len),
@@ -75,14 +74,7 @@ async fn bad_json_is_400() {
         b"42",
         b"{\"threadId\":\"t\",\"runId\":\"r\",\"messages\":[]} trailing",
     ] {
-        let res = request(
-            addr,
-            "POST",
-            "/",
-            &[("Content-Type", "application/json")],
-            body,
-        )
-        .await;
+        let res = post(addr, "/", &[("Content-Type", "application/json")], body).await;
         assert_eq!(res.status, 400, "{}", String::from_utf8_lossy(body));
         let j = res.json().await;
         assert_eq!(j["error"], "invalid_json");
@@ -143,10 +135,7 @@ async fn unknown_fields_and_roles_are_dropped_not_refused() {
 async fn other_methods_are_refused() {
     let addr = spawn(&echo_server()).await;
     assert_eq!(request(addr, "GET", "/", &[], b"").await.status, 405);
-    assert_eq!(
-        request(addr, "POST", "/elsewhere", &[], b"{}").await.status,
-        404
-    );
+    assert_eq!(post(addr, "/elsewhere", &[], b"{}").await.status, 404);
 }
 
 #[tokio::test]
@@ -166,25 +155,11 @@ async fn cors_preflight_and_headers() {
     .await;
     assert_eq!(res.status, 200);
     assert_eq!(res.header("access-control-allow-origin"), Some("*"));
-    let res = request(
-        addr,
-        "POST",
-        "/",
-        &[("Origin", "http://127.0.0.1:9999")],
-        input("t", "x").to_string().as_bytes(),
-    )
-    .await;
+    let res = post_input(addr, "/", &[("Origin", "http://127.0.0.1:9999")]).await;
     assert_eq!(res.header("access-control-allow-origin"), Some("*"));
     // Without a CORS layer, no CORS headers.
     let addr = spawn(&echo_server()).await;
-    let res = request(
-        addr,
-        "POST",
-        "/",
-        &[("Origin", "http://x")],
-        input("t", "x").to_string().as_bytes(),
-    )
-    .await;
+    let res = post_input(addr, "/", &[("Origin", "http://x")]).await;
     assert_eq!(res.header("access-control-allow-origin"), None);
 }
 
@@ -198,12 +173,7 @@ fn interrupting_server() -> AgentServer {
                 .collect();
             return Ok(Finish::success().with_result(json!(answers)));
         }
-        if input
-            .forwarded_props
-            .as_ref()
-            .and_then(|p| p.get("ask"))
-            .is_some()
-        {
+        if asks(&input) {
             ctx.interrupt(Interrupt::new("a", "confirmation"));
             let mut b = Interrupt::new("b", "input_required");
             b.expires_at = Some("2999-01-01T00:00:00Z".into());
@@ -218,18 +188,26 @@ fn with(mut body: Value, key: &str, v: Value) -> Value {
     body
 }
 
+/// Whether the run was asked to raise interrupts (`forwardedProps.ask`).
+fn asks(input: &RunAgentInput) -> bool {
+    input
+        .forwarded_props
+        .as_ref()
+        .and_then(|p| p.get("ask"))
+        .is_some()
+}
+
+/// Runs `base` asking for interrupts; its events.
+async fn ask(addr: SocketAddr, base: &Value) -> Vec<Value> {
+    let asking = with(base.clone(), "forwardedProps", json!({"ask": 1}));
+    post_json(addr, "/", &asking).await.events().await
+}
+
 #[tokio::test]
 async fn resume_must_answer_every_open_interrupt() {
     let addr = spawn(&interrupting_server()).await;
     let base = input("thread-i", "x");
-    let events = post_json(
-        addr,
-        "/",
-        &with(base.clone(), "forwardedProps", json!({"ask": 1})),
-    )
-    .await
-    .events()
-    .await;
+    let events = ask(addr, &base).await;
     let outcome = &events.last().unwrap()["outcome"];
     assert_eq!(outcome["type"], "interrupt");
     assert_eq!(outcome["interrupts"].as_array().unwrap().len(), 2);
@@ -319,26 +297,14 @@ async fn resume_checks_can_be_turned_off() {
     let addr =
         spawn(&interrupting_server().config(ServerConfig::default().check_resume(false))).await;
     let base = input("thread-off", "x");
-    post_json(
-        addr,
-        "/",
-        &with(base.clone(), "forwardedProps", json!({"ask": 1})),
-    )
-    .await
-    .events()
-    .await;
+    ask(addr, &base).await;
     assert_eq!(post_json(addr, "/", &base).await.status, 200);
 }
 
 #[tokio::test]
 async fn run_error_keeps_interrupts_open() {
     let server = AgentServer::new(agent_fn(|input, ctx| async move {
-        if input
-            .forwarded_props
-            .as_ref()
-            .and_then(|p| p.get("ask"))
-            .is_some()
-        {
+        if asks(&input) {
             ctx.interrupt(Interrupt::new("a", "confirmation"));
             return Ok(Finish::success());
         }
@@ -346,14 +312,7 @@ async fn run_error_keeps_interrupts_open() {
     }));
     let addr = spawn(&server).await;
     let base = input("thread-e", "x");
-    post_json(
-        addr,
-        "/",
-        &with(base.clone(), "forwardedProps", json!({"ask": 1})),
-    )
-    .await
-    .events()
-    .await;
+    ask(addr, &base).await;
     let resume = with(
         base.clone(),
         "resume",

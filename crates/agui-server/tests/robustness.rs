@@ -7,7 +7,7 @@ mod common;
 use agui_core::Event;
 use agui_server::agui_store::{EventStore, MemoryStore, RawEvent};
 use agui_server::{AgentServer, Finish, ServerConfig, StoreOptions, agent_fn};
-use common::{input, post_json, request, types};
+use common::{input, post, post_json, post_value, request, serve, types};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -67,9 +67,8 @@ async fn deep_input_is_refused_and_the_thread_stays_readable() {
             &format!("\"forwardedProps\":{nested}"),
         )
         .replace("\"runId\":\"", "\"runId\":\"r2-");
-    let res = request(
+    let res = post(
         addr,
-        "POST",
         "/",
         &[("Content-Type", "application/json")],
         text.as_bytes(),
@@ -175,12 +174,11 @@ async fn last_event_id_out_of_range_is_400_everywhere() {
         let message = j["message"].as_str().unwrap();
         assert!(message.contains(id) && message.contains("79"), "{message}");
         assert!(!message.contains("80") || id == "80", "{message}");
-        let res = request(
+        let res = post_value(
             addr,
-            "POST",
             "/",
             &[("Content-Type", "application/json"), ("Last-Event-ID", id)],
-            body.to_string().as_bytes(),
+            &body,
         )
         .await;
         assert_eq!(res.status, 400, "POST {id}");
@@ -395,23 +393,10 @@ async fn a_thread_stores_what_its_runs_add() {
     assert_eq!(ids, expected);
 }
 
-/// Serves through `agui_server::serve` with `config`.
-async fn serve(server: AgentServer) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        server
-            .serve(listener, std::future::pending::<()>())
-            .await
-            .unwrap();
-    });
-    addr
-}
-
 #[tokio::test]
 async fn a_slow_request_head_is_cut_off() {
     let addr = serve(
-        talker(1).config(ServerConfig::default().header_read_timeout(Duration::from_millis(300))),
+        &talker(1).config(ServerConfig::default().header_read_timeout(Duration::from_millis(300))),
     )
     .await;
     let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -472,12 +457,11 @@ async fn health_answers_at_the_connection_limit() {
     // Room again: runs are served.
     let mut served = false;
     for _ in 0..50 {
-        let res = request(
+        let res = post_value(
             addr,
-            "POST",
             "/agent",
             &[("Content-Type", "application/json"), ("Host", "localhost")],
-            input("t", "hi").to_string().as_bytes(),
+            &input("t", "hi"),
         )
         .await;
         if res.status == 200 {

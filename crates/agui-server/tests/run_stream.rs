@@ -67,35 +67,16 @@ async fn accept_star_gets_sse_and_proto_is_only_when_asked() {
         "text/event-stream",
         "application/json",
     ] {
-        let res = request(
-            addr,
-            "POST",
-            "/",
-            &[("Accept", accept), ("Content-Type", "application/json")],
-            input("t", "x").to_string().as_bytes(),
-        )
-        .await;
-        assert_eq!(
-            res.header("content-type"),
-            Some("text/event-stream"),
-            "{accept}"
-        );
+        let res = post_accepting(addr, "/", accept, &input("t", "x")).await;
+        assert_sse(&res, accept);
         assert_eq!(types(&res.events().await), ["RUN_STARTED", "RUN_FINISHED"]);
     }
     // No Accept at all: SSE.
-    let res = request(
-        addr,
-        "POST",
-        "/",
-        &[("Content-Type", "application/json")],
-        input("t", "x").to_string().as_bytes(),
-    )
-    .await;
+    let res = post_input(addr, "/", &[("Content-Type", "application/json")]).await;
     assert_eq!(res.header("content-type"), Some("text/event-stream"));
     // Protobuf asked for: served when the codec is built in, SSE otherwise.
-    let res = request(
+    let res = post_input(
         addr,
-        "POST",
         "/",
         &[
             (
@@ -104,7 +85,6 @@ async fn accept_star_gets_sse_and_proto_is_only_when_asked() {
             ),
             ("Content-Type", "application/json"),
         ],
-        input("t", "x").to_string().as_bytes(),
     )
     .await;
     let want = if agui_server::Encoding::Proto.is_available() {
@@ -197,8 +177,7 @@ async fn state_updates_send_minimal_deltas() {
         .await?;
         Ok(Finish::success())
     }));
-    let addr = spawn(&server).await;
-    let events = post_json(addr, "/", &input("t", "x")).await.events().await;
+    let events = run_once(&server).await;
     assert_eq!(
         types(&events),
         [
@@ -251,8 +230,7 @@ async fn handles_end_themselves_when_dropped() {
         let _sub = ctx.subagent("forgotten").start().await?;
         Ok(Finish::success())
     }));
-    let addr = spawn(&server).await;
-    let events = post_json(addr, "/", &input("t", "x")).await.events().await;
+    let events = run_once(&server).await;
     let t = types(&events);
     for closer in [
         "TEXT_MESSAGE_END",
@@ -285,8 +263,7 @@ async fn stream_agents_forward_and_read_lifecycle_events() {
             Custom::new("after", json!(1)).into(),
         ])
     }));
-    let addr = spawn(&server).await;
-    let events = post_json(addr, "/", &input("t", "x")).await.events().await;
+    let events = run_once(&server).await;
     assert_eq!(
         types(&events),
         [
@@ -334,8 +311,7 @@ async fn usage_and_metadata_reach_the_terminal_events() {
             .with_usage(usage(3))
             .with_metadata(json!({"k": "v"}).as_object().cloned().unwrap()))
     }));
-    let addr = spawn(&server).await;
-    let events = post_json(addr, "/", &input("t", "x")).await.events().await;
+    let events = run_once(&server).await;
     assert_eq!(
         events[1]["usage"],
         json!([{"provider": "p", "model": "m", "inputTokens": 5}])
@@ -351,8 +327,7 @@ async fn lifecycle_events_are_reserved() {
         ctx.custom("still-open", Value::Null).await?;
         Ok(Finish::cancelled())
     }));
-    let addr = spawn(&server).await;
-    let events = post_json(addr, "/", &input("t", "x")).await.events().await;
+    let events = run_once(&server).await;
     assert_eq!(types(&events), ["RUN_STARTED", "CUSTOM", "RUN_FINISHED"]);
     assert_eq!(events[2]["outcome"], json!({"type": "cancelled"}));
 }
@@ -366,8 +341,7 @@ async fn tool_results_and_pending_calls() {
         let front = ctx.call_tool("frontend_tool", &json!({})).await?;
         Ok(Finish::pending_tool_calls(vec![front.id().to_owned()]))
     }));
-    let addr = spawn(&server).await;
-    let events = post_json(addr, "/", &input("t", "x")).await.events().await;
+    let events = run_once(&server).await;
     let last = events.last().unwrap();
     assert_eq!(last["outcome"]["type"], "success");
     assert_eq!(
@@ -388,8 +362,7 @@ async fn interrupt_outcome_carries_raised_interrupts() {
         assert!(id.starts_with("interrupt-"));
         Ok(Finish::success())
     }));
-    let addr = spawn(&server).await;
-    let events = post_json(addr, "/", &input("t", "x")).await.events().await;
+    let events = run_once(&server).await;
     let outcome = &events.last().unwrap()["outcome"];
     assert_eq!(outcome["type"], "interrupt");
     assert_eq!(outcome["interrupts"][0]["message"], "ok?");
@@ -400,8 +373,7 @@ async fn empty_interrupt_outcome_is_a_run_error() {
     let server = AgentServer::new(agent_fn(
         |_i, _ctx| async move { Ok(Finish::interrupt(vec![])) },
     ));
-    let addr = spawn(&server).await;
-    let events = post_json(addr, "/", &input("t", "x")).await.events().await;
+    let events = run_once(&server).await;
     assert_eq!(events.last().unwrap()["code"], "invalid_outcome");
 }
 
@@ -419,7 +391,6 @@ async fn event_timestamps_are_optional() {
     .await;
     let events = post_json(addr, "/", &input("t", "x")).await.events().await;
     assert!(events[1]["timestamp"].is_i64());
-    let addr = spawn(&server).await;
-    let events = post_json(addr, "/", &input("t", "x")).await.events().await;
+    let events = run_once(&server).await;
     assert!(events[1].get("timestamp").is_none());
 }

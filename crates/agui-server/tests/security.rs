@@ -7,7 +7,7 @@ use agui_server::agui_store::MemoryStore;
 use agui_server::{
     Access, AgentServer, AllowOrigin, CorsLayer, Finish, StoreOptions, Tokens, agent_fn,
 };
-use common::{input, request};
+use common::{input, post, post_value, request, serve};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -35,22 +35,8 @@ fn counting(runs: Arc<AtomicUsize>) -> AgentServer {
     .path("/agent")
 }
 
-/// Serves through `agui_server::serve` (which records the local address, so the `Host`
-/// check applies) on a loopback port.
-async fn serve(server: &AgentServer) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = server.clone();
-    tokio::spawn(async move {
-        server
-            .serve(listener, std::future::pending::<()>())
-            .await
-            .unwrap();
-    });
-    addr
-}
-
-async fn post(addr: SocketAddr, token: Option<&str>, body: &Value) -> common::Response {
+/// POSTs `body` to `/agent` with the bearer `token` (none: anonymous).
+async fn post_as(addr: SocketAddr, token: Option<&str>, body: &Value) -> common::Response {
     let auth = token.map(|t| format!("Bearer {t}"));
     let mut headers = vec![
         ("Content-Type", "application/json"),
@@ -60,14 +46,7 @@ async fn post(addr: SocketAddr, token: Option<&str>, body: &Value) -> common::Re
     if let Some(a) = &auth {
         headers.push(("Authorization", a.as_str()));
     }
-    request(
-        addr,
-        "POST",
-        "/agent",
-        &headers,
-        body.to_string().as_bytes(),
-    )
-    .await
+    post_value(addr, "/agent", &headers, body).await
 }
 
 async fn get(addr: SocketAddr, token: &str, path: &str) -> common::Response {
@@ -82,15 +61,20 @@ async fn get(addr: SocketAddr, token: &str, path: &str) -> common::Response {
     .await
 }
 
+/// A [`counting`] server that wants a token and stores its threads (in memory).
+fn guarded_with_store(runs: &Arc<AtomicUsize>) -> AgentServer {
+    counting(runs.clone())
+        .access(Access::default().auth(tokens()))
+        .store(StoreOptions::new(Arc::new(MemoryStore::new())))
+}
+
 #[tokio::test]
 async fn every_api_route_needs_a_token() {
     let runs = Arc::new(AtomicUsize::new(0));
-    let server = counting(runs.clone())
-        .access(Access::default().auth(tokens()))
-        .store(StoreOptions::new(Arc::new(MemoryStore::new())));
+    let server = guarded_with_store(&runs);
     let addr = serve(&server).await;
     for token in [None, Some("wrong-token-0123456789abcdef")] {
-        let res = post(addr, token, &input("t", "hi")).await;
+        let res = post_as(addr, token, &input("t", "hi")).await;
         assert_eq!(res.status, 401);
         assert_eq!(res.header("www-authenticate"), Some("Bearer"));
         let j = res.json().await;
@@ -105,7 +89,7 @@ async fn every_api_route_needs_a_token() {
         assert_eq!(res.status, 401, "{path}");
     }
     assert_eq!(runs.load(Ordering::SeqCst), 0);
-    let res = post(addr, Some(ALICE), &input("t", "hi")).await;
+    let res = post_as(addr, Some(ALICE), &input("t", "hi")).await;
     assert_eq!(res.status, 200);
     let events = res.events().await;
     assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED");
@@ -169,9 +153,8 @@ async fn a_text_plain_cross_site_post_starts_nothing() {
         "text/plain;charset=UTF-8",
         "application/x-www-form-urlencoded",
     ] {
-        let res = request(
+        let res = post(
             addr,
-            "POST",
             "/agent",
             &[
                 ("Host", "127.0.0.1"),
@@ -186,14 +169,7 @@ async fn a_text_plain_cross_site_post_starts_nothing() {
         assert_eq!(res.json().await["error"], "unsupported_media_type");
     }
     // No content type at all: refused as well.
-    let res = request(
-        addr,
-        "POST",
-        "/agent",
-        &[("Host", "127.0.0.1")],
-        body.as_bytes(),
-    )
-    .await;
+    let res = post(addr, "/agent", &[("Host", "127.0.0.1")], body.as_bytes()).await;
     assert_eq!(res.status, 415);
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
@@ -207,9 +183,8 @@ async fn a_foreign_host_gets_421_on_a_loopback_listener() {
     let send = |host: String| {
         let body = body.clone();
         async move {
-            request(
+            post(
                 addr,
-                "POST",
                 "/agent",
                 &[
                     ("Host", host.as_str()),
@@ -241,13 +216,11 @@ async fn a_foreign_host_gets_421_on_a_loopback_listener() {
 #[tokio::test]
 async fn another_principals_thread_is_404_and_absent_from_listings() {
     let runs = Arc::new(AtomicUsize::new(0));
-    let server = counting(runs.clone())
-        .access(Access::default().auth(tokens()))
-        .store(StoreOptions::new(Arc::new(MemoryStore::new())));
+    let server = guarded_with_store(&runs);
     let addr = serve(&server).await;
     let mut body = input("alice-thread", "hi");
     body["runId"] = json!("r1");
-    let res = post(addr, Some(ALICE), &body).await;
+    let res = post_as(addr, Some(ALICE), &body).await;
     assert_eq!(res.status, 200);
     res.events().await;
 
@@ -282,7 +255,7 @@ async fn another_principals_thread_is_404_and_absent_from_listings() {
     assert_eq!(list["threads"], json!([]));
     let mut theirs = input("alice-thread", "let me in");
     theirs["runId"] = json!("r2");
-    let res = post(addr, Some(BOB), &theirs).await;
+    let res = post_as(addr, Some(BOB), &theirs).await;
     assert_eq!(res.status, 404);
     let res = request(
         addr,
@@ -317,17 +290,17 @@ async fn quotas_answer_429_with_retry_after() {
     for i in 0..2 {
         let mut body = input("t", "hi");
         body["runId"] = json!(format!("r{i}"));
-        let res = post(addr, Some(ALICE), &body).await;
+        let res = post_as(addr, Some(ALICE), &body).await;
         assert_eq!(res.status, 200);
         res.events().await;
     }
-    let res = post(addr, Some(ALICE), &input("t", "hi")).await;
+    let res = post_as(addr, Some(ALICE), &input("t", "hi")).await;
     assert_eq!(res.status, 429);
     let retry: u64 = res.header("retry-after").unwrap().parse().unwrap();
     assert!((1..=60).contains(&retry), "{retry}");
     assert_eq!(res.json().await["error"], "rate_limited");
     // Another principal has its own quota.
-    let res = post(addr, Some(BOB), &input("t2", "hi")).await;
+    let res = post_as(addr, Some(BOB), &input("t2", "hi")).await;
     assert_eq!(res.status, 200);
     res.events().await;
     assert_eq!(runs.load(Ordering::SeqCst), 3);
@@ -347,15 +320,15 @@ async fn concurrent_runs_are_limited_per_principal() {
     .path("/agent")
     .access(Access::default().auth(tokens()).concurrent_runs(Some(1)));
     let addr = serve(&server).await;
-    let mut first = post(addr, Some(ALICE), &input("a", "hi")).await;
+    let mut first = post_as(addr, Some(ALICE), &input("a", "hi")).await;
     assert_eq!(first.status, 200);
     let mut decoder = agui_core::codec::sse::SseDecoder::new();
     first.read_events(2, &mut decoder).await;
-    let res = post(addr, Some(ALICE), &input("b", "hi")).await;
+    let res = post_as(addr, Some(ALICE), &input("b", "hi")).await;
     assert_eq!(res.status, 429);
     assert!(res.header("retry-after").is_some());
     // Bob is not held back by Alice's run.
-    let mut bob = post(addr, Some(BOB), &input("c", "hi")).await;
+    let mut bob = post_as(addr, Some(BOB), &input("c", "hi")).await;
     assert_eq!(bob.status, 200);
     bob.read_events(2, &mut decoder).await;
     release.send_replace(true);
@@ -364,7 +337,7 @@ async fn concurrent_runs_are_limited_per_principal() {
     // The slot is free again once the run ended.
     let mut again = None;
     for _ in 0..50 {
-        let res = post(addr, Some(ALICE), &input("d", "hi")).await;
+        let res = post_as(addr, Some(ALICE), &input("d", "hi")).await;
         if res.status == 200 {
             again = Some(res);
             break;

@@ -6,9 +6,16 @@
 
 #![allow(missing_docs)]
 
+#[path = "../tests/common/rt.rs"]
+mod rt;
+
 use agui_core::Event;
 use agui_store::{EventStore, MemoryStore, SqliteStore};
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{
+    BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main,
+};
+use rt::rt;
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -38,12 +45,12 @@ fn dir() -> PathBuf {
     d
 }
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
+/// A benchmark group of 5-second measurements, each iteration counting `elements`.
+fn group<'c>(c: &'c mut Criterion, name: &str, elements: usize) -> BenchmarkGroup<'c, WallTime> {
+    let mut g = c.benchmark_group(name);
+    g.throughput(Throughput::Elements(elements as u64));
+    g.measurement_time(Duration::from_secs(5));
+    g
 }
 
 /// Appends `BATCH`-event batches to one run; reports events per second.
@@ -53,9 +60,7 @@ fn bench_append(
     store: Arc<dyn EventStore>,
     rt: &tokio::runtime::Runtime,
 ) {
-    let mut g = c.benchmark_group("append");
-    g.throughput(Throughput::Elements(BATCH as u64));
-    g.measurement_time(Duration::from_secs(5));
+    let mut g = group(c, "append", BATCH);
     let events = batch();
     let thread = format!("bench-{}", std::process::id());
     g.bench_function(BenchmarkId::new(name, format!("batch{BATCH}")), |b| {
@@ -100,9 +105,7 @@ fn bench_runs(
     store: Arc<dyn EventStore>,
     rt: &tokio::runtime::Runtime,
 ) {
-    let mut g = c.benchmark_group("concurrent_runs");
-    g.throughput(Throughput::Elements(CONCURRENCY as u64));
-    g.measurement_time(Duration::from_secs(5));
+    let mut g = group(c, "concurrent_runs", CONCURRENCY);
     let next = Arc::new(AtomicU64::new(0));
     let prefix = format!("runs-{}", std::process::id());
     g.bench_function(BenchmarkId::new(name, format!("c{CONCURRENCY}")), |b| {

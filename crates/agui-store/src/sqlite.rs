@@ -379,14 +379,23 @@ impl SqliteStore {
         Ok(SqliteStore { inner })
     }
 
+    /// Runs `f` with the store's state on the blocking pool, counted as a statement started
+    /// (see [`Inner::activity`]).
+    async fn on_blocking_pool<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Inner) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let inner = self.inner.clone();
+        inner.activity.fetch_add(1, Ordering::Relaxed);
+        blocking(move || f(&inner)).await
+    }
+
     /// Runs `f` on the writer connection, on the blocking pool.
     async fn write<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        let inner = self.inner.clone();
-        inner.activity.fetch_add(1, Ordering::Relaxed);
-        blocking(move || {
+        self.on_blocking_pool(move |inner| {
             let mut conn = inner.writer.lock().unwrap_or_else(|p| p.into_inner());
             f(&mut conn).map_err(|e| advise(&inner.path, e))
         })
@@ -410,9 +419,7 @@ impl SqliteStore {
                 work,
                 done,
             });
-        let inner = self.inner.clone();
-        inner.activity.fetch_add(1, Ordering::Relaxed);
-        blocking(move || {
+        self.on_blocking_pool(move |inner| {
             let mut conn = inner.writer.lock().unwrap_or_else(|p| p.into_inner());
             // Taken under the writer's lock: an append queued while another group commits
             // goes with the next group (this task's, or that of an append queued after it).
@@ -458,9 +465,7 @@ impl SqliteStore {
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        let inner = self.inner.clone();
-        inner.activity.fetch_add(1, Ordering::Relaxed);
-        blocking(move || {
+        self.on_blocking_pool(move |inner| {
             let pooled = inner
                 .readers
                 .lock()

@@ -4,6 +4,7 @@
 mod common;
 
 use agui_store::{EventStore, MemoryStore, RunStatus, SqliteStore, StoreError, ThreadQuery};
+use common::rt::rt;
 use common::{Backend, Corrupt};
 #[cfg(feature = "postgres")]
 use futures_util::future::BoxFuture;
@@ -25,14 +26,6 @@ fn unique(prefix: &str) -> String {
         nanos % 1_000_000_000_000,
         COUNTER.fetch_add(1, Ordering::Relaxed)
     )
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 fn memory() -> Backend {

@@ -5,9 +5,13 @@
 //! child appends batches to a SQLite store and prints each acknowledged last sequence; the
 //! parent kills it after a random delay, reopens the file and checks it.
 
+#[path = "common/rt.rs"]
+mod rt;
+
 use agui_core::Event;
 use agui_store::{EventStore, SqliteStore};
 use libtest_mimic::{Arguments, Failed, Trial};
+use rt::rt;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -30,14 +34,6 @@ impl Rng {
         self.0 ^= self.0 << 17;
         self.0
     }
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 /// The writer: appends batches of 1–50 events forever, printing `ack N` after each.

@@ -1,5 +1,6 @@
 //! How a server persists its runs: [`StoreOptions`], and the cache of folded threads.
 
+use crate::setters::setters;
 use agui_store::EventStore;
 use std::sync::Arc;
 use std::time::Duration;
@@ -94,16 +95,11 @@ impl StoreOptions {
         }
     }
 
-    /// Sets [`cancel_on_disconnect`](Self::cancel_on_disconnect).
-    pub fn cancel_on_disconnect(mut self, cancel: bool) -> StoreOptions {
-        self.cancel_on_disconnect = cancel;
-        self
-    }
-
-    /// Sets [`lease`](Self::lease) (at least 100 ms).
-    pub fn lease(mut self, lease: Duration) -> StoreOptions {
-        self.lease = lease.max(Duration::from_millis(100));
-        self
+    setters! {
+        /// Sets [`cancel_on_disconnect`](Self::cancel_on_disconnect).
+        cancel_on_disconnect(cancel: bool) => cancel_on_disconnect = cancel;
+        /// Sets [`lease`](Self::lease) (at least 100 ms).
+        lease(lease: Duration) => lease = lease.max(Duration::from_millis(100));
     }
 }
 

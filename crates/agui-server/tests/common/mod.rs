@@ -2,6 +2,8 @@
 //! `TcpStream` (chunked bodies decoded by hand), plus SSE helpers.
 #![allow(dead_code)]
 
+pub mod shared;
+
 use agui_core::codec::sse::SseDecoder;
 use agui_core::engine::pipeline::Pipeline;
 use agui_server::AgentServer;
@@ -15,14 +17,40 @@ pub async fn spawn(server: &AgentServer) -> SocketAddr {
     spawn_router(server.router()).await
 }
 
-/// Serves a router on a fresh loopback port.
-pub async fn spawn_router(router: axum::Router) -> SocketAddr {
+/// A listener on a fresh loopback port, and its address.
+async fn loopback() -> (tokio::net::TcpListener, SocketAddr) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    (listener, addr)
+}
+
+/// Serves `server` through `agui_server::serve` (which records the local address, so the
+/// `Host` check applies, and enforces the connection's limits) on a fresh loopback port.
+pub async fn serve(server: &AgentServer) -> SocketAddr {
+    let (listener, addr) = loopback().await;
+    let server = server.clone();
+    tokio::spawn(async move {
+        server
+            .serve(listener, std::future::pending::<()>())
+            .await
+            .unwrap();
+    });
+    addr
+}
+
+/// Serves a router on a fresh loopback port.
+pub async fn spawn_router(router: axum::Router) -> SocketAddr {
+    let (listener, addr) = loopback().await;
     tokio::spawn(async move {
         axum::serve(listener, router).await.unwrap();
     });
     addr
+}
+
+/// Serves `server` and runs it once on `input("t", "x")`: the events it streams.
+pub async fn run_once(server: &AgentServer) -> Vec<Value> {
+    let addr = spawn(server).await;
+    post_json(addr, "/", &input("t", "x")).await.events().await
 }
 
 /// A run input with one user message.
@@ -114,9 +142,8 @@ async fn read_head(mut stream: TcpStream) -> Response {
             (k.trim().to_ascii_lowercase(), v.trim().to_owned())
         })
         .collect();
-    let get = |n: &str| headers.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
-    let chunked = get("transfer-encoding").is_some_and(|v| v.contains("chunked"));
-    let remaining = get("content-length").map(|v| v.parse().unwrap());
+    let chunked = lookup(&headers, "transfer-encoding").is_some_and(|v| v.contains("chunked"));
+    let remaining = lookup(&headers, "content-length").map(|v| v.parse().unwrap());
     Response {
         status,
         headers,
@@ -130,10 +157,7 @@ async fn read_head(mut stream: TcpStream) -> Response {
 
 impl Response {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        lookup(&self.headers, name)
     }
 
     async fn fill(&mut self) -> bool {
@@ -233,6 +257,14 @@ impl Response {
     }
 }
 
+/// The value paired with `key` (the first one).
+fn lookup<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
 pub fn sse_events(body: &[u8]) -> Vec<Value> {
     SseDecoder::decode_all(body)
         .unwrap()
@@ -259,18 +291,48 @@ pub fn fold(events: &[Value]) -> Pipeline {
     p
 }
 
+/// POSTs `body` as JSON asking for SSE.
 pub async fn post_json(addr: SocketAddr, path: &str, body: &Value) -> Response {
-    request(
-        addr,
-        "POST",
-        path,
-        &[
-            ("Content-Type", "application/json"),
-            ("Accept", "text/event-stream"),
-        ],
-        body.to_string().as_bytes(),
-    )
-    .await
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "text/event-stream"),
+    ];
+    post_value(addr, path, &headers, body).await
+}
+
+/// POSTs the run input `input("t", "x")` with exactly these headers.
+pub async fn post_input(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> Response {
+    post_value(addr, path, headers, &input("t", "x")).await
+}
+
+/// POSTs `body` as JSON asking for `accept`.
+pub async fn post_accepting(addr: SocketAddr, path: &str, accept: &str, body: &Value) -> Response {
+    let headers = [("Accept", accept), ("Content-Type", "application/json")];
+    post_value(addr, path, &headers, body).await
+}
+
+/// Asserts that `res` is an SSE stream (`case` names the request in the failure).
+pub fn assert_sse(res: &Response, case: &str) {
+    assert_eq!(
+        res.header("content-type"),
+        Some("text/event-stream"),
+        "{case}"
+    );
+}
+
+/// POSTs `body` serialized as JSON with exactly these headers.
+pub async fn post_value(
+    addr: SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> Response {
+    post(addr, path, headers, body.to_string().as_bytes()).await
+}
+
+/// POSTs `body` with exactly these headers.
+pub async fn post(addr: SocketAddr, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
+    request(addr, "POST", path, headers, body).await
 }
 
 /// What a stream leaves, folded independently of the engine's applier: message texts in
@@ -282,10 +344,7 @@ pub struct Folded {
 
 impl Folded {
     pub fn text(&self, id: &str) -> Option<&str> {
-        self.texts
-            .iter()
-            .find(|(i, _)| i == id)
-            .map(|(_, t)| t.as_str())
+        lookup(&self.texts, id)
     }
     pub fn all_texts(&self) -> Vec<&str> {
         self.texts.iter().map(|(_, t)| t.as_str()).collect()

@@ -4,6 +4,8 @@
 
 #![allow(dead_code, missing_docs)]
 
+pub mod rt;
+
 use agui_core::Event;
 use agui_core::engine::pipeline::Pipeline;
 use agui_store::{EventStore, RunStatus, StoreError, ThreadInfo, ThreadQuery};
