@@ -143,7 +143,7 @@ impl StreamTools {
                 timeout_ms,
             } => {
                 let input = input
-                    .map(|p| agui_client::cli::RunSpec::from_file(std::path::Path::new(&p)))
+                    .map(|p| agui_cli::report::RunSpec::from_file(std::path::Path::new(&p)))
                     .transpose()?;
                 let opts = crate::record::RecordOptions {
                     url,

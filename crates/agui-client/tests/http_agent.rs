@@ -1,11 +1,9 @@
 //! HttpAgent against a scripted loopback server: the request, response handling, errors,
 //! abort, time limits and reconnection.
 
-mod common;
-
 use agui_client::{ClientError, HttpAgent, ReconnectPolicy, TimeoutKind};
 use agui_core::{Event, Message, RunAgentInput};
-use common::*;
+use agui_peers::scripted::*;
 use futures_util::StreamExt;
 use std::time::{Duration, Instant};
 

@@ -1,18 +1,14 @@
 //! Session against a scripted loopback server: the conversation across runs, typed updates,
-//! tool-call progress, state, interrupts and resume, failures, abort, middleware, and the
-//! run report and terminal renderer built on it.
+//! tool-call progress, state, interrupts and resume, failures, abort and middleware (the run
+//! report and terminal renderer built on it are tested in `agui-cli`).
 
-mod common;
-
-use agui_client::cli::{RunOptions, render_run, run_report};
 use agui_client::middleware::{self, EventStream, FilterToolCalls, Next};
 use agui_client::{ClientError, HttpAgent, RunParams, RunStatus, Session, Update};
 use agui_core::{Event, Message, ResumeEntry, RunAgentInput};
-use common::*;
+use agui_peers::scripted::*;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 async fn updates_of(session: &mut Session) -> Vec<Update> {
     let mut run = session.run().expect("the run starts");
@@ -554,59 +550,4 @@ async fn drive_calls_a_subscriber_with_the_session() {
         server.requests()[0].json()["forwardedProps"],
         json!({"app": "test"})
     );
-}
-
-#[tokio::test]
-async fn run_report_and_live_rendering() {
-    let server = serve(|_, req| {
-        let body = req.json();
-        assert_eq!(body["forwardedProps"], json!({"scenario": "x"}));
-        let user = &body["messages"][0];
-        assert_eq!(
-            (&user["role"], &user["content"]),
-            (&json!("user"), &json!("yo"))
-        );
-        // A fresh v4 UUID, so that every turn of a stored thread keeps its own message.
-        let id = user["id"].as_str().unwrap();
-        let groups: Vec<usize> = id.split('-').map(str::len).collect();
-        assert_eq!(groups, [8, 4, 4, 4, 12], "{id}");
-        assert_eq!(&id[14..15], "4", "{id}");
-        chat(body["runId"].as_str().unwrap(), "Hello")
-    })
-    .await;
-    let options = RunOptions {
-        text: Some("yo".into()),
-        scenario: Some("x".into()),
-        thread_id: Some("t".into()),
-        run_id: Some("r1".into()),
-        timeout: Duration::from_secs(10),
-        ..RunOptions::default()
-    };
-    let report = run_report(&server.url, &options).await.to_value();
-    assert_eq!(report["ok"], true);
-    assert_eq!(report["terminal"], "RUN_FINISHED");
-    assert_eq!(report["status"], "finished");
-    assert_eq!(report["outcome"], "success");
-    assert_eq!(report["httpStatus"], 200);
-    assert_eq!(report["threadId"], "t");
-    assert_eq!(report["mode"], "run");
-    assert_eq!(report["transport"], "sse");
-    assert_eq!(
-        report["events"],
-        json!([
-            "RUN_STARTED",
-            "TEXT_MESSAGE_START",
-            "TEXT_MESSAGE_CONTENT",
-            "TEXT_MESSAGE_END",
-            "RUN_FINISHED"
-        ])
-    );
-    assert_eq!(report["messages"][1]["content"], "Hello");
-    assert!(report.get("error").is_none());
-
-    let mut out = Vec::new();
-    let report = render_run(&server.url, &options, &mut out).await;
-    assert_eq!(report.exit_code(), 0);
-    let text = String::from_utf8(out).unwrap();
-    assert_eq!(text, "── run r1\nassistant: Hello\n── finished\n");
 }

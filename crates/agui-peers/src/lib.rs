@@ -11,6 +11,11 @@
 //! npm and python3 are needed: without them, or when the setup fails, the tests fail, unless
 //! `AGUI_SKIP_INTEROP=1`, which skips them with a printed notice. `AGUI_SHARED_DIR` says
 //! where the shared data is (default: `shared/` beside the workspace).
+//!
+//! [`scripted`] is a loopback HTTP server that answers each request with the bytes a test
+//! scripts (framing, chunking, pauses, abrupt closes), for the client crates' tests.
+
+pub mod scripted;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -16,8 +16,8 @@
 //! with `setup.sh --no-browser`, into `target/interop`, on the first run). Set
 //! `AGUI_SKIP_INTEROP=1` to skip; `AGUI_SHARED_DIR` overrides where `shared/` is.
 
+use agui_cli::report::{RunOptions, RunSpec, run_report};
 use agui_client::Encoding;
-use agui_client::cli::{RunOptions, RunSpec, run_report};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Stdio;
