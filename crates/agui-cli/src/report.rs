@@ -32,34 +32,27 @@ use serde_json::Value;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-/// The parts of a run input that `--input FILE` may give (as in `client.mjs`).
+/// The parts of a run input that `--input FILE` may give (as in `client.mjs`); every part
+/// may be left out.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 #[non_exhaustive]
 pub struct RunSpec {
     /// Thread id.
-    #[serde(default)]
     pub thread_id: Option<String>,
     /// Run id.
-    #[serde(default)]
     pub run_id: Option<String>,
     /// The conversation (default: one user message with the `--text`).
-    #[serde(default)]
     pub messages: Option<Vec<Message>>,
     /// The starting state (default `{}`).
-    #[serde(default)]
     pub state: Option<Value>,
     /// Front-end tools.
-    #[serde(default)]
     pub tools: Option<Vec<Tool>>,
     /// Context.
-    #[serde(default)]
     pub context: Option<Vec<Context>>,
     /// Forwarded props (an object).
-    #[serde(default)]
     pub forwarded_props: Option<Value>,
     /// Resume entries.
-    #[serde(default)]
     pub resume: Option<Vec<ResumeEntry>>,
 }
 

@@ -127,12 +127,19 @@ impl Drop for Proc {
 
 // ---- HTTP -------------------------------------------------------------------------------
 
-/// One HTTP/1.0 exchange with the token (the body ends with the connection): the status
-/// and the body.
-fn http(base: &str, method: &str, path: &str, headers: &str, body: &str) -> (u16, String) {
+/// Opens a connection to `base` and sends an HTTP/1.0 request with the token (the answer
+/// ends with the connection), giving up reading after `read_limit`.
+fn send(
+    base: &str,
+    method: &str,
+    path: &str,
+    headers: &str,
+    body: &str,
+    read_limit: Duration,
+) -> TcpStream {
     let addr = base.trim_start_matches("http://");
     let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    s.set_read_timeout(Some(read_limit)).unwrap();
     write!(
         s,
         "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\
@@ -141,16 +148,32 @@ fn http(base: &str, method: &str, path: &str, headers: &str, body: &str) -> (u16
         body.len()
     )
     .unwrap();
+    s
+}
+
+/// `POST /agent` with `input`, for a test that reads the live stream itself (see
+/// [`read_until`]).
+fn start_run(base: &str, input: &str) -> TcpStream {
+    send(base, "POST", "/agent", "", input, Duration::from_secs(30))
+}
+
+/// Reads from `s` into `seen` until `done(seen)` holds; the stream must not end before.
+fn read_until(s: &mut TcpStream, seen: &mut String, done: impl Fn(&str) -> bool) {
+    let mut buf = [0u8; 4096];
+    while !done(seen) {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "the run ended early: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+}
+
+/// One HTTP/1.0 exchange with the token (the body ends with the connection): the status
+/// and the body.
+fn http(base: &str, method: &str, path: &str, headers: &str, body: &str) -> (u16, String) {
+    let mut s = send(base, method, path, headers, body, Duration::from_secs(60));
     let mut out = Vec::new();
     s.read_to_end(&mut out).unwrap();
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (status, body.to_owned())
+    common::status_and_body(&String::from_utf8_lossy(&out))
 }
 
 /// The SSE frames of a body: `(id, event)`.
@@ -401,23 +424,11 @@ fn a_dropped_client_resumes_through_the_gateway_with_nothing_lost_or_repeated() 
     ]);
     let input = run_input("t-drop", "hello there, how are you");
     // Read the live stream until two events after RUN_STARTED have come, then hang up.
-    let addr = gateway.base.trim_start_matches("http://").to_owned();
-    let mut s = TcpStream::connect(&addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(
-        s,
-        "POST /agent HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\
-         Content-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: {}\r\n\r\n{input}",
-        input.len()
-    )
-    .unwrap();
+    let mut s = start_run(&gateway.base, &input);
     let mut seen = String::new();
-    let mut buf = [0u8; 4096];
-    while frames(seen.split_once("\r\n\r\n").map_or("", |x| x.1)).len() < 3 {
-        let n = s.read(&mut buf).unwrap();
-        assert!(n > 0, "the run ended early: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
+    read_until(&mut s, &mut seen, |seen| {
+        frames(seen.split_once("\r\n\r\n").map_or("", |x| x.1)).len() >= 3
+    });
     drop(s);
     let first = frames(seen.split_once("\r\n\r\n").unwrap().1);
     let last_id = first.last().unwrap().0.expect("SSE ids");
@@ -476,23 +487,11 @@ fn a_gateway_killed_mid_run_closes_the_run_as_abandoned_after_a_restart() {
     ];
     let mut gateway = Proc::agui(&args);
     let input = run_input("t-dead", "Hello");
-    let addr = gateway.base.trim_start_matches("http://").to_owned();
-    let mut s = TcpStream::connect(&addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(
-        s,
-        "POST /agent HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\
-         Content-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: {}\r\n\r\n{input}",
-        input.len()
-    )
-    .unwrap();
+    let mut s = start_run(&gateway.base, &input);
     let mut seen = String::new();
-    let mut buf = [0u8; 4096];
-    while !seen.contains("TEXT_MESSAGE_CONTENT") {
-        let n = s.read(&mut buf).unwrap();
-        assert!(n > 0, "the run ended early: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
+    read_until(&mut s, &mut seen, |seen| {
+        seen.contains("TEXT_MESSAGE_CONTENT")
+    });
     gateway.kill(); // SIGKILL: no chance to end the run
     drop(s);
     let gateway = Proc::agui(&args);
@@ -529,23 +528,11 @@ fn an_upstream_killed_mid_run_ends_the_run_with_its_code() {
         &format!("{}/agent", upstream.base),
     ]);
     let input = run_input("t-upstream-dies", "Hello");
-    let addr = gateway.base.trim_start_matches("http://").to_owned();
-    let mut s = TcpStream::connect(&addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(
-        s,
-        "POST /agent HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\
-         Content-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: {}\r\n\r\n{input}",
-        input.len()
-    )
-    .unwrap();
+    let mut s = start_run(&gateway.base, &input);
     let mut seen = String::new();
-    let mut buf = [0u8; 4096];
-    while !seen.contains("TEXT_MESSAGE_CONTENT") {
-        let n = s.read(&mut buf).unwrap();
-        assert!(n > 0, "the run ended early: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
+    read_until(&mut s, &mut seen, |seen| {
+        seen.contains("TEXT_MESSAGE_CONTENT")
+    });
     upstream.kill();
     let mut rest = Vec::new();
     s.read_to_end(&mut rest).unwrap();

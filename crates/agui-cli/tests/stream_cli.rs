@@ -80,32 +80,23 @@ fn encode_refuses_what_decode_would_refuse_with_the_same_limit() {
         .into_iter()
         .max()
         .unwrap();
-    let proto_at = |n: usize| {
+    // `agui COMMAND --format proto --max-frame-bytes N FILE`.
+    let proto_at = |command: &str, n: usize, file: &str| {
         agui(&[
-            "encode",
+            command,
             "--format",
             "proto",
             "--max-frame-bytes",
             &at(n),
-            &input,
+            file,
         ])
     };
-    assert_eq!(proto_at(largest).code, 0);
-    let refused = proto_at(largest - 1);
+    assert_eq!(proto_at("encode", largest, &input).code, 0);
+    let refused = proto_at("encode", largest - 1, &input);
     assert_eq!(refused.code, 2, "{refused:?}");
     assert!(refused.stderr.contains("event 2"), "{}", refused.stderr);
-    let decode_at = |n: usize| {
-        agui(&[
-            "decode",
-            "--format",
-            "proto",
-            "--max-frame-bytes",
-            &at(n),
-            &pb,
-        ])
-    };
-    assert_eq!(decode_at(largest).code, 0);
-    let stopped = decode_at(largest - 1);
+    assert_eq!(proto_at("decode", largest, &pb).code, 0);
+    let stopped = proto_at("decode", largest - 1, &pb);
     assert_eq!(stopped.code, 2, "{stopped:?}");
     assert!(stopped.stderr.contains("frame 2"), "{}", stopped.stderr);
     assert_eq!(stopped.stdout.lines().count(), 2);

@@ -27,6 +27,23 @@ async fn collect(agent: &HttpAgent) -> (Vec<String>, Option<ClientError>) {
     (types, error)
 }
 
+/// Serves `steps` on every connection and runs [`input`] once with a default agent.
+async fn collect_from(steps: Vec<Step>) -> (Vec<String>, Option<ClientError>) {
+    let server = serve(move |_, _| steps.clone()).await;
+    collect(&HttpAgent::new(&server.url).unwrap()).await
+}
+
+/// An agent that resumes a broken stream after 5 ms.
+fn reconnecting(url: &str, policy: ReconnectPolicy) -> HttpAgent {
+    HttpAgent::builder(url)
+        .reconnect(ReconnectPolicy {
+            delay: Duration::from_millis(5),
+            ..policy
+        })
+        .build()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn sends_the_input_and_streams_the_events() {
     let server = serve(|_, _| {
@@ -82,16 +99,12 @@ async fn sends_the_input_and_streams_the_events() {
 
 #[tokio::test]
 async fn http_errors_carry_status_and_body() {
-    let server = serve(|_, _| {
-        vec![Step::Full(
-            422,
-            "application/json",
-            br#"{"detail": "bad input"}"#.to_vec(),
-        )]
-    })
+    let (types, error) = collect_from(vec![Step::Full(
+        422,
+        "application/json",
+        br#"{"detail": "bad input"}"#.to_vec(),
+    )])
     .await;
-    let agent = HttpAgent::new(&server.url).unwrap();
-    let (types, error) = collect(&agent).await;
     assert!(types.is_empty());
     let error = error.unwrap();
     assert_eq!(error.status(), Some(422));
@@ -103,18 +116,18 @@ async fn http_errors_carry_status_and_body() {
         other => panic!("{other:?}"),
     }
 
-    let server = serve(|_, _| vec![Step::Full(500, "text/plain", b"boom".to_vec())]).await;
-    let agent = HttpAgent::new(&server.url).unwrap();
-    let (_, error) = collect(&agent).await;
+    let (_, error) = collect_from(vec![Step::Full(500, "text/plain", b"boom".to_vec())]).await;
     assert_eq!(error.unwrap().to_string(), "HTTP 500: boom");
 }
 
 #[tokio::test]
 async fn a_non_ag_ui_content_type_is_an_error() {
-    let server =
-        serve(|_, _| vec![Step::Full(200, "text/html", b"<html>login</html>".to_vec())]).await;
-    let agent = HttpAgent::new(&server.url).unwrap();
-    let (types, error) = collect(&agent).await;
+    let (types, error) = collect_from(vec![Step::Full(
+        200,
+        "text/html",
+        b"<html>login</html>".to_vec(),
+    )])
+    .await;
     assert!(types.is_empty());
     let error = error.unwrap();
     assert!(
@@ -128,19 +141,15 @@ async fn a_non_ag_ui_content_type_is_an_error() {
 
 #[tokio::test]
 async fn a_dropped_connection_says_how_far_the_run_got() {
-    let server = serve(|_, _| {
-        vec![
-            sse_head(),
-            data(&run_started("r1")),
-            data(&text_start("m1")),
-            data(&text_content("m1", "Partial")),
-            Step::Sleep(20),
-            Step::Drop,
-        ]
-    })
+    let (types, error) = collect_from(vec![
+        sse_head(),
+        data(&run_started("r1")),
+        data(&text_start("m1")),
+        data(&text_content("m1", "Partial")),
+        Step::Sleep(20),
+        Step::Drop,
+    ])
     .await;
-    let agent = HttpAgent::new(&server.url).unwrap();
-    let (types, error) = collect(&agent).await;
     assert_eq!(types.len(), 3);
     let error = error.unwrap();
     let progress = error
@@ -160,35 +169,27 @@ async fn a_dropped_connection_says_how_far_the_run_got() {
 
 #[tokio::test]
 async fn a_truncated_stream_ends_without_error() {
-    let server = serve(|_, _| {
-        vec![
-            sse_head(),
-            data(&run_started("r1")),
-            data(&text_start("m1")),
-            Step::End,
-        ]
-    })
+    let (types, error) = collect_from(vec![
+        sse_head(),
+        data(&run_started("r1")),
+        data(&text_start("m1")),
+        Step::End,
+    ])
     .await;
-    let agent = HttpAgent::new(&server.url).unwrap();
-    let (types, error) = collect(&agent).await;
     assert!(error.is_none());
     assert_eq!(types, ["RUN_STARTED", "TEXT_MESSAGE_START"]);
 }
 
 #[tokio::test]
 async fn malformed_events_fail_with_their_index() {
-    let server = serve(|_, _| {
-        vec![
-            sse_head(),
-            data(&run_started("r1")),
-            data(r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"#),
-            data(&run_finished("r1")),
-            Step::End,
-        ]
-    })
+    let (types, error) = collect_from(vec![
+        sse_head(),
+        data(&run_started("r1")),
+        data(r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"#),
+        data(&run_finished("r1")),
+        Step::End,
+    ])
     .await;
-    let agent = HttpAgent::new(&server.url).unwrap();
-    let (types, error) = collect(&agent).await;
     assert_eq!(types, ["RUN_STARTED"]);
     let error = error.unwrap();
     let p = error.pipeline_error().expect("a protocol error");
@@ -204,11 +205,13 @@ async fn malformed_events_fail_with_their_index() {
             "TEXT_MESSAGE_CONTENT",
         ),
     ] {
-        let server =
-            serve(move |_, _| vec![sse_head(), data(&run_started("r1")), data(bad), Step::End])
-                .await;
-        let agent = HttpAgent::new(&server.url).unwrap();
-        let (types, error) = collect(&agent).await;
+        let (types, error) = collect_from(vec![
+            sse_head(),
+            data(&run_started("r1")),
+            data(bad),
+            Step::End,
+        ])
+        .await;
         assert_eq!(types, ["RUN_STARTED"], "{bad}");
         let text = error.expect(bad).to_string();
         assert!(text.contains(what), "{bad}: {text}");
@@ -263,13 +266,10 @@ async fn abort_ends_the_stream_with_run_error_and_closes_the_connection() {
     }
     assert!(stream.next().await.is_none());
     assert!(t0.elapsed() < Duration::from_secs(2));
-    for _ in 0..100 {
-        if server.client_closed() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(server.client_closed(), "the connection stayed open");
+    assert!(
+        server.wait_client_closed().await,
+        "the connection stayed open"
+    );
 }
 
 #[tokio::test]
@@ -279,13 +279,10 @@ async fn dropping_the_stream_closes_the_connection() {
     let mut stream = agent.run(input());
     assert!(stream.next().await.unwrap().is_ok());
     drop(stream);
-    for _ in 0..100 {
-        if server.client_closed() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(server.client_closed(), "the connection stayed open");
+    assert!(
+        server.wait_client_closed().await,
+        "the connection stayed open"
+    );
 }
 
 #[tokio::test]
@@ -425,13 +422,7 @@ async fn a_body_that_ends_mid_run_with_ids_is_resumed() {
         ],
     })
     .await;
-    let agent = HttpAgent::builder(&server.url)
-        .reconnect(ReconnectPolicy {
-            delay: Duration::from_millis(5),
-            ..ReconnectPolicy::default()
-        })
-        .build()
-        .unwrap();
+    let agent = reconnecting(&server.url, ReconnectPolicy::default());
     let (types, error) = collect(&agent).await;
     assert!(error.is_none(), "{error:?}");
     assert_eq!(
@@ -461,14 +452,13 @@ async fn reconnection_gives_up_after_its_attempts() {
         ]
     })
     .await;
-    let agent = HttpAgent::builder(&server.url)
-        .reconnect(ReconnectPolicy {
+    let agent = reconnecting(
+        &server.url,
+        ReconnectPolicy {
             max_attempts: 2,
-            delay: Duration::from_millis(5),
             ..ReconnectPolicy::default()
-        })
-        .build()
-        .unwrap();
+        },
+    );
     let (types, error) = collect(&agent).await;
     assert_eq!(types, ["RUN_STARTED", "CUSTOM", "CUSTOM"]);
     let error = error.unwrap();
@@ -500,13 +490,7 @@ async fn a_failed_reconnection_reports_both_causes() {
         _ => vec![Step::Full(404, "text/plain", b"gone".to_vec())],
     })
     .await;
-    let agent = HttpAgent::builder(&server.url)
-        .reconnect(ReconnectPolicy {
-            delay: Duration::from_millis(5),
-            ..ReconnectPolicy::default()
-        })
-        .build()
-        .unwrap();
+    let agent = reconnecting(&server.url, ReconnectPolicy::default());
     let (_, error) = collect(&agent).await;
     let text = error.unwrap().to_string();
     assert!(

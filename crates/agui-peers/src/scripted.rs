@@ -106,6 +106,18 @@ impl TestServer {
     pub fn client_closed(&self) -> bool {
         *self.client_closed.lock().unwrap()
     }
+
+    /// Waits up to 2 s for a client to close a connection while `UntilClosed` was writing;
+    /// whether one did.
+    pub async fn wait_client_closed(&self) -> bool {
+        for _ in 0..100 {
+            if self.client_closed() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.client_closed()
+    }
 }
 
 impl Drop for TestServer {
