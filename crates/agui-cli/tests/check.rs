@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Serve, agui, scripted};
+use common::{Serve, agui, field_strs, scripted};
 use serde_json::Value;
 
 /// `agui check URL --json`: the exit code and the report.
@@ -12,22 +12,14 @@ fn check(url: &str) -> (i32, Value) {
     (out.code, out.json())
 }
 
-fn rules(report: &Value) -> Vec<String> {
-    report["violations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["rule"].as_str().unwrap().to_owned())
-        .collect()
+/// The rule of every violation of a report.
+fn rules(report: &Value) -> Vec<&str> {
+    field_strs(&report["violations"], "rule")
 }
 
-fn run_names(report: &Value) -> Vec<String> {
-    report["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["name"].as_str().unwrap().to_owned())
-        .collect()
+/// The name of every run of a report.
+fn run_names(report: &Value) -> Vec<&str> {
+    field_strs(&report["runs"], "name")
 }
 
 #[test]

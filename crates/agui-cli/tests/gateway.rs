@@ -263,18 +263,7 @@ fn seen(report: &Value, thread: &str) -> Value {
     }
     let mut ids = HashMap::new();
     let mut picked = serde_json::Map::new();
-    for key in [
-        "ok",
-        "terminal",
-        "outcome",
-        "interrupts",
-        "pendingToolCallIds",
-        "runError",
-        "result",
-        "messages",
-        "state",
-        "pendingInterrupts",
-    ] {
+    for key in agui_peers::USER_VISIBLE {
         let v = report.get(key).cloned().unwrap_or(Value::Null);
         picked.insert(key.into(), walk(&v, key, thread, &mut ids));
     }

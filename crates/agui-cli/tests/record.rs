@@ -8,7 +8,7 @@ mod common;
 mod demo;
 
 use agui_server::{AgentServer, RouterExt};
-use common::{agui, scratch, scripted};
+use common::{Out, agui, scratch, scripted};
 use serde_json::Value;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -37,6 +37,14 @@ fn demo_url() -> &'static str {
     })
 }
 
+/// `agui record URL ARGS -o OUTPUT`.
+fn record(url: &str, args: &[&str], output: &std::path::Path) -> Out {
+    let mut all = vec!["record", url];
+    all.extend_from_slice(args);
+    all.extend(["-o", output.to_str().unwrap()]);
+    agui(&all)
+}
+
 fn lines(path: &std::path::Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -60,14 +68,7 @@ fn types(lines: &[String]) -> Vec<String> {
 #[test]
 fn a_recording_of_the_demo_agent_verifies() {
     let file = scratch("weather.jsonl");
-    let out = agui(&[
-        "record",
-        demo_url(),
-        "--text",
-        "weather in Paris",
-        "-o",
-        file.to_str().unwrap(),
-    ]);
+    let out = record(demo_url(), &["--text", "weather in Paris"], &file);
     assert_eq!(out.code, 0, "{out:?}");
     let recorded = lines(&file);
     let summary = out.stdout.trim_end();
@@ -114,15 +115,11 @@ fn protobuf_input_file_and_standard_output() {
         r#"{"threadId": "thread-rec", "messages": [{"id": "u1", "role": "user", "content": "count to 3"}], "state": {"count": 0}}"#,
     )
     .unwrap();
-    let out = agui(&[
-        "record",
+    let out = record(
         demo_url(),
-        "--proto",
-        "--input",
-        input.to_str().unwrap(),
-        "-o",
-        "-",
-    ]);
+        &["--proto", "--input", input.to_str().unwrap()],
+        std::path::Path::new("-"),
+    );
     assert_eq!(out.code, 0, "{out:?}");
     // The events go to standard output, the summary to standard error.
     assert!(
@@ -151,7 +148,7 @@ fn protobuf_input_file_and_standard_output() {
 fn events_are_saved_as_received_before_expansion() {
     let file = scratch("chunks.jsonl");
     let url = format!("{}/chunks", scripted());
-    let out = agui(&["record", &url, "-o", file.to_str().unwrap()]);
+    let out = record(&url, &[], &file);
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(
         types(&lines(&file)),
@@ -173,7 +170,7 @@ fn events_are_saved_as_received_before_expansion() {
 fn a_broken_stream_is_kept_and_inspect_finds_the_break() {
     let file = scratch("malformed.jsonl");
     let url = format!("{}/malformed", scripted());
-    let out = agui(&["record", &url, "-o", file.to_str().unwrap()]);
+    let out = record(&url, &[], &file);
     // Recorded, but the run failed verification.
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
@@ -200,15 +197,7 @@ fn a_broken_stream_is_kept_and_inspect_finds_the_break() {
 #[test]
 fn stamped_recordings_have_times_and_failures_exit_1_or_2() {
     let file = scratch("stamped.jsonl");
-    let out = agui(&[
-        "record",
-        demo_url(),
-        "--text",
-        "think about tea",
-        "--stamp",
-        "-o",
-        file.to_str().unwrap(),
-    ]);
+    let out = record(demo_url(), &["--text", "think about tea", "--stamp"], &file);
     assert_eq!(out.code, 0, "{out:?}");
     for l in lines(&file) {
         let v: Value = serde_json::from_str(&l).unwrap();
@@ -222,12 +211,11 @@ fn stamped_recordings_have_times_and_failures_exit_1_or_2() {
     );
     assert!(inspect.stdout.contains("reasoning"), "{}", inspect.stdout);
 
-    let http_500 = agui(&[
-        "record",
+    let http_500 = record(
         &format!("{}/http-500", scripted()),
-        "-o",
-        scratch("never.jsonl").to_str().unwrap(),
-    ]);
+        &[],
+        &scratch("never.jsonl"),
+    );
     // No run at all: a connection problem.
     assert_eq!(http_500.code, 2);
     assert!(
@@ -237,12 +225,7 @@ fn stamped_recordings_have_times_and_failures_exit_1_or_2() {
     );
     assert!(!scratch("never.jsonl").exists());
     let dropped = scratch("dropped.jsonl");
-    let out = agui(&[
-        "record",
-        &format!("{}/drop", scripted()),
-        "-o",
-        dropped.to_str().unwrap(),
-    ]);
+    let out = record(&format!("{}/drop", scripted()), &[], &dropped);
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(lines(&dropped).len(), 3, "what arrived is kept");
     assert!(

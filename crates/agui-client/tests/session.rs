@@ -19,6 +19,11 @@ async fn updates_of(session: &mut Session) -> Vec<Update> {
     out
 }
 
+/// A session with the scripted server's agent.
+fn session_at(server: &TestServer) -> Session {
+    Session::new(HttpAgent::new(&server.url).unwrap())
+}
+
 fn texts(session: &Session) -> Vec<(String, String)> {
     session
         .messages()
@@ -128,7 +133,7 @@ async fn tool_call_arguments_are_parsed_while_they_stream() {
         ]
     })
     .await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let mut session = session_at(&server);
     let updates = updates_of(&mut session).await;
     let partial: Vec<Option<Value>> = updates
         .iter()
@@ -183,7 +188,7 @@ async fn state_changes_are_applied_and_sent_back() {
         }
     })
     .await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let mut session = session_at(&server);
     let mut run = session.run().unwrap();
     let mut seen = Vec::new();
     while let Some(u) = run.next().await {
@@ -220,14 +225,21 @@ fn interrupted_run(run: &str, expires_at: &str) -> Vec<Step> {
     ]
 }
 
-#[tokio::test]
-async fn an_interrupted_thread_is_resumed_only_with_answers_to_everything() {
-    let server = serve(|n, _| match n {
-        0 => interrupted_run("r1", "2999-01-01T00:00:00Z"),
+/// A server whose first run ends in [`interrupted_run`] (interrupt `i1` expiring at
+/// `expires_at`) and whose next runs chat, and a session with its agent.
+async fn interrupted_then_chat(expires_at: &'static str) -> (TestServer, Session) {
+    let server = serve(move |n, _| match n {
+        0 => interrupted_run("r1", expires_at),
         _ => chat("r2", "done"),
     })
     .await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let session = session_at(&server);
+    (server, session)
+}
+
+#[tokio::test]
+async fn an_interrupted_thread_is_resumed_only_with_answers_to_everything() {
+    let (server, mut session) = interrupted_then_chat("2999-01-01T00:00:00Z").await;
     session.add_user_message("delete it");
     let status = session.run().unwrap().complete().await;
     match &status {
@@ -278,12 +290,7 @@ async fn an_interrupted_thread_is_resumed_only_with_answers_to_everything() {
 
 #[tokio::test]
 async fn an_expired_interrupt_can_only_be_cancelled() {
-    let server = serve(|n, _| match n {
-        0 => interrupted_run("r1", "2001-01-01T00:00:00Z"),
-        _ => chat("r2", "done"),
-    })
-    .await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let (_server, mut session) = interrupted_then_chat("2001-01-01T00:00:00Z").await;
     session.run().unwrap().complete().await;
     let err = session
         .resume(vec![
@@ -320,7 +327,7 @@ async fn run_error_failures_and_incomplete_streams_are_told_apart() {
         ],
     })
     .await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let mut session = session_at(&server);
     session.run().unwrap().complete().await;
     let status = session
         .resume(vec![
@@ -352,7 +359,7 @@ async fn run_error_failures_and_incomplete_streams_are_told_apart() {
         ]
     })
     .await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let mut session = session_at(&server);
     let updates = updates_of(&mut session).await;
     let status = session.status().unwrap().clone();
     let error = status.error().expect("failed").to_string();
@@ -387,7 +394,7 @@ async fn run_error_failures_and_incomplete_streams_are_told_apart() {
         ]
     })
     .await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let mut session = session_at(&server);
     let status = session.run().unwrap().complete().await;
     assert!(matches!(status, RunStatus::Incomplete));
     assert_eq!(
@@ -399,7 +406,7 @@ async fn run_error_failures_and_incomplete_streams_are_told_apart() {
 #[tokio::test]
 async fn abort_and_drop_leave_an_honest_status() {
     let server = serve(|_, _| vec![sse_head(), data(&run_started("r1")), Step::UntilClosed]).await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let mut session = session_at(&server);
     let mut run = session.run().unwrap();
     let mut updates = Vec::new();
     while let Some(u) = run.next().await {
@@ -425,7 +432,7 @@ async fn abort_and_drop_leave_an_honest_status() {
         ]
     })
     .await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let mut session = session_at(&server);
     let mut run = session.run().unwrap();
     while let Some(u) = run.next().await {
         if matches!(u, Update::RunFinished { .. }) {
@@ -527,8 +534,8 @@ async fn middleware_order_input_rewrite_and_tool_filter() {
 #[tokio::test]
 async fn drive_calls_a_subscriber_with_the_session() {
     let server = serve(|_, _| chat("r1", "hi there")).await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap())
-        .with_defaults(RunParams::new().forwarded_props(json!({"app": "test"})));
+    let mut session =
+        session_at(&server).with_defaults(RunParams::new().forwarded_props(json!({"app": "test"})));
     let mut texts_seen = Vec::new();
     let status = session
         .run()

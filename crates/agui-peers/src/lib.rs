@@ -258,6 +258,22 @@ pub fn ts_client(dir: &Path, url: &str, args: &[&str]) -> Command {
     cmd
 }
 
+/// The fields of a client's run report (`client.mjs`, `agui run --json`) that say what a
+/// user sees of a run: how it ended, its result or error, and the thread afterwards
+/// (messages, state, pending interrupts); not how it got there (event types, timings).
+pub const USER_VISIBLE: [&str; 10] = [
+    "ok",
+    "terminal",
+    "outcome",
+    "interrupts",
+    "pendingToolCallIds",
+    "runError",
+    "result",
+    "messages",
+    "state",
+    "pendingInterrupts",
+];
+
 /// The JSON report a peer printed on its standard output.
 ///
 /// # Panics

@@ -390,3 +390,29 @@ pub async fn exchange(addr: &str, request: &str) -> (u16, String, String) {
     let status = head.split(' ').nth(1).unwrap().parse().unwrap();
     (status, head.to_owned(), body.to_owned())
 }
+
+/// The string `field` of every object in the JSON array `array`.
+///
+/// # Panics
+///
+/// When `array` is not an array or an object lacks the string.
+pub fn field_strs<'a>(array: &'a serde_json::Value, field: &str) -> Vec<&'a str> {
+    array
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {array}"))
+        .iter()
+        .map(|v| {
+            v[field]
+                .as_str()
+                .unwrap_or_else(|| panic!("no string {field} in {v}"))
+        })
+        .collect()
+}
+
+/// Asserts that `text` contains every one of `parts`, showing `text` otherwise.
+#[track_caller]
+pub fn assert_has(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "{part:?} is missing from:\n{text}");
+    }
+}
