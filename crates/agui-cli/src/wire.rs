@@ -352,15 +352,7 @@ pub fn verify_events(
     for raw in events {
         let result = match raw {
             Ok(v) => p.push_value(v.clone()).map(|_| ()),
-            Err(e) => p
-                .push_decoded(
-                    Err(agui_core::event::DecodeError::Syntax {
-                        message: e.clone(),
-                        excerpt: String::new(),
-                    }),
-                    String::new(),
-                )
-                .map(|_| ()),
+            Err(e) => crate::inspect::push_not_json(&mut p, e),
         };
         if let Err(e) = result {
             return (p, Some(e));
