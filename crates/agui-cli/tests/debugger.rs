@@ -111,11 +111,7 @@ fn check_writes_junit_and_sarif_with_the_readme_exit_codes() {
     let url = format!("http://127.0.0.1:{}/agent", closed_port());
     let out = agui(&["check", &url, "--format", "junit", "--timeout-ms", "2000"]);
     assert_eq!(out.code, 2, "{out:?}");
-    assert!(
-        out.stdout.contains("<failure type=\"request\""),
-        "{}",
-        out.stdout
-    );
+    assert_has(&out.stdout, &["<failure type=\"request\""]);
     // --json and --format conflict.
     assert_eq!(
         agui(&["check", &url, "--json", "--format", "sarif"]).code,

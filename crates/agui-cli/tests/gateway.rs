@@ -94,6 +94,12 @@ impl Proc {
         }
     }
 
+    /// A gateway (`agui serve --upstream`) with a memory store in front of the agent at
+    /// `base` + `/agent`.
+    fn memory_gateway(base: &str) -> Proc {
+        Proc::agui(&["--store", "memory", "--upstream", &format!("{base}/agent")])
+    }
+
     /// The upstream: `agui serve` without authentication, in memory, pausing `delay_ms`
     /// between streamed pieces.
     fn upstream(delay_ms: u64) -> Proc {
@@ -151,20 +157,18 @@ fn send(
     s
 }
 
-/// `POST /agent` with `input`, for a test that reads the live stream itself (see
-/// [`read_until`]).
-fn start_run(base: &str, input: &str) -> TcpStream {
-    send(base, "POST", "/agent", "", input, Duration::from_secs(30))
-}
-
-/// Reads from `s` into `seen` until `done(seen)` holds; the stream must not end before.
-fn read_until(s: &mut TcpStream, seen: &mut String, done: impl Fn(&str) -> bool) {
+/// `POST /agent` with `input`, read until `done(what was read)` holds (the stream must not
+/// end before): the open connection and what was read, head included.
+fn run_until(base: &str, input: &str, done: impl Fn(&str) -> bool) -> (TcpStream, String) {
+    let mut s = send(base, "POST", "/agent", "", input, Duration::from_secs(30));
+    let mut seen = String::new();
     let mut buf = [0u8; 4096];
-    while !done(seen) {
+    while !done(&seen) {
         let n = s.read(&mut buf).unwrap();
         assert!(n > 0, "the run ended early: {seen}");
         seen.push_str(&String::from_utf8_lossy(&buf[..n]));
     }
+    (s, seen)
 }
 
 /// One HTTP/1.0 exchange with the token (the body ends with the connection): the status
@@ -281,12 +285,7 @@ fn the_official_client_sees_the_same_runs_through_the_gateway() {
     let Some(dir) = interop() else { return };
     let direct = py_server(dir);
     let behind = py_server(dir);
-    let gateway = Proc::agui(&[
-        "--store",
-        "memory",
-        "--upstream",
-        &format!("{}/agent", behind.base()),
-    ]);
+    let gateway = Proc::memory_gateway(&behind.base());
     let gateway_url = format!("{}/agent", gateway.base);
     let direct_url = format!("{}/agent", direct.base());
     let pid = std::process::id();
@@ -360,12 +359,7 @@ fn the_official_client_sees_the_same_runs_through_the_gateway() {
 fn every_faulty_scenario_ends_with_the_code_of_its_fault() {
     let Some(dir) = interop() else { return };
     let behind = py_server(dir);
-    let gateway = Proc::agui(&[
-        "--store",
-        "memory",
-        "--upstream",
-        &format!("{}/agent", behind.base()),
-    ]);
+    let gateway = Proc::memory_gateway(&behind.base());
     let url = format!("{}/agent", gateway.base);
     let mut problems = Vec::new();
     for (scenario, code) in [
@@ -405,17 +399,10 @@ fn every_faulty_scenario_ends_with_the_code_of_its_fault() {
 #[test]
 fn a_dropped_client_resumes_through_the_gateway_with_nothing_lost_or_repeated() {
     let upstream = Proc::upstream(150);
-    let gateway = Proc::agui(&[
-        "--store",
-        "memory",
-        "--upstream",
-        &format!("{}/agent", upstream.base),
-    ]);
+    let gateway = Proc::memory_gateway(&upstream.base);
     let input = run_input("t-drop", "hello there, how are you");
     // Read the live stream until two events after RUN_STARTED have come, then hang up.
-    let mut s = start_run(&gateway.base, &input);
-    let mut seen = String::new();
-    read_until(&mut s, &mut seen, |seen| {
+    let (s, seen) = run_until(&gateway.base, &input, |seen| {
         frames(seen.split_once("\r\n\r\n").map_or("", |x| x.1)).len() >= 3
     });
     drop(s);
@@ -476,9 +463,7 @@ fn a_gateway_killed_mid_run_closes_the_run_as_abandoned_after_a_restart() {
     ];
     let mut gateway = Proc::agui(&args);
     let input = run_input("t-dead", "Hello");
-    let mut s = start_run(&gateway.base, &input);
-    let mut seen = String::new();
-    read_until(&mut s, &mut seen, |seen| {
+    let (s, _) = run_until(&gateway.base, &input, |seen| {
         seen.contains("TEXT_MESSAGE_CONTENT")
     });
     gateway.kill(); // SIGKILL: no chance to end the run
@@ -510,16 +495,9 @@ fn a_gateway_killed_mid_run_closes_the_run_as_abandoned_after_a_restart() {
 #[test]
 fn an_upstream_killed_mid_run_ends_the_run_with_its_code() {
     let mut upstream = Proc::upstream(300);
-    let gateway = Proc::agui(&[
-        "--store",
-        "memory",
-        "--upstream",
-        &format!("{}/agent", upstream.base),
-    ]);
+    let gateway = Proc::memory_gateway(&upstream.base);
     let input = run_input("t-upstream-dies", "Hello");
-    let mut s = start_run(&gateway.base, &input);
-    let mut seen = String::new();
-    read_until(&mut s, &mut seen, |seen| {
+    let (mut s, mut seen) = run_until(&gateway.base, &input, |seen| {
         seen.contains("TEXT_MESSAGE_CONTENT")
     });
     upstream.kill();

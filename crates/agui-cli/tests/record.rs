@@ -8,7 +8,7 @@ mod common;
 mod demo;
 
 use agui_server::{AgentServer, RouterExt};
-use common::{Out, agui, scratch, scripted};
+use common::{Out, agui, assert_has, scratch, scripted};
 use serde_json::Value;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -43,6 +43,11 @@ fn record(url: &str, args: &[&str], output: &std::path::Path) -> Out {
     all.extend_from_slice(args);
     all.extend(["-o", output.to_str().unwrap()]);
     agui(&all)
+}
+
+/// `agui record` of the scripted server's `path` (see [`scripted`]) into `output`.
+fn record_scripted(path: &str, output: &std::path::Path) -> Out {
+    record(&format!("{}{path}", scripted()), &[], output)
 }
 
 fn lines(path: &std::path::Path) -> Vec<String> {
@@ -122,11 +127,9 @@ fn protobuf_input_file_and_standard_output() {
     );
     assert_eq!(out.code, 0, "{out:?}");
     // The events go to standard output, the summary to standard error.
-    assert!(
-        out.stderr
-            .contains("(HTTP 200 application/vnd.ag-ui.event+proto, "),
-        "{}",
-        out.stderr
+    assert_has(
+        &out.stderr,
+        &["(HTTP 200 application/vnd.ag-ui.event+proto, "],
     );
     let recorded: Vec<String> = out.stdout.lines().map(str::to_owned).collect();
     let first: Value = serde_json::from_str(&recorded[0]).unwrap();
@@ -147,8 +150,7 @@ fn protobuf_input_file_and_standard_output() {
 #[test]
 fn events_are_saved_as_received_before_expansion() {
     let file = scratch("chunks.jsonl");
-    let url = format!("{}/chunks", scripted());
-    let out = record(&url, &[], &file);
+    let out = record_scripted("/chunks", &file);
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(
         types(&lines(&file)),
@@ -169,8 +171,7 @@ fn events_are_saved_as_received_before_expansion() {
 #[test]
 fn a_broken_stream_is_kept_and_inspect_finds_the_break() {
     let file = scratch("malformed.jsonl");
-    let url = format!("{}/malformed", scripted());
-    let out = record(&url, &[], &file);
+    let out = record_scripted("/malformed", &file);
     // Recorded, but the run failed verification.
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
@@ -211,26 +212,14 @@ fn stamped_recordings_have_times_and_failures_exit_1_or_2() {
     );
     assert!(inspect.stdout.contains("reasoning"), "{}", inspect.stdout);
 
-    let http_500 = record(
-        &format!("{}/http-500", scripted()),
-        &[],
-        &scratch("never.jsonl"),
-    );
+    let http_500 = record_scripted("/http-500", &scratch("never.jsonl"));
     // No run at all: a connection problem.
     assert_eq!(http_500.code, 2);
-    assert!(
-        http_500.stderr.contains("nothing recorded: HTTP 500"),
-        "{}",
-        http_500.stderr
-    );
+    assert_has(&http_500.stderr, &["nothing recorded: HTTP 500"]);
     assert!(!scratch("never.jsonl").exists());
     let dropped = scratch("dropped.jsonl");
-    let out = record(&format!("{}/drop", scripted()), &[], &dropped);
+    let out = record_scripted("/drop", &dropped);
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(lines(&dropped).len(), 3, "what arrived is kept");
-    assert!(
-        out.stdout.contains("the connection broke"),
-        "{}",
-        out.stdout
-    );
+    assert_has(&out.stdout, &["the connection broke"]);
 }

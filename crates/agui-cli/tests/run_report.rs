@@ -6,7 +6,7 @@
 
 use agui_cli::report::{RunOptions, render_run, run_report};
 use agui_core::Role;
-use agui_peers::scripted::{chat, serve};
+use agui_peers::scripted::{chat, chat_types, serve};
 use agui_server::agui_store::MemoryStore;
 use agui_server::{AgentServer, Finish, StoreOptions, agent_fn};
 use serde_json::json;
@@ -144,16 +144,7 @@ async fn run_report_and_live_rendering() {
     assert_eq!(report["threadId"], "t");
     assert_eq!(report["mode"], "run");
     assert_eq!(report["transport"], "sse");
-    assert_eq!(
-        report["events"],
-        json!([
-            "RUN_STARTED",
-            "TEXT_MESSAGE_START",
-            "TEXT_MESSAGE_CONTENT",
-            "TEXT_MESSAGE_END",
-            "RUN_FINISHED"
-        ])
-    );
+    assert_eq!(report["events"], json!(chat_types(1)));
     assert_eq!(report["messages"][1]["content"], "Hello");
     assert!(report.get("error").is_none());
 

@@ -142,13 +142,7 @@ async fn follow_through(
     for _ in 0..tries {
         tokio::time::sleep(Duration::from_millis(20)).await;
         let running = !started.is_finished();
-        let (status, body) = http(
-            url_b,
-            "GET",
-            &format!("/agent/threads/{thread}/connect?after=0"),
-            "",
-        )
-        .await;
+        let (status, body) = connect(url_b, thread).await;
         if status == 200 {
             assert!(running, "the run ended before the second {what} was asked");
             followed = Some(body);
@@ -162,14 +156,20 @@ async fn follow_through(
     (live, followed)
 }
 
-async fn history(url: &str, thread: &str) -> String {
-    let (status, body) = http(
+/// `GET /agent/threads/{thread}/connect?after=0`: the status and the thread's events.
+async fn connect(url: &str, thread: &str) -> (u16, String) {
+    http(
         url,
         "GET",
         &format!("/agent/threads/{thread}/connect?after=0"),
         "",
     )
-    .await;
+    .await
+}
+
+/// The events of a thread the server has.
+async fn history(url: &str, thread: &str) -> String {
+    let (status, body) = connect(url, thread).await;
     assert_eq!(status, 200, "{body}");
     body
 }

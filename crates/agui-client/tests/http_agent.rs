@@ -70,17 +70,7 @@ async fn sends_the_input_and_streams_the_events() {
         .unwrap();
     let (types, error) = collect(&agent).await;
     assert!(error.is_none(), "{error:?}");
-    assert_eq!(
-        types,
-        [
-            "RUN_STARTED",
-            "TEXT_MESSAGE_START",
-            "TEXT_MESSAGE_CONTENT",
-            "TEXT_MESSAGE_CONTENT",
-            "TEXT_MESSAGE_END",
-            "RUN_FINISHED"
-        ]
-    );
+    assert_eq!(types, chat_types(2));
     let reqs = server.requests();
     assert_eq!(reqs.len(), 1);
     let req = &reqs[0];
@@ -552,16 +542,7 @@ async fn protobuf_streams_are_decoded() {
         .unwrap();
     let (types, error) = collect(&agent).await;
     assert!(error.is_none(), "{error:?}");
-    assert_eq!(
-        types,
-        [
-            "RUN_STARTED",
-            "TEXT_MESSAGE_START",
-            "TEXT_MESSAGE_CONTENT",
-            "TEXT_MESSAGE_END",
-            "RUN_FINISHED"
-        ]
-    );
+    assert_eq!(types, chat_types(1));
     assert_eq!(
         server.requests()[0].header("accept"),
         Some("application/vnd.ag-ui.event+proto, text/event-stream;q=0.5")

@@ -300,6 +300,15 @@ pub fn text_end(id: &str) -> String {
     format!(r#"{{"type":"TEXT_MESSAGE_END","messageId":"{id}"}}"#)
 }
 
+/// The event types of a chat run with `contents` `TEXT_MESSAGE_CONTENT` events (one, for
+/// what [`chat`] sends).
+pub fn chat_types(contents: usize) -> Vec<&'static str> {
+    let mut types = vec!["RUN_STARTED", "TEXT_MESSAGE_START"];
+    types.extend(std::iter::repeat_n("TEXT_MESSAGE_CONTENT", contents));
+    types.extend(["TEXT_MESSAGE_END", "RUN_FINISHED"]);
+    types
+}
+
 /// A full chat run as SSE steps.
 pub fn chat(run: &str, text: &str) -> Vec<Step> {
     vec![
