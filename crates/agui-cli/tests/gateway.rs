@@ -180,6 +180,11 @@ fn http(base: &str, method: &str, path: &str, headers: &str, body: &str) -> (u16
     common::status_and_body(&String::from_utf8_lossy(&out))
 }
 
+/// `POST {path}` of a one-message run on `thread` saying `text`: the status and the body.
+fn post_run(base: &str, path: &str, thread: &str, text: &str) -> (u16, String) {
+    http(base, "POST", path, "", &run_input(thread, text))
+}
+
 /// The SSE frames of a body: `(id, event)`.
 fn frames(body: &str) -> Vec<(Option<u64>, Value)> {
     let mut out = Vec::new();
@@ -561,13 +566,7 @@ fn named_upstreams_are_listed_without_credentials_and_get_their_own_headers() {
     s.read_to_string(&mut out).unwrap();
     assert!(out.starts_with("HTTP/1.0 401"), "{out}");
 
-    let (status, body) = http(
-        &gateway.base,
-        "POST",
-        "/agents/good",
-        "",
-        &run_input("t-good", "Hello"),
-    );
+    let (status, body) = post_run(&gateway.base, "/agents/good", "t-good", "Hello");
     assert_eq!(status, 200, "{body}");
     assert_eq!(
         frames(&body).last().unwrap().1["type"],
@@ -575,13 +574,7 @@ fn named_upstreams_are_listed_without_credentials_and_get_their_own_headers() {
         "{body}"
     );
     // Without the upstream's header the gateway's own token does not get through.
-    let (status, body) = http(
-        &gateway.base,
-        "POST",
-        "/agents/bare",
-        "",
-        &run_input("t-bare", "Hello"),
-    );
+    let (status, body) = post_run(&gateway.base, "/agents/bare", "t-bare", "Hello");
     assert_eq!(status, 200, "{body}");
     let last = frames(&body).last().unwrap().1.clone();
     assert_eq!(last["code"], "upstream_http_status", "{body}");
@@ -689,22 +682,10 @@ fn metrics_parse_as_prometheus_text_and_move_with_the_runs() {
     let get = |m: &HashMap<String, f64>, k: &str| m.get(k).copied().unwrap_or(0.0);
     let before = scrape();
     for i in 0..2 {
-        let (status, body) = http(
-            &gateway.base,
-            "POST",
-            "/agent",
-            "",
-            &run_input(&format!("t-metrics-{i}"), "Hello"),
-        );
+        let (status, body) = post_run(&gateway.base, "/agent", &format!("t-metrics-{i}"), "Hello");
         assert_eq!(status, 200, "{body}");
     }
-    let (_, body) = http(
-        &gateway.base,
-        "POST",
-        "/agents/down",
-        "",
-        &run_input("t-down", "Hi"),
-    );
+    let (_, body) = post_run(&gateway.base, "/agents/down", "t-down", "Hi");
     assert!(body.contains("upstream_unreachable"), "{body}");
     // Refused: no token.
     let addr = gateway.base.trim_start_matches("http://").to_owned();

@@ -159,26 +159,18 @@ async fn a_dropped_connection_says_how_far_the_run_got() {
 
 #[tokio::test]
 async fn a_truncated_stream_ends_without_error() {
-    let (types, error) = collect_from(vec![
-        sse_head(),
-        data(&run_started("r1")),
-        data(&text_start("m1")),
-        Step::End,
-    ])
-    .await;
+    let (types, error) = collect_from(sse_run(&[&run_started("r1"), &text_start("m1")])).await;
     assert!(error.is_none());
     assert_eq!(types, ["RUN_STARTED", "TEXT_MESSAGE_START"]);
 }
 
 #[tokio::test]
 async fn malformed_events_fail_with_their_index() {
-    let (types, error) = collect_from(vec![
-        sse_head(),
-        data(&run_started("r1")),
-        data(r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"#),
-        data(&run_finished("r1")),
-        Step::End,
-    ])
+    let (types, error) = collect_from(sse_run(&[
+        &run_started("r1"),
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"#,
+        &run_finished("r1"),
+    ]))
     .await;
     assert_eq!(types, ["RUN_STARTED"]);
     let error = error.unwrap();
@@ -195,13 +187,7 @@ async fn malformed_events_fail_with_their_index() {
             "TEXT_MESSAGE_CONTENT",
         ),
     ] {
-        let (types, error) = collect_from(vec![
-            sse_head(),
-            data(&run_started("r1")),
-            data(bad),
-            Step::End,
-        ])
-        .await;
+        let (types, error) = collect_from(sse_run(&[&run_started("r1"), bad])).await;
         assert_eq!(types, ["RUN_STARTED"], "{bad}");
         let text = error.expect(bad).to_string();
         assert!(text.contains(what), "{bad}: {text}");
@@ -211,13 +197,11 @@ async fn malformed_events_fail_with_their_index() {
 #[tokio::test]
 async fn unknown_event_types_are_skipped() {
     let server = serve(|_, _| {
-        vec![
-            sse_head(),
-            data(&run_started("r1")),
-            data(r#"{"type":"FUTURE_EVENT","x":1}"#),
-            data(&run_finished("r1")),
-            Step::End,
-        ]
+        sse_run(&[
+            &run_started("r1"),
+            r#"{"type":"FUTURE_EVENT","x":1}"#,
+            &run_finished("r1"),
+        ])
     })
     .await;
     let agent = HttpAgent::new(&server.url).unwrap();

@@ -120,17 +120,15 @@ async fn a_chat_run_builds_the_conversation_and_sends_it_next_time() {
 #[tokio::test]
 async fn tool_call_arguments_are_parsed_while_they_stream() {
     let server = serve(|_, _| {
-        vec![
-            sse_head(),
-            data(&run_started("r1")),
-            data(r#"{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"get_weather"}"#),
-            data(r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{\"city\": \"Ber"}"#),
-            data(r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"lin\", \"unit\""}"#),
-            data(r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":": \"c\"}"}"#),
-            data(r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#),
-            data(&run_finished("r1")),
-            Step::End,
-        ]
+        sse_run(&[
+            &run_started("r1"),
+            r#"{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"get_weather"}"#,
+            r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{\"city\": \"Ber"}"#,
+            r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"lin\", \"unit\""}"#,
+            r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":": \"c\"}"}"#,
+            r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
+            &run_finished("r1"),
+        ])
     })
     .await;
     let mut session = session_at(&server);
@@ -319,12 +317,10 @@ async fn run_error_failures_and_incomplete_streams_are_told_apart() {
     // RUN_ERROR from the agent: errored, pending interrupts untouched (I2).
     let server = serve(|n, _| match n {
         0 => interrupted_run("r1", "2999-01-01"),
-        _ => vec![
-            sse_head(),
-            data(&run_started("r2")),
-            data(r#"{"type":"RUN_ERROR","message":"model overloaded","code":"overloaded"}"#),
-            Step::End,
-        ],
+        _ => sse_run(&[
+            &run_started("r2"),
+            r#"{"type":"RUN_ERROR","message":"model overloaded","code":"overloaded"}"#,
+        ]),
     })
     .await;
     let mut session = session_at(&server);
@@ -348,15 +344,13 @@ async fn run_error_failures_and_incomplete_streams_are_told_apart() {
 
     // A protocol violation: failed, with what came before it applied.
     let server = serve(|_, _| {
-        vec![
-            sse_head(),
-            data(&run_started("r1")),
-            data(&text_start("m1")),
-            data(&text_content("m1", "kept")),
-            data(&text_content("ghost", "boo")),
-            data(&run_finished("r1")),
-            Step::End,
-        ]
+        sse_run(&[
+            &run_started("r1"),
+            &text_start("m1"),
+            &text_content("m1", "kept"),
+            &text_content("ghost", "boo"),
+            &run_finished("r1"),
+        ])
     })
     .await;
     let mut session = session_at(&server);
@@ -385,13 +379,11 @@ async fn run_error_failures_and_incomplete_streams_are_told_apart() {
 
     // No terminal event: accepted, incomplete, what came is kept.
     let server = serve(|_, _| {
-        vec![
-            sse_head(),
-            data(&run_started("r1")),
-            data(&text_start("m1")),
-            data(&text_content("m1", "half")),
-            Step::End,
-        ]
+        sse_run(&[
+            &run_started("r1"),
+            &text_start("m1"),
+            &text_content("m1", "half"),
+        ])
     })
     .await;
     let mut session = session_at(&server);

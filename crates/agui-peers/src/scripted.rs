@@ -77,6 +77,14 @@ pub fn data_with_id(id: u32, json: &str) -> Step {
     Step::Chunk(format!("id: {id}\ndata: {json}\n\n").into_bytes())
 }
 
+/// A whole 200 SSE response carrying `events` (JSON), one frame each.
+pub fn sse_run(events: &[&str]) -> Vec<Step> {
+    let mut steps = vec![sse_head()];
+    steps.extend(events.iter().map(|e| data(e)));
+    steps.push(Step::End);
+    steps
+}
+
 /// A 200 SSE response head.
 pub fn sse_head() -> Step {
     Step::Head(200, "text/event-stream")
@@ -311,13 +319,11 @@ pub fn chat_types(contents: usize) -> Vec<&'static str> {
 
 /// A full chat run as SSE steps.
 pub fn chat(run: &str, text: &str) -> Vec<Step> {
-    vec![
-        sse_head(),
-        data(&run_started(run)),
-        data(&text_start("m1")),
-        data(&text_content("m1", text)),
-        data(&text_end("m1")),
-        data(&run_finished(run)),
-        Step::End,
-    ]
+    sse_run(&[
+        &run_started(run),
+        &text_start("m1"),
+        &text_content("m1", text),
+        &text_end("m1"),
+        &run_finished(run),
+    ])
 }
