@@ -65,13 +65,8 @@ pub enum StreamTools {
         /// Where rule ids link to in SARIF and JUnit reports (each rule at `URL#ID`).
         #[arg(long, value_name = "URL", default_value = crate::rules::RULES_URL)]
         rules_url: String,
-        /// Extra request header, `Name: value` (repeatable; an `Authorization` header here
-        /// replaces the one made from AGUI_TOKEN).
-        #[arg(long = "header")]
-        headers: Vec<String>,
-        /// Limit of each run, in milliseconds.
-        #[arg(long, default_value_t = 30_000)]
-        timeout_ms: u64,
+        #[command(flatten)]
+        request: crate::net::RequestArgs,
         /// Colours: auto, always or never.
         #[arg(long, value_enum, default_value = "auto")]
         color: ColorChoice,
@@ -102,13 +97,8 @@ pub enum StreamTools {
         /// Print one JSON report.
         #[arg(long)]
         json: bool,
-        /// Extra request header, `Name: value` (repeatable; an `Authorization` header here
-        /// replaces the one made from AGUI_TOKEN).
-        #[arg(long = "header")]
-        headers: Vec<String>,
-        /// Limit of each run, in milliseconds.
-        #[arg(long, default_value_t = 30_000)]
-        timeout_ms: u64,
+        #[command(flatten)]
+        request: crate::net::RequestArgs,
         /// Colours: auto, always or never.
         #[arg(long, value_enum, default_value = "auto")]
         color: ColorChoice,
@@ -143,7 +133,7 @@ impl StreamTools {
                 timeout_ms,
             } => {
                 let input = input
-                    .map(|p| agui_client::cli::RunSpec::from_file(std::path::Path::new(&p)))
+                    .map(|p| agui_cli::report::RunSpec::from_file(std::path::Path::new(&p)))
                     .transpose()?;
                 let opts = crate::record::RecordOptions {
                     url,
@@ -162,10 +152,10 @@ impl StreamTools {
                 json,
                 format,
                 rules_url,
-                headers,
-                timeout_ms,
+                request,
                 color,
             } => {
+                let (headers, timeout) = request.resolve()?;
                 let opts = crate::check::CheckOptions {
                     url,
                     format: if json {
@@ -174,8 +164,8 @@ impl StreamTools {
                         format
                     },
                     rules_url,
-                    headers: crate::net::request_headers(&headers)?,
-                    timeout: Duration::from_millis(timeout_ms),
+                    headers,
+                    timeout,
                     color,
                 };
                 crate::run_async(crate::check::run(opts))
@@ -188,10 +178,10 @@ impl StreamTools {
                 text,
                 proto,
                 json,
-                headers,
-                timeout_ms,
+                request,
                 color,
             } => {
+                let (headers, timeout) = request.resolve()?;
                 let opts = crate::load::LoadOptions {
                     url,
                     runs,
@@ -199,8 +189,8 @@ impl StreamTools {
                     text,
                     proto,
                     json,
-                    headers: crate::net::request_headers(&headers)?,
-                    timeout: Duration::from_millis(timeout_ms),
+                    headers,
+                    timeout,
                     color,
                 };
                 crate::run_async(crate::load::run(opts))

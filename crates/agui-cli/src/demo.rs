@@ -113,12 +113,7 @@ impl DemoAgent {
     }
 
     async fn think(&self, ctx: &RunContext, said: &str) -> AgentResult {
-        let topic = said
-            .to_lowercase()
-            .split_once("think about")
-            .map(|(_, t)| t.trim().to_owned())
-            .filter(|t| !t.is_empty())
-            .unwrap_or_else(|| "this".to_owned());
+        let topic = topic_after(said, "think about", "this");
         let reasoning = ctx.reasoning().await?;
         let thought = reasoning.message().await?;
         for piece in [
@@ -141,12 +136,7 @@ impl DemoAgent {
     }
 
     async fn research(&self, ctx: &RunContext, said: &str) -> AgentResult {
-        let topic = said
-            .to_lowercase()
-            .split_once("research")
-            .map(|(_, t)| t.trim().to_owned())
-            .filter(|t| !t.is_empty())
-            .unwrap_or_else(|| "the topic".to_owned());
+        let topic = topic_after(said, "research", "the topic");
         self.say(ctx, &format!("Starting two researchers on {topic}."))
             .await?;
         let worker = |name: &'static str, angle: &'static str| {
@@ -275,6 +265,16 @@ fn count_to(lower: &str) -> Option<u64> {
     let rest = lower.split_once("count to")?.1.trim_start();
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
     digits.parse::<u64>().ok().map(|n| n.min(1000))
+}
+
+/// What follows `keyword` in the message, lower-cased and trimmed; `default` when nothing
+/// does.
+fn topic_after(said: &str, keyword: &str, default: &str) -> String {
+    said.to_lowercase()
+        .split_once(keyword)
+        .map(|(_, t)| t.trim().to_owned())
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| default.to_owned())
 }
 
 /// The word after "in", capitalised; Paris by default.

@@ -744,18 +744,20 @@ mod tests {
     #[test]
     fn lines_and_frames_over_the_limit_are_framing_errors_after_the_events_before() {
         let long = format!("{{\"a\":\"{}\"}}", "x".repeat(100));
-        let mut seen = 0;
-        let source = Source::from_reader(
-            Box::new(std::io::Cursor::new(format!("{{}}\n{{}}\n{long}\n"))),
-            "test",
-        );
-        let err = EventReader::new(source, 64)
-            .unwrap()
-            .for_each(|_| {
-                seen += 1;
-                ControlFlow::Continue(())
-            })
-            .unwrap_err();
+        // Reads `text` with a 64-byte limit to its error: the events before, and the error.
+        let read_to_error = |text: String| {
+            let mut seen = 0;
+            let source = Source::from_reader(Box::new(std::io::Cursor::new(text)), "test");
+            let err = EventReader::new(source, 64)
+                .unwrap()
+                .for_each(|_| {
+                    seen += 1;
+                    ControlFlow::Continue(())
+                })
+                .unwrap_err();
+            (seen, err)
+        };
+        let (seen, err) = read_to_error(format!("{{}}\n{{}}\n{long}\n"));
         assert_eq!(seen, 2);
         assert!(
             matches!(err, ReadError::Framing { event: 2, .. }),
@@ -763,16 +765,7 @@ mod tests {
         );
         assert!(err.to_string().contains("--max-frame-bytes"), "{err}");
 
-        let sse = format!("data: {{}}\n\ndata: {long}\n\n");
-        let mut seen = 0;
-        let source = Source::from_reader(Box::new(std::io::Cursor::new(sse)), "test");
-        let err = EventReader::new(source, 64)
-            .unwrap()
-            .for_each(|_| {
-                seen += 1;
-                ControlFlow::Continue(())
-            })
-            .unwrap_err();
+        let (seen, err) = read_to_error(format!("data: {{}}\n\ndata: {long}\n\n"));
         assert_eq!(seen, 1);
         assert!(
             matches!(err, ReadError::Framing { event: 1, .. }),

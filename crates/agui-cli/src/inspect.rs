@@ -286,15 +286,7 @@ fn verify(stream: &mut dyn Replay) -> Result<Verdict, ReadError> {
         }
         let result = match &raw {
             Ok(_) => p.push_json(json).map(|_| ()),
-            Err(e) => p
-                .push_decoded(
-                    Err(agui_core::event::DecodeError::Syntax {
-                        message: e.clone(),
-                        excerpt: String::new(),
-                    }),
-                    String::new(),
-                )
-                .map(|_| ()),
+            Err(e) => push_not_json(&mut p, e),
         };
         // The reducer's warnings carry no index: they belong to the event just pushed.
         let all = p.applier().warnings();
@@ -317,6 +309,19 @@ fn verify(stream: &mut dyn Replay) -> Result<Verdict, ReadError> {
     }
     v.pipeline = p;
     Ok(v)
+}
+
+/// Feeds `p` a frame that is not JSON, as the decoder's syntax error `message` (with no
+/// excerpt: the message names the problem), so that the stream breaks there.
+pub fn push_not_json(p: &mut Pipeline, message: &str) -> Result<(), PipelineError> {
+    p.push_decoded(
+        Err(agui_core::event::DecodeError::Syntax {
+            message: message.to_owned(),
+            excerpt: String::new(),
+        }),
+        String::new(),
+    )
+    .map(|_| ())
 }
 
 /// The message of a pipeline error, without the index and type (shown apart).
@@ -685,6 +690,20 @@ fn role_style(role: &str) -> anstyle::Style {
 /// `text` cut to `max` characters, with `…` when cut.
 pub use agui_core::text::excerpt;
 
+/// A chunk's line from the parts it has, `FIRST (SECOND) DELTA`: the message id and role
+/// of a text chunk, the tool's name and the call id of a tool-call chunk.
+fn chunk_line(first: Option<&str>, second: Option<&str>, delta: Option<String>) -> String {
+    let mut parts = Vec::new();
+    if let Some(f) = first {
+        parts.push(f.to_owned());
+    }
+    if let Some(s) = second {
+        parts.push(format!("({s})"));
+    }
+    parts.extend(delta);
+    parts.join(" ")
+}
+
 /// A string as a quoted JSON string (escapes visible).
 fn quoted(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
@@ -807,17 +826,7 @@ pub fn summary(v: &Value) -> String {
             None => "no delta".into(),
         },
         "TEXT_MESSAGE_CHUNK" | "REASONING_MESSAGE_CHUNK" => {
-            let mut parts = Vec::new();
-            if let Some(id) = s("messageId") {
-                parts.push(id.to_owned());
-            }
-            if let Some(r) = s("role") {
-                parts.push(format!("({r})"));
-            }
-            if let Some(d) = s("delta") {
-                parts.push(quoted(d));
-            }
-            parts.join(" ")
+            chunk_line(s("messageId"), s("role"), s("delta").map(quoted))
         }
         "TEXT_MESSAGE_END" | "REASONING_MESSAGE_END" | "REASONING_START" | "REASONING_END" => {
             or(s("messageId"), "?")
@@ -840,17 +849,7 @@ pub fn summary(v: &Value) -> String {
         ),
         "TOOL_CALL_END" => or(s("toolCallId"), "?"),
         "TOOL_CALL_CHUNK" => {
-            let mut parts = Vec::new();
-            if let Some(n) = s("toolCallName") {
-                parts.push(n.to_owned());
-            }
-            if let Some(id) = s("toolCallId") {
-                parts.push(format!("({id})"));
-            }
-            if let Some(d) = s("delta") {
-                parts.push(visible(d));
-            }
-            parts.join(" ")
+            chunk_line(s("toolCallName"), s("toolCallId"), s("delta").map(visible))
         }
         "TOOL_CALL_RESULT" => {
             let content = match v.get("content") {

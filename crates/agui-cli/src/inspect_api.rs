@@ -217,15 +217,7 @@ pub fn verify(events: &[Read]) -> (Vec<ApiViolation>, Vec<ApiWarning>) {
         for (k, read) in events[start..].iter().enumerate() {
             let result = match &read.value {
                 Ok(_) => p.push_json(&read.bytes).map(|_| ()),
-                Err(message) => p
-                    .push_decoded(
-                        Err(agui_core::event::DecodeError::Syntax {
-                            message: message.clone(),
-                            excerpt: String::new(),
-                        }),
-                        String::new(),
-                    )
-                    .map(|_| ()),
+                Err(message) => crate::inspect::push_not_json(&mut p, message),
             };
             let all = p.applier().warnings();
             for w in &all[seen_warnings..] {

@@ -2,6 +2,8 @@
 //! agent's URL before any request, the request headers (with `AGUI_TOKEN`), fresh ids, and
 //! the exit-code rule.
 
+use std::time::Duration;
+
 /// The exit-code rule and the token, for each network command's `--help`.
 pub const AFTER_HELP: &str = "\
 Exit codes (every network command: run, record, check, load):
@@ -15,6 +17,29 @@ Exit codes (every network command: run, record, check, load):
 Authentication: when AGUI_TOKEN is set and not empty, every request carries
 `Authorization: Bearer $AGUI_TOKEN` (`agui serve` prints its token at start);
 an explicit --header 'Authorization: ...' wins over it.";
+
+/// `--header` and `--timeout-ms` of the commands that run an agent several times
+/// (`check`, `load`).
+#[derive(clap::Args)]
+pub struct RequestArgs {
+    /// Extra request header, `Name: value` (repeatable; an `Authorization` header here
+    /// replaces the one made from AGUI_TOKEN).
+    #[arg(long = "header")]
+    headers: Vec<String>,
+    /// Limit of each run, in milliseconds.
+    #[arg(long, default_value_t = 30_000)]
+    timeout_ms: u64,
+}
+
+impl RequestArgs {
+    /// The headers to send (see [`request_headers`]) and the limit of each run.
+    pub fn resolve(&self) -> Result<(Vec<(String, String)>, Duration), String> {
+        Ok((
+            request_headers(&self.headers)?,
+            Duration::from_millis(self.timeout_ms),
+        ))
+    }
+}
 
 /// Exit code: the run or check failed.
 pub const FAILED: u8 = 1;

@@ -19,7 +19,7 @@ pub struct RecordOptions {
     /// The user message (default `hello`).
     pub text: Option<String>,
     /// Parts of the run input.
-    pub input: Option<agui_client::cli::RunSpec>,
+    pub input: Option<agui_cli::report::RunSpec>,
     /// Ask for protobuf.
     pub proto: bool,
     /// Where to write (`-` for standard output).

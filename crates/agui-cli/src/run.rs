@@ -2,7 +2,7 @@
 //! continuing a stored thread (`--thread ID`).
 
 use crate::net;
-use agui_client::cli::{RunOptions, RunReport, RunSpec};
+use agui_cli::report::{RunOptions, RunReport, RunSpec};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -73,9 +73,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, String> {
     };
     let report = crate::run_async(async {
         Ok(if json {
-            agui_client::cli::run_report(url, &options).await
+            agui_cli::report::run_report(url, &options).await
         } else {
-            agui_client::cli::render_run(url, &options, &mut out).await
+            agui_cli::report::render_run(url, &options, &mut out).await
         })
     })?;
     if json {

@@ -141,7 +141,7 @@ pub fn event_type(v: &Value) -> Option<&str> {
 
 /// A run input: the spec's parts, else one user message with `text` (default `hello`),
 /// state `{}`, a fresh thread and run id (every id made here a fresh UUID).
-pub fn input_from(spec: Option<&agui_client::cli::RunSpec>, text: Option<&str>) -> RunAgentInput {
+pub fn input_from(spec: Option<&agui_cli::report::RunSpec>, text: Option<&str>) -> RunAgentInput {
     let spec = spec.cloned().unwrap_or_default();
     let mut input = RunAgentInput::new(
         spec.thread_id.unwrap_or_else(fresh_id),
@@ -352,15 +352,7 @@ pub fn verify_events(
     for raw in events {
         let result = match raw {
             Ok(v) => p.push_value(v.clone()).map(|_| ()),
-            Err(e) => p
-                .push_decoded(
-                    Err(agui_core::event::DecodeError::Syntax {
-                        message: e.clone(),
-                        excerpt: String::new(),
-                    }),
-                    String::new(),
-                )
-                .map(|_| ()),
+            Err(e) => crate::inspect::push_not_json(&mut p, e),
         };
         if let Err(e) = result {
             return (p, Some(e));

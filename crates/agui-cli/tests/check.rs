@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Serve, agui, scripted};
+use common::{Serve, agui, assert_has, field_strs, scripted};
 use serde_json::Value;
 
 /// `agui check URL --json`: the exit code and the report.
@@ -12,22 +12,14 @@ fn check(url: &str) -> (i32, Value) {
     (out.code, out.json())
 }
 
-fn rules(report: &Value) -> Vec<String> {
-    report["violations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["rule"].as_str().unwrap().to_owned())
-        .collect()
+/// The rule of every violation of a report.
+fn rules(report: &Value) -> Vec<&str> {
+    field_strs(&report["violations"], "rule")
 }
 
-fn run_names(report: &Value) -> Vec<String> {
-    report["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["name"].as_str().unwrap().to_owned())
-        .collect()
+/// The name of every run of a report.
+fn run_names(report: &Value) -> Vec<&str> {
+    field_strs(&report["runs"], "name")
 }
 
 #[test]
@@ -128,11 +120,9 @@ fn content_before_start_missing_finish_and_wrong_type_are_each_reported() {
     // The readable report names input, index, type and rule.
     let out = agui(&["check", &format!("{}/everything", scripted())]);
     assert_eq!(out.code, 1);
-    assert!(
-        out.stdout
-            .contains("event 0 TEXT_MESSAGE_CONTENT: V3: First event must be 'RUN_STARTED'"),
-        "{}",
-        out.stdout
+    assert_has(
+        &out.stdout,
+        &["event 0 TEXT_MESSAGE_CONTENT: V3: First event must be 'RUN_STARTED'"],
     );
     assert!(
         out.stdout
@@ -191,9 +181,5 @@ fn a_stalled_stream_times_out_and_nothing_listening_exits_2() {
         .port();
     let out = agui(&["check", &format!("http://127.0.0.1:{port}/agent")]);
     assert_eq!(out.code, 2, "{out:?}");
-    assert!(
-        out.stdout.contains("request: no response"),
-        "{}",
-        out.stdout
-    );
+    assert_has(&out.stdout, &["request: no response"]);
 }

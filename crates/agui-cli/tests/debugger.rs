@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Serve, agui, closed_port, scripted, shared_dir};
+use common::{Serve, agui, assert_has, closed_port, field_strs, scripted, shared_dir};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -50,13 +50,15 @@ fn check_writes_junit_and_sarif_with_the_readme_exit_codes() {
     assert_eq!(out.code, 1, "{out:?}");
     let x = &out.stdout;
     assert!(x.starts_with("<?xml"), "{x}");
-    assert!(x.contains("<testsuites name=\"agui check\""), "{x}");
-    assert!(
-        x.contains("<testcase classname=\"agui.check\" name=\"plain\""),
-        "{x}"
+    assert_has(
+        x,
+        &[
+            "<testsuites name=\"agui check\"",
+            "<testcase classname=\"agui.check\" name=\"plain\"",
+            "<failure type=\"",
+            "Help: ",
+        ],
     );
-    assert!(x.contains("<failure type=\""), "{x}");
-    assert!(x.contains("Help: "), "{x}");
 
     let out = agui(&[
         "check",
@@ -75,19 +77,10 @@ fn check_writes_junit_and_sarif_with_the_readme_exit_codes() {
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
     let results = run["results"].as_array().unwrap();
     assert!(!results.is_empty());
-    let ids: Vec<&str> = results
-        .iter()
-        .map(|r| r["ruleId"].as_str().unwrap())
-        .collect();
+    let ids = field_strs(&run["results"], "ruleId");
     // The same problems the JSON report names.
     let json = agui(&["check", &bad, "--json", "--timeout-ms", "3000"]).json();
-    let want: Vec<&str> = json["violations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["rule"].as_str().unwrap())
-        .collect();
-    assert_eq!(ids, want);
+    assert_eq!(ids, field_strs(&json["violations"], "rule"));
     for r in results {
         let k = r["ruleIndex"].as_u64().unwrap() as usize;
         assert_eq!(rules[k]["id"], r["ruleId"]);
@@ -118,11 +111,7 @@ fn check_writes_junit_and_sarif_with_the_readme_exit_codes() {
     let url = format!("http://127.0.0.1:{}/agent", closed_port());
     let out = agui(&["check", &url, "--format", "junit", "--timeout-ms", "2000"]);
     assert_eq!(out.code, 2, "{out:?}");
-    assert!(
-        out.stdout.contains("<failure type=\"request\""),
-        "{}",
-        out.stdout
-    );
+    assert_has(&out.stdout, &["<failure type=\"request\""]);
     // --json and --format conflict.
     assert_eq!(
         agui(&["check", &url, "--json", "--format", "sarif"]).code,
@@ -135,12 +124,7 @@ fn rules_lists_every_rule_in_each_format() {
     let out = agui(&["rules", "--format", "json"]);
     assert_eq!(out.code, 0, "{out:?}");
     let j: Value = out.json();
-    let ids: Vec<&str> = j["rules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_str().unwrap())
-        .collect();
+    let ids = field_strs(&j["rules"], "id");
     for n in 1..=55 {
         assert!(ids.contains(&format!("V{n}").as_str()), "V{n}");
     }

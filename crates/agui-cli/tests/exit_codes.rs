@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Out, Serve, TEST_TOKEN, agui_command, closed_port, run_piped, scripted};
+use common::{Out, Serve, TEST_TOKEN, agui_command, assert_has, closed_port, run_piped, scripted};
 use std::sync::OnceLock;
 
 /// One `agui serve` (in-memory store, demo agent) for the whole file.
@@ -129,11 +129,7 @@ fn usage_and_connection_problems_are_2() {
     // A --header that is not `Name: value`.
     let out = agui(&["run", &http_500, "--header", "no colon"]);
     assert_eq!(out.code, 2, "{out:?}");
-    assert!(
-        out.stderr.contains("expected `Name: value`"),
-        "{}",
-        out.stderr
-    );
+    assert_has(&out.stderr, &["expected `Name: value`"]);
 }
 
 #[test]

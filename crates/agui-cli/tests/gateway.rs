@@ -94,6 +94,12 @@ impl Proc {
         }
     }
 
+    /// A gateway (`agui serve --upstream`) with a memory store in front of the agent at
+    /// `base` + `/agent`.
+    fn memory_gateway(base: &str) -> Proc {
+        Proc::agui(&["--store", "memory", "--upstream", &format!("{base}/agent")])
+    }
+
     /// The upstream: `agui serve` without authentication, in memory, pausing `delay_ms`
     /// between streamed pieces.
     fn upstream(delay_ms: u64) -> Proc {
@@ -127,12 +133,19 @@ impl Drop for Proc {
 
 // ---- HTTP -------------------------------------------------------------------------------
 
-/// One HTTP/1.0 exchange with the token (the body ends with the connection): the status
-/// and the body.
-fn http(base: &str, method: &str, path: &str, headers: &str, body: &str) -> (u16, String) {
+/// Opens a connection to `base` and sends an HTTP/1.0 request with the token (the answer
+/// ends with the connection), giving up reading after `read_limit`.
+fn send(
+    base: &str,
+    method: &str,
+    path: &str,
+    headers: &str,
+    body: &str,
+    read_limit: Duration,
+) -> TcpStream {
     let addr = base.trim_start_matches("http://");
     let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    s.set_read_timeout(Some(read_limit)).unwrap();
     write!(
         s,
         "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\
@@ -141,16 +154,35 @@ fn http(base: &str, method: &str, path: &str, headers: &str, body: &str) -> (u16
         body.len()
     )
     .unwrap();
+    s
+}
+
+/// `POST /agent` with `input`, read until `done(what was read)` holds (the stream must not
+/// end before): the open connection and what was read, head included.
+fn run_until(base: &str, input: &str, done: impl Fn(&str) -> bool) -> (TcpStream, String) {
+    let mut s = send(base, "POST", "/agent", "", input, Duration::from_secs(30));
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    while !done(&seen) {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "the run ended early: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    (s, seen)
+}
+
+/// One HTTP/1.0 exchange with the token (the body ends with the connection): the status
+/// and the body.
+fn http(base: &str, method: &str, path: &str, headers: &str, body: &str) -> (u16, String) {
+    let mut s = send(base, method, path, headers, body, Duration::from_secs(60));
     let mut out = Vec::new();
     s.read_to_end(&mut out).unwrap();
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (status, body.to_owned())
+    common::status_and_body(&String::from_utf8_lossy(&out))
+}
+
+/// `POST {path}` of a one-message run on `thread` saying `text`: the status and the body.
+fn post_run(base: &str, path: &str, thread: &str, text: &str) -> (u16, String) {
+    http(base, "POST", path, "", &run_input(thread, text))
 }
 
 /// The SSE frames of a body: `(id, event)`.
@@ -240,18 +272,7 @@ fn seen(report: &Value, thread: &str) -> Value {
     }
     let mut ids = HashMap::new();
     let mut picked = serde_json::Map::new();
-    for key in [
-        "ok",
-        "terminal",
-        "outcome",
-        "interrupts",
-        "pendingToolCallIds",
-        "runError",
-        "result",
-        "messages",
-        "state",
-        "pendingInterrupts",
-    ] {
+    for key in agui_peers::USER_VISIBLE {
         let v = report.get(key).cloned().unwrap_or(Value::Null);
         picked.insert(key.into(), walk(&v, key, thread, &mut ids));
     }
@@ -269,12 +290,7 @@ fn the_official_client_sees_the_same_runs_through_the_gateway() {
     let Some(dir) = interop() else { return };
     let direct = py_server(dir);
     let behind = py_server(dir);
-    let gateway = Proc::agui(&[
-        "--store",
-        "memory",
-        "--upstream",
-        &format!("{}/agent", behind.base()),
-    ]);
+    let gateway = Proc::memory_gateway(&behind.base());
     let gateway_url = format!("{}/agent", gateway.base);
     let direct_url = format!("{}/agent", direct.base());
     let pid = std::process::id();
@@ -348,12 +364,7 @@ fn the_official_client_sees_the_same_runs_through_the_gateway() {
 fn every_faulty_scenario_ends_with_the_code_of_its_fault() {
     let Some(dir) = interop() else { return };
     let behind = py_server(dir);
-    let gateway = Proc::agui(&[
-        "--store",
-        "memory",
-        "--upstream",
-        &format!("{}/agent", behind.base()),
-    ]);
+    let gateway = Proc::memory_gateway(&behind.base());
     let url = format!("{}/agent", gateway.base);
     let mut problems = Vec::new();
     for (scenario, code) in [
@@ -393,31 +404,12 @@ fn every_faulty_scenario_ends_with_the_code_of_its_fault() {
 #[test]
 fn a_dropped_client_resumes_through_the_gateway_with_nothing_lost_or_repeated() {
     let upstream = Proc::upstream(150);
-    let gateway = Proc::agui(&[
-        "--store",
-        "memory",
-        "--upstream",
-        &format!("{}/agent", upstream.base),
-    ]);
+    let gateway = Proc::memory_gateway(&upstream.base);
     let input = run_input("t-drop", "hello there, how are you");
     // Read the live stream until two events after RUN_STARTED have come, then hang up.
-    let addr = gateway.base.trim_start_matches("http://").to_owned();
-    let mut s = TcpStream::connect(&addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(
-        s,
-        "POST /agent HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\
-         Content-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: {}\r\n\r\n{input}",
-        input.len()
-    )
-    .unwrap();
-    let mut seen = String::new();
-    let mut buf = [0u8; 4096];
-    while frames(seen.split_once("\r\n\r\n").map_or("", |x| x.1)).len() < 3 {
-        let n = s.read(&mut buf).unwrap();
-        assert!(n > 0, "the run ended early: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
+    let (s, seen) = run_until(&gateway.base, &input, |seen| {
+        frames(seen.split_once("\r\n\r\n").map_or("", |x| x.1)).len() >= 3
+    });
     drop(s);
     let first = frames(seen.split_once("\r\n\r\n").unwrap().1);
     let last_id = first.last().unwrap().0.expect("SSE ids");
@@ -476,23 +468,9 @@ fn a_gateway_killed_mid_run_closes_the_run_as_abandoned_after_a_restart() {
     ];
     let mut gateway = Proc::agui(&args);
     let input = run_input("t-dead", "Hello");
-    let addr = gateway.base.trim_start_matches("http://").to_owned();
-    let mut s = TcpStream::connect(&addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(
-        s,
-        "POST /agent HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\
-         Content-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: {}\r\n\r\n{input}",
-        input.len()
-    )
-    .unwrap();
-    let mut seen = String::new();
-    let mut buf = [0u8; 4096];
-    while !seen.contains("TEXT_MESSAGE_CONTENT") {
-        let n = s.read(&mut buf).unwrap();
-        assert!(n > 0, "the run ended early: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
+    let (s, _) = run_until(&gateway.base, &input, |seen| {
+        seen.contains("TEXT_MESSAGE_CONTENT")
+    });
     gateway.kill(); // SIGKILL: no chance to end the run
     drop(s);
     let gateway = Proc::agui(&args);
@@ -522,30 +500,11 @@ fn a_gateway_killed_mid_run_closes_the_run_as_abandoned_after_a_restart() {
 #[test]
 fn an_upstream_killed_mid_run_ends_the_run_with_its_code() {
     let mut upstream = Proc::upstream(300);
-    let gateway = Proc::agui(&[
-        "--store",
-        "memory",
-        "--upstream",
-        &format!("{}/agent", upstream.base),
-    ]);
+    let gateway = Proc::memory_gateway(&upstream.base);
     let input = run_input("t-upstream-dies", "Hello");
-    let addr = gateway.base.trim_start_matches("http://").to_owned();
-    let mut s = TcpStream::connect(&addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(
-        s,
-        "POST /agent HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\
-         Content-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: {}\r\n\r\n{input}",
-        input.len()
-    )
-    .unwrap();
-    let mut seen = String::new();
-    let mut buf = [0u8; 4096];
-    while !seen.contains("TEXT_MESSAGE_CONTENT") {
-        let n = s.read(&mut buf).unwrap();
-        assert!(n > 0, "the run ended early: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
+    let (mut s, mut seen) = run_until(&gateway.base, &input, |seen| {
+        seen.contains("TEXT_MESSAGE_CONTENT")
+    });
     upstream.kill();
     let mut rest = Vec::new();
     s.read_to_end(&mut rest).unwrap();
@@ -607,13 +566,7 @@ fn named_upstreams_are_listed_without_credentials_and_get_their_own_headers() {
     s.read_to_string(&mut out).unwrap();
     assert!(out.starts_with("HTTP/1.0 401"), "{out}");
 
-    let (status, body) = http(
-        &gateway.base,
-        "POST",
-        "/agents/good",
-        "",
-        &run_input("t-good", "Hello"),
-    );
+    let (status, body) = post_run(&gateway.base, "/agents/good", "t-good", "Hello");
     assert_eq!(status, 200, "{body}");
     assert_eq!(
         frames(&body).last().unwrap().1["type"],
@@ -621,13 +574,7 @@ fn named_upstreams_are_listed_without_credentials_and_get_their_own_headers() {
         "{body}"
     );
     // Without the upstream's header the gateway's own token does not get through.
-    let (status, body) = http(
-        &gateway.base,
-        "POST",
-        "/agents/bare",
-        "",
-        &run_input("t-bare", "Hello"),
-    );
+    let (status, body) = post_run(&gateway.base, "/agents/bare", "t-bare", "Hello");
     assert_eq!(status, 200, "{body}");
     let last = frames(&body).last().unwrap().1.clone();
     assert_eq!(last["code"], "upstream_http_status", "{body}");
@@ -735,22 +682,10 @@ fn metrics_parse_as_prometheus_text_and_move_with_the_runs() {
     let get = |m: &HashMap<String, f64>, k: &str| m.get(k).copied().unwrap_or(0.0);
     let before = scrape();
     for i in 0..2 {
-        let (status, body) = http(
-            &gateway.base,
-            "POST",
-            "/agent",
-            "",
-            &run_input(&format!("t-metrics-{i}"), "Hello"),
-        );
+        let (status, body) = post_run(&gateway.base, "/agent", &format!("t-metrics-{i}"), "Hello");
         assert_eq!(status, 200, "{body}");
     }
-    let (_, body) = http(
-        &gateway.base,
-        "POST",
-        "/agents/down",
-        "",
-        &run_input("t-down", "Hi"),
-    );
+    let (_, body) = post_run(&gateway.base, "/agents/down", "t-down", "Hi");
     assert!(body.contains("upstream_unreachable"), "{body}");
     // Refused: no token.
     let addr = gateway.base.trim_start_matches("http://").to_owned();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{agui, agui_with_stdin, case, shared_dir};
+use common::{agui, agui_with_stdin, assert_has, case, shared_dir};
 use serde_json::Value;
 
 fn case_json(name: &str) -> Value {
@@ -171,11 +171,7 @@ fn piped_output_is_plain_and_colours_can_be_forced() {
     let stripped = strip_ansi(&forced.stdout);
     assert_eq!(stripped, piped.stdout);
     // Timestamps give each event its time since the first one.
-    assert!(
-        piped.stdout.contains("   +0.009s  RUN_FINISHED"),
-        "{}",
-        piped.stdout
-    );
+    assert_has(&piped.stdout, &["   +0.009s  RUN_FINISHED"]);
 }
 
 fn strip_ansi(s: &str) -> String {
@@ -230,11 +226,9 @@ fn malformed_lines_and_missing_files() {
         b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n{\"type\":\n",
     );
     assert_eq!(out.code, 1);
-    assert!(
-        out.stdout
-            .contains("✗ breaks at event 1 (not JSON): rule schema: invalid JSON"),
-        "{}",
-        out.stdout
+    assert_has(
+        &out.stdout,
+        &["✗ breaks at event 1 (not JSON): rule schema: invalid JSON"],
     );
     let missing = agui(&["inspect", "/nonexistent/stream.jsonl"]);
     assert_eq!(missing.code, 2);

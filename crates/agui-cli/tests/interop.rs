@@ -52,6 +52,11 @@ fn messages<'a>(report: &'a Value, role: &str) -> Vec<&'a Value> {
         .collect()
 }
 
+/// The text of a message.
+fn content(message: &Value) -> &str {
+    message["content"].as_str().unwrap()
+}
+
 fn events(report: &Value) -> Vec<&str> {
     report["events"]
         .as_array()
@@ -71,10 +76,7 @@ fn ts_client_plain_message() {
     let replies = messages(&r, "assistant");
     assert_eq!(replies.len(), 1, "{r:#}");
     assert!(
-        replies[0]["content"]
-            .as_str()
-            .unwrap()
-            .starts_with("You said: \"hello there\"."),
+        content(replies[0]).starts_with("You said: \"hello there\"."),
         "{r:#}"
     );
 }
@@ -139,19 +141,8 @@ fn ts_client_think_reasoning() {
     assert!(ev.contains(&"REASONING_START") && ev.contains(&"REASONING_END"));
     let reasoning = messages(&r, "reasoning");
     assert_eq!(reasoning.len(), 1, "{r:#}");
-    assert!(
-        reasoning[0]["content"]
-            .as_str()
-            .unwrap()
-            .contains("think about tea"),
-        "{r:#}"
-    );
-    assert!(
-        messages(&r, "assistant")[0]["content"]
-            .as_str()
-            .unwrap()
-            .contains("Having thought about tea")
-    );
+    assert!(content(reasoning[0]).contains("think about tea"), "{r:#}");
+    assert!(content(messages(&r, "assistant")[0]).contains("Having thought about tea"));
 }
 
 #[test]

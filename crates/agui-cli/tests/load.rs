@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Serve, agui, scripted};
+use common::{Serve, agui, assert_has, scripted};
 
 #[test]
 fn fifty_runs_eight_at_a_time_all_ok() {
@@ -71,20 +71,13 @@ fn protobuf_and_the_readable_report() {
         "{}",
         out.stdout
     );
-    assert!(
-        out.stdout.contains("\n  ok           20/20\n"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains("\n  terminals    RUN_FINISHED 20\n"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains("\n  failures     none\n"),
-        "{}",
-        out.stdout
+    assert_has(
+        &out.stdout,
+        &[
+            "\n  ok           20/20\n",
+            "\n  terminals    RUN_FINISHED 20\n",
+            "\n  failures     none\n",
+        ],
     );
     assert!(!out.stdout.contains('\x1b'));
 }

@@ -8,7 +8,7 @@ mod common;
 mod demo;
 
 use agui_server::{AgentServer, RouterExt};
-use common::{agui, scratch, scripted};
+use common::{Out, agui, assert_has, scratch, scripted};
 use serde_json::Value;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -37,6 +37,19 @@ fn demo_url() -> &'static str {
     })
 }
 
+/// `agui record URL ARGS -o OUTPUT`.
+fn record(url: &str, args: &[&str], output: &std::path::Path) -> Out {
+    let mut all = vec!["record", url];
+    all.extend_from_slice(args);
+    all.extend(["-o", output.to_str().unwrap()]);
+    agui(&all)
+}
+
+/// `agui record` of the scripted server's `path` (see [`scripted`]) into `output`.
+fn record_scripted(path: &str, output: &std::path::Path) -> Out {
+    record(&format!("{}{path}", scripted()), &[], output)
+}
+
 fn lines(path: &std::path::Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -60,14 +73,7 @@ fn types(lines: &[String]) -> Vec<String> {
 #[test]
 fn a_recording_of_the_demo_agent_verifies() {
     let file = scratch("weather.jsonl");
-    let out = agui(&[
-        "record",
-        demo_url(),
-        "--text",
-        "weather in Paris",
-        "-o",
-        file.to_str().unwrap(),
-    ]);
+    let out = record(demo_url(), &["--text", "weather in Paris"], &file);
     assert_eq!(out.code, 0, "{out:?}");
     let recorded = lines(&file);
     let summary = out.stdout.trim_end();
@@ -114,22 +120,16 @@ fn protobuf_input_file_and_standard_output() {
         r#"{"threadId": "thread-rec", "messages": [{"id": "u1", "role": "user", "content": "count to 3"}], "state": {"count": 0}}"#,
     )
     .unwrap();
-    let out = agui(&[
-        "record",
+    let out = record(
         demo_url(),
-        "--proto",
-        "--input",
-        input.to_str().unwrap(),
-        "-o",
-        "-",
-    ]);
+        &["--proto", "--input", input.to_str().unwrap()],
+        std::path::Path::new("-"),
+    );
     assert_eq!(out.code, 0, "{out:?}");
     // The events go to standard output, the summary to standard error.
-    assert!(
-        out.stderr
-            .contains("(HTTP 200 application/vnd.ag-ui.event+proto, "),
-        "{}",
-        out.stderr
+    assert_has(
+        &out.stderr,
+        &["(HTTP 200 application/vnd.ag-ui.event+proto, "],
     );
     let recorded: Vec<String> = out.stdout.lines().map(str::to_owned).collect();
     let first: Value = serde_json::from_str(&recorded[0]).unwrap();
@@ -150,8 +150,7 @@ fn protobuf_input_file_and_standard_output() {
 #[test]
 fn events_are_saved_as_received_before_expansion() {
     let file = scratch("chunks.jsonl");
-    let url = format!("{}/chunks", scripted());
-    let out = agui(&["record", &url, "-o", file.to_str().unwrap()]);
+    let out = record_scripted("/chunks", &file);
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(
         types(&lines(&file)),
@@ -172,8 +171,7 @@ fn events_are_saved_as_received_before_expansion() {
 #[test]
 fn a_broken_stream_is_kept_and_inspect_finds_the_break() {
     let file = scratch("malformed.jsonl");
-    let url = format!("{}/malformed", scripted());
-    let out = agui(&["record", &url, "-o", file.to_str().unwrap()]);
+    let out = record_scripted("/malformed", &file);
     // Recorded, but the run failed verification.
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
@@ -200,15 +198,7 @@ fn a_broken_stream_is_kept_and_inspect_finds_the_break() {
 #[test]
 fn stamped_recordings_have_times_and_failures_exit_1_or_2() {
     let file = scratch("stamped.jsonl");
-    let out = agui(&[
-        "record",
-        demo_url(),
-        "--text",
-        "think about tea",
-        "--stamp",
-        "-o",
-        file.to_str().unwrap(),
-    ]);
+    let out = record(demo_url(), &["--text", "think about tea", "--stamp"], &file);
     assert_eq!(out.code, 0, "{out:?}");
     for l in lines(&file) {
         let v: Value = serde_json::from_str(&l).unwrap();
@@ -222,32 +212,14 @@ fn stamped_recordings_have_times_and_failures_exit_1_or_2() {
     );
     assert!(inspect.stdout.contains("reasoning"), "{}", inspect.stdout);
 
-    let http_500 = agui(&[
-        "record",
-        &format!("{}/http-500", scripted()),
-        "-o",
-        scratch("never.jsonl").to_str().unwrap(),
-    ]);
+    let http_500 = record_scripted("/http-500", &scratch("never.jsonl"));
     // No run at all: a connection problem.
     assert_eq!(http_500.code, 2);
-    assert!(
-        http_500.stderr.contains("nothing recorded: HTTP 500"),
-        "{}",
-        http_500.stderr
-    );
+    assert_has(&http_500.stderr, &["nothing recorded: HTTP 500"]);
     assert!(!scratch("never.jsonl").exists());
     let dropped = scratch("dropped.jsonl");
-    let out = agui(&[
-        "record",
-        &format!("{}/drop", scripted()),
-        "-o",
-        dropped.to_str().unwrap(),
-    ]);
+    let out = record_scripted("/drop", &dropped);
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(lines(&dropped).len(), 3, "what arrived is kept");
-    assert!(
-        out.stdout.contains("the connection broke"),
-        "{}",
-        out.stdout
-    );
+    assert_has(&out.stdout, &["the connection broke"]);
 }

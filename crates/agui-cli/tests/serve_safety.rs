@@ -3,6 +3,8 @@
 //! damaged database refused at start, and `/health` answering under a connection flood
 //! (issues 14 and 15).
 
+mod common;
+
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -105,7 +107,6 @@ async fn http(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String, String) {
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
     let mut request = format!("{method} {path} HTTP/1.0\r\n");
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
         request.push_str(&format!("Host: {addr}\r\n"));
@@ -114,16 +115,8 @@ async fn http(
         request.push_str(&format!("{k}: {v}\r\n"));
     }
     request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-    s.write_all(request.as_bytes()).await.unwrap();
-    let mut out = Vec::new();
-    tokio::time::timeout(Duration::from_secs(30), s.read_to_end(&mut out))
-        .await
-        .unwrap()
-        .unwrap();
-    let text = String::from_utf8(out).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap();
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, head.to_ascii_lowercase(), body.to_owned())
+    let (status, head, body) = common::exchange(addr, &request).await;
+    (status, head.to_ascii_lowercase(), body)
 }
 
 fn run_body(thread: &str, run: &str, text: &str) -> String {
@@ -181,13 +174,15 @@ async fn a_token_is_required_by_default_and_printed_in_the_console_url() {
     let (status, head, page) = http(&server.addr, "GET", "/", &[], "").await;
     assert_eq!(status, 200);
     assert!(page.contains("<title>agui console</title>"));
-    assert!(head.contains("x-content-type-options: nosniff"), "{head}");
-    assert!(head.contains("referrer-policy: no-referrer"), "{head}");
-    assert!(
-        head.contains("content-security-policy: default-src 'self'"),
-        "{head}"
+    common::assert_has(
+        &head,
+        &[
+            "x-content-type-options: nosniff",
+            "referrer-policy: no-referrer",
+            "content-security-policy: default-src 'self'",
+            "frame-ancestors 'none'",
+        ],
     );
-    assert!(head.contains("frame-ancestors 'none'"), "{head}");
     // A cross-site page: no CORS grant, text/plain refused, a rebinding Host refused.
     let (_, head, _) = http(
         &server.addr,

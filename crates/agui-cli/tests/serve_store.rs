@@ -5,13 +5,13 @@
 //! A libtest-mimic harness, so that the PostgreSQL test is reported as *ignored* when
 //! `AGUI_TEST_POSTGRES_URL` is not set, never as passed.
 
+mod common;
+
+use common::TOKEN;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
-
-/// The API token the servers require and the requests send.
-const TOKEN: &str = "agui-test-token-0123456789abcdef";
 
 /// Starts `agui serve` on a free port with `args`; returns the process and its base URL.
 async fn serve(args: &[&str]) -> (Child, String) {
@@ -92,32 +92,84 @@ async fn http_with(
     body: &str,
 ) -> (u16, String) {
     let addr = url.strip_prefix("http://").unwrap();
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
     let request = format!(
         "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n\
          Accept: text/event-stream\r\n{headers}Content-Length: {}\r\n\r\n{body}",
         body.len()
     );
-    s.write_all(request.as_bytes()).await.unwrap();
-    let mut out = Vec::new();
-    tokio::time::timeout(Duration::from_secs(30), s.read_to_end(&mut out))
-        .await
-        .unwrap()
-        .unwrap();
-    let text = String::from_utf8(out).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap();
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, body.to_owned())
+    let (status, _, body) = common::exchange(addr, &request).await;
+    (status, body)
 }
 
-async fn history(url: &str, thread: &str) -> String {
-    let (status, body) = http(
+/// A run input of one user message.
+fn run_input(thread: &str, text: &str) -> serde_json::Value {
+    serde_json::json!({
+        "threadId": thread, "runId": "r1",
+        "messages": [{"id": "u1", "role": "user", "content": text}],
+        "tools": [], "context": []
+    })
+}
+
+/// A thread id no earlier test run used (the PostgreSQL database outlives the tests).
+fn unique_thread(prefix: &str) -> String {
+    format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
+}
+
+/// Starts `input` (on `thread`) as a run through `url_a` and, once it has started,
+/// follows the thread through `url_b` (asking up to `tries` times, 20 ms apart): its
+/// history, then live to the end. `what` names the second process in failures. Returns
+/// the run's live body from A and the body B sent.
+async fn follow_through(
+    url_a: &str,
+    url_b: &str,
+    thread: &str,
+    input: &str,
+    tries: usize,
+    what: &str,
+) -> (String, String) {
+    let started = {
+        let (url_a, input) = (url_a.to_owned(), input.to_owned());
+        tokio::spawn(async move { http(&url_a, "POST", "/agent", &input).await })
+    };
+    let mut followed = None;
+    for _ in 0..tries {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let running = !started.is_finished();
+        let (status, body) = connect(url_b, thread).await;
+        if status == 200 {
+            assert!(running, "the run ended before the second {what} was asked");
+            followed = Some(body);
+            break;
+        }
+    }
+    let followed =
+        followed.unwrap_or_else(|| panic!("the thread never showed up on the second {what}"));
+    let (status, live) = started.await.unwrap();
+    assert_eq!(status, 200, "{live}");
+    (live, followed)
+}
+
+/// `GET /agent/threads/{thread}/connect?after=0`: the status and the thread's events.
+async fn connect(url: &str, thread: &str) -> (u16, String) {
+    http(
         url,
         "GET",
         &format!("/agent/threads/{thread}/connect?after=0"),
         "",
     )
-    .await;
+    .await
+}
+
+/// The events of a thread the server has.
+async fn history(url: &str, thread: &str) -> String {
+    let (status, body) = connect(url, thread).await;
     assert_eq!(status, 200, "{body}");
     body
 }
@@ -128,11 +180,7 @@ async fn a_sqlite_store_keeps_threads_across_restarts() {
     let locator = format!("sqlite:{}", dir.join("x.db").display());
 
     let (mut server, url) = serve(&["--store", &locator]).await;
-    let input = serde_json::json!({
-        "threadId": "t-store", "runId": "r1",
-        "messages": [{"id": "u1", "role": "user", "content": "Hello"}],
-        "tools": [], "context": []
-    });
+    let input = run_input("t-store", "Hello");
     let (status, live) = http(&url, "POST", "/agent", &input.to_string()).await;
     assert_eq!(status, 200, "{live}");
     let (live_events, live_ids) = frames(&live);
@@ -168,60 +216,17 @@ async fn a_sqlite_store_keeps_threads_across_restarts() {
 async fn two_servers_share_threads_through_postgres(pg: String) {
     let (mut a, url_a) = serve(&["--store", &pg, "--delay-ms", "20"]).await;
     let (mut b, url_b) = serve(&["--store", &pg, "--delay-ms", "20"]).await;
-    let thread = format!(
-        "t-two-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    );
-    let input = serde_json::json!({
-        "threadId": thread, "runId": "r1",
-        "messages": [{"id": "u1", "role": "user", "content": "Hello"}],
-        "tools": [], "context": []
-    })
-    .to_string();
-    let input_again = input.clone();
-    let started = {
-        let url_a = url_a.clone();
-        tokio::spawn(async move { http(&url_a, "POST", "/agent", &input).await })
-    };
+    let thread = unique_thread("t-two");
+    let input = run_input(&thread, "Hello").to_string();
     // Through B, once the run has started on A: its history, then live to the end.
-    let mut followed = None;
-    for _ in 0..100 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        let running = !started.is_finished();
-        let (status, body) = http(
-            &url_b,
-            "GET",
-            &format!("/agent/threads/{thread}/connect?after=0"),
-            "",
-        )
-        .await;
-        if status == 200 {
-            assert!(running, "the run ended before the second server was asked");
-            followed = Some(body);
-            break;
-        }
-    }
-    let followed = followed.expect("the thread never showed up on the second server");
-    let (status, live) = started.await.unwrap();
-    assert_eq!(status, 200, "{live}");
+    let (live, followed) = follow_through(&url_a, &url_b, &thread, &input, 100, "server").await;
     let (live_events, live_ids) = frames(&live);
     assert_eq!(live_events.last().unwrap()["type"], "RUN_FINISHED");
     assert_eq!(frames(&followed), (live_events.clone(), live_ids.clone()));
 
     // A client of A that lost its connection after event 2 resumes through B: the same
     // request with Last-Event-ID gets the rest of the run, not a new run.
-    let (status, rest) = http_with(
-        &url_b,
-        "POST",
-        "/agent",
-        "Last-Event-ID: 2\r\n",
-        &input_again,
-    )
-    .await;
+    let (status, rest) = http_with(&url_b, "POST", "/agent", "Last-Event-ID: 2\r\n", &input).await;
     assert_eq!(status, 200, "{rest}");
     assert_eq!(
         frames(&rest),
@@ -242,44 +247,9 @@ async fn two_gateways_share_threads_through_postgres(pg: String) {
     let agent = format!("{upstream_url}/agent");
     let (mut a, url_a) = serve(&["--store", &pg, "--upstream", &agent]).await;
     let (mut b, url_b) = serve(&["--store", &pg, "--upstream", &agent]).await;
-    let thread = format!(
-        "t-gw-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    );
-    let input = serde_json::json!({
-        "threadId": thread, "runId": "r1",
-        "messages": [{"id": "u1", "role": "user", "content": "Hello through two gateways"}],
-        "tools": [], "context": []
-    })
-    .to_string();
-    let started = {
-        let url_a = url_a.clone();
-        tokio::spawn(async move { http(&url_a, "POST", "/agent", &input).await })
-    };
-    let mut followed = None;
-    for _ in 0..200 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        let running = !started.is_finished();
-        let (status, body) = http(
-            &url_b,
-            "GET",
-            &format!("/agent/threads/{thread}/connect?after=0"),
-            "",
-        )
-        .await;
-        if status == 200 {
-            assert!(running, "the run ended before the second gateway was asked");
-            followed = Some(body);
-            break;
-        }
-    }
-    let followed = followed.expect("the thread never showed up on the second gateway");
-    let (status, live) = started.await.unwrap();
-    assert_eq!(status, 200, "{live}");
+    let thread = unique_thread("t-gw");
+    let input = run_input(&thread, "Hello through two gateways").to_string();
+    let (live, followed) = follow_through(&url_a, &url_b, &thread, &input, 200, "gateway").await;
     let (live_events, live_ids) = frames(&live);
     assert_eq!(live_events.last().unwrap()["type"], "RUN_FINISHED");
     assert!(live.contains("Hello through two gateways"), "{live}");
@@ -306,12 +276,7 @@ async fn a_run_whose_server_died_is_closed_as_abandoned() {
         "1",
     ];
     let (mut server, url) = serve(&args).await;
-    let input = serde_json::json!({
-        "threadId": "t-dead", "runId": "r1",
-        "messages": [{"id": "u1", "role": "user", "content": "Hello"}],
-        "tools": [], "context": []
-    })
-    .to_string();
+    let input = run_input("t-dead", "Hello").to_string();
     let mut s = tokio::net::TcpStream::connect(url.strip_prefix("http://").unwrap())
         .await
         .unwrap();

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{agui, agui_command, agui_with_stdin, scratch};
+use common::{agui, agui_command, agui_with_stdin, assert_has, scratch};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -80,32 +80,23 @@ fn encode_refuses_what_decode_would_refuse_with_the_same_limit() {
         .into_iter()
         .max()
         .unwrap();
-    let proto_at = |n: usize| {
+    // `agui COMMAND --format proto --max-frame-bytes N FILE`.
+    let proto_at = |command: &str, n: usize, file: &str| {
         agui(&[
-            "encode",
+            command,
             "--format",
             "proto",
             "--max-frame-bytes",
             &at(n),
-            &input,
+            file,
         ])
     };
-    assert_eq!(proto_at(largest).code, 0);
-    let refused = proto_at(largest - 1);
+    assert_eq!(proto_at("encode", largest, &input).code, 0);
+    let refused = proto_at("encode", largest - 1, &input);
     assert_eq!(refused.code, 2, "{refused:?}");
     assert!(refused.stderr.contains("event 2"), "{}", refused.stderr);
-    let decode_at = |n: usize| {
-        agui(&[
-            "decode",
-            "--format",
-            "proto",
-            "--max-frame-bytes",
-            &at(n),
-            &pb,
-        ])
-    };
-    assert_eq!(decode_at(largest).code, 0);
-    let stopped = decode_at(largest - 1);
+    assert_eq!(proto_at("decode", largest, &pb).code, 0);
+    let stopped = proto_at("decode", largest - 1, &pb);
     assert_eq!(stopped.code, 2, "{stopped:?}");
     assert!(stopped.stderr.contains("frame 2"), "{}", stopped.stderr);
     assert_eq!(stopped.stdout.lines().count(), 2);
@@ -157,11 +148,7 @@ fn an_event_over_the_default_limit_is_refused_by_encode_not_only_by_decode() {
     let array = file("huge.json", format!("[{RS},{TS},{big}]"));
     let refused = agui(&["encode", &array]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
-    assert!(
-        refused.stderr.contains("event 2 (TEXT_MESSAGE_CONTENT)"),
-        "{}",
-        refused.stderr
-    );
+    assert_has(&refused.stderr, &["event 2 (TEXT_MESSAGE_CONTENT)"]);
     assert_eq!(refused.stdout, sse(&[RS, TS]));
     // JSON Lines: the line is over the limit already when read.
     let lines = file("huge.jsonl", jsonl(&[RS, TS, &big]));
@@ -394,16 +381,21 @@ impl Lines {
     }
 }
 
-#[test]
-fn output_follows_a_live_input() {
-    // `decode` prints each event while its input is still open.
-    let mut child = agui_command()
-        .args(["decode", "-"])
+/// `agui COMMAND -` with its standard input and output piped.
+fn reading_stdin(command: &str) -> std::process::Child {
+    agui_command()
+        .args([command, "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn output_follows_a_live_input() {
+    // `decode` prints each event while its input is still open.
+    let mut child = reading_stdin("decode");
     let mut stdin = child.stdin.take().unwrap();
     let lines = Lines::of(child.stdout.take().unwrap());
     for event in [RS, TS] {
@@ -419,13 +411,7 @@ fn output_follows_a_live_input() {
     assert!(child.wait().unwrap().success());
 
     // `verify` stops at the first invalid event without waiting for the rest of the input.
-    let mut child = agui_command()
-        .args(["verify", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = reading_stdin("verify");
     let mut stdin = child.stdin.take().unwrap();
     stdin
         .write_all(jsonl(&[RS, &content("orphan")]).as_bytes())

@@ -15,8 +15,6 @@
 //!   contract on [`Session::resume`], and streams typed [`Update`]s for a UI (text deltas,
 //!   tool-call progress with the partial arguments parsed, state and message changes, run
 //!   finished or failed).
-//! - [`cli`]: what the `agui run` command needs: a JSON report in the shape of the interop
-//!   TypeScript client's, and a live terminal renderer.
 //!
 //! Where this client deliberately differs from the reference (see `DESIGN.md`): SSE framing
 //! follows the WHATWG rules (CRLF, CR, comments, multi-line data); a stream that ends without
@@ -44,7 +42,6 @@
 //! ```
 
 pub mod agent;
-pub mod cli;
 pub mod decode;
 pub mod error;
 pub mod interrupts;

@@ -498,25 +498,15 @@ impl Session {
             params.run_id.clone().unwrap_or_else(random_uuid),
         );
         input.protocol_version = Some(PROTOCOL_VERSION.to_owned());
-        input.tools = Some(
-            params
-                .tools
-                .clone()
-                .or_else(|| self.defaults.tools.clone())
-                .unwrap_or_default(),
-        );
-        input.context = Some(
-            params
-                .context
-                .clone()
-                .or_else(|| self.defaults.context.clone())
-                .unwrap_or_default(),
-        );
+        // What the run's parameters give, else the session's defaults.
+        fn given<T: Clone>(param: &Option<T>, default: &Option<T>) -> Option<T> {
+            param.as_ref().or(default.as_ref()).cloned()
+        }
+        let defaults = &self.defaults;
+        input.tools = Some(given(&params.tools, &defaults.tools).unwrap_or_default());
+        input.context = Some(given(&params.context, &defaults.context).unwrap_or_default());
         input.forwarded_props = Some(
-            params
-                .forwarded_props
-                .clone()
-                .or_else(|| self.defaults.forwarded_props.clone())
+            given(&params.forwarded_props, &defaults.forwarded_props)
                 .unwrap_or_else(|| Value::Object(Default::default())),
         );
         input.state = Some(self.state().clone());

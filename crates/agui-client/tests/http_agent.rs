@@ -1,11 +1,9 @@
 //! HttpAgent against a scripted loopback server: the request, response handling, errors,
 //! abort, time limits and reconnection.
 
-mod common;
-
 use agui_client::{ClientError, HttpAgent, ReconnectPolicy, TimeoutKind};
 use agui_core::{Event, Message, RunAgentInput};
-use common::*;
+use agui_peers::scripted::*;
 use futures_util::StreamExt;
 use std::time::{Duration, Instant};
 
@@ -27,6 +25,23 @@ async fn collect(agent: &HttpAgent) -> (Vec<String>, Option<ClientError>) {
         }
     }
     (types, error)
+}
+
+/// Serves `steps` on every connection and runs [`input`] once with a default agent.
+async fn collect_from(steps: Vec<Step>) -> (Vec<String>, Option<ClientError>) {
+    let server = serve(move |_, _| steps.clone()).await;
+    collect(&HttpAgent::new(&server.url).unwrap()).await
+}
+
+/// An agent that resumes a broken stream after 5 ms.
+fn reconnecting(url: &str, policy: ReconnectPolicy) -> HttpAgent {
+    HttpAgent::builder(url)
+        .reconnect(ReconnectPolicy {
+            delay: Duration::from_millis(5),
+            ..policy
+        })
+        .build()
+        .unwrap()
 }
 
 #[tokio::test]
@@ -55,17 +70,7 @@ async fn sends_the_input_and_streams_the_events() {
         .unwrap();
     let (types, error) = collect(&agent).await;
     assert!(error.is_none(), "{error:?}");
-    assert_eq!(
-        types,
-        [
-            "RUN_STARTED",
-            "TEXT_MESSAGE_START",
-            "TEXT_MESSAGE_CONTENT",
-            "TEXT_MESSAGE_CONTENT",
-            "TEXT_MESSAGE_END",
-            "RUN_FINISHED"
-        ]
-    );
+    assert_eq!(types, chat_types(2));
     let reqs = server.requests();
     assert_eq!(reqs.len(), 1);
     let req = &reqs[0];
@@ -84,16 +89,12 @@ async fn sends_the_input_and_streams_the_events() {
 
 #[tokio::test]
 async fn http_errors_carry_status_and_body() {
-    let server = serve(|_, _| {
-        vec![Step::Full(
-            422,
-            "application/json",
-            br#"{"detail": "bad input"}"#.to_vec(),
-        )]
-    })
+    let (types, error) = collect_from(vec![Step::Full(
+        422,
+        "application/json",
+        br#"{"detail": "bad input"}"#.to_vec(),
+    )])
     .await;
-    let agent = HttpAgent::new(&server.url).unwrap();
-    let (types, error) = collect(&agent).await;
     assert!(types.is_empty());
     let error = error.unwrap();
     assert_eq!(error.status(), Some(422));
@@ -105,18 +106,18 @@ async fn http_errors_carry_status_and_body() {
         other => panic!("{other:?}"),
     }
 
-    let server = serve(|_, _| vec![Step::Full(500, "text/plain", b"boom".to_vec())]).await;
-    let agent = HttpAgent::new(&server.url).unwrap();
-    let (_, error) = collect(&agent).await;
+    let (_, error) = collect_from(vec![Step::Full(500, "text/plain", b"boom".to_vec())]).await;
     assert_eq!(error.unwrap().to_string(), "HTTP 500: boom");
 }
 
 #[tokio::test]
 async fn a_non_ag_ui_content_type_is_an_error() {
-    let server =
-        serve(|_, _| vec![Step::Full(200, "text/html", b"<html>login</html>".to_vec())]).await;
-    let agent = HttpAgent::new(&server.url).unwrap();
-    let (types, error) = collect(&agent).await;
+    let (types, error) = collect_from(vec![Step::Full(
+        200,
+        "text/html",
+        b"<html>login</html>".to_vec(),
+    )])
+    .await;
     assert!(types.is_empty());
     let error = error.unwrap();
     assert!(
@@ -130,19 +131,15 @@ async fn a_non_ag_ui_content_type_is_an_error() {
 
 #[tokio::test]
 async fn a_dropped_connection_says_how_far_the_run_got() {
-    let server = serve(|_, _| {
-        vec![
-            sse_head(),
-            data(&run_started("r1")),
-            data(&text_start("m1")),
-            data(&text_content("m1", "Partial")),
-            Step::Sleep(20),
-            Step::Drop,
-        ]
-    })
+    let (types, error) = collect_from(vec![
+        sse_head(),
+        data(&run_started("r1")),
+        data(&text_start("m1")),
+        data(&text_content("m1", "Partial")),
+        Step::Sleep(20),
+        Step::Drop,
+    ])
     .await;
-    let agent = HttpAgent::new(&server.url).unwrap();
-    let (types, error) = collect(&agent).await;
     assert_eq!(types.len(), 3);
     let error = error.unwrap();
     let progress = error
@@ -162,35 +159,19 @@ async fn a_dropped_connection_says_how_far_the_run_got() {
 
 #[tokio::test]
 async fn a_truncated_stream_ends_without_error() {
-    let server = serve(|_, _| {
-        vec![
-            sse_head(),
-            data(&run_started("r1")),
-            data(&text_start("m1")),
-            Step::End,
-        ]
-    })
-    .await;
-    let agent = HttpAgent::new(&server.url).unwrap();
-    let (types, error) = collect(&agent).await;
+    let (types, error) = collect_from(sse_run(&[&run_started("r1"), &text_start("m1")])).await;
     assert!(error.is_none());
     assert_eq!(types, ["RUN_STARTED", "TEXT_MESSAGE_START"]);
 }
 
 #[tokio::test]
 async fn malformed_events_fail_with_their_index() {
-    let server = serve(|_, _| {
-        vec![
-            sse_head(),
-            data(&run_started("r1")),
-            data(r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"#),
-            data(&run_finished("r1")),
-            Step::End,
-        ]
-    })
+    let (types, error) = collect_from(sse_run(&[
+        &run_started("r1"),
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"#,
+        &run_finished("r1"),
+    ]))
     .await;
-    let agent = HttpAgent::new(&server.url).unwrap();
-    let (types, error) = collect(&agent).await;
     assert_eq!(types, ["RUN_STARTED"]);
     let error = error.unwrap();
     let p = error.pipeline_error().expect("a protocol error");
@@ -206,11 +187,7 @@ async fn malformed_events_fail_with_their_index() {
             "TEXT_MESSAGE_CONTENT",
         ),
     ] {
-        let server =
-            serve(move |_, _| vec![sse_head(), data(&run_started("r1")), data(bad), Step::End])
-                .await;
-        let agent = HttpAgent::new(&server.url).unwrap();
-        let (types, error) = collect(&agent).await;
+        let (types, error) = collect_from(sse_run(&[&run_started("r1"), bad])).await;
         assert_eq!(types, ["RUN_STARTED"], "{bad}");
         let text = error.expect(bad).to_string();
         assert!(text.contains(what), "{bad}: {text}");
@@ -220,13 +197,11 @@ async fn malformed_events_fail_with_their_index() {
 #[tokio::test]
 async fn unknown_event_types_are_skipped() {
     let server = serve(|_, _| {
-        vec![
-            sse_head(),
-            data(&run_started("r1")),
-            data(r#"{"type":"FUTURE_EVENT","x":1}"#),
-            data(&run_finished("r1")),
-            Step::End,
-        ]
+        sse_run(&[
+            &run_started("r1"),
+            r#"{"type":"FUTURE_EVENT","x":1}"#,
+            &run_finished("r1"),
+        ])
     })
     .await;
     let agent = HttpAgent::new(&server.url).unwrap();
@@ -265,13 +240,10 @@ async fn abort_ends_the_stream_with_run_error_and_closes_the_connection() {
     }
     assert!(stream.next().await.is_none());
     assert!(t0.elapsed() < Duration::from_secs(2));
-    for _ in 0..100 {
-        if server.client_closed() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(server.client_closed(), "the connection stayed open");
+    assert!(
+        server.wait_client_closed().await,
+        "the connection stayed open"
+    );
 }
 
 #[tokio::test]
@@ -281,13 +253,10 @@ async fn dropping_the_stream_closes_the_connection() {
     let mut stream = agent.run(input());
     assert!(stream.next().await.unwrap().is_ok());
     drop(stream);
-    for _ in 0..100 {
-        if server.client_closed() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(server.client_closed(), "the connection stayed open");
+    assert!(
+        server.wait_client_closed().await,
+        "the connection stayed open"
+    );
 }
 
 #[tokio::test]
@@ -427,13 +396,7 @@ async fn a_body_that_ends_mid_run_with_ids_is_resumed() {
         ],
     })
     .await;
-    let agent = HttpAgent::builder(&server.url)
-        .reconnect(ReconnectPolicy {
-            delay: Duration::from_millis(5),
-            ..ReconnectPolicy::default()
-        })
-        .build()
-        .unwrap();
+    let agent = reconnecting(&server.url, ReconnectPolicy::default());
     let (types, error) = collect(&agent).await;
     assert!(error.is_none(), "{error:?}");
     assert_eq!(
@@ -463,14 +426,13 @@ async fn reconnection_gives_up_after_its_attempts() {
         ]
     })
     .await;
-    let agent = HttpAgent::builder(&server.url)
-        .reconnect(ReconnectPolicy {
+    let agent = reconnecting(
+        &server.url,
+        ReconnectPolicy {
             max_attempts: 2,
-            delay: Duration::from_millis(5),
             ..ReconnectPolicy::default()
-        })
-        .build()
-        .unwrap();
+        },
+    );
     let (types, error) = collect(&agent).await;
     assert_eq!(types, ["RUN_STARTED", "CUSTOM", "CUSTOM"]);
     let error = error.unwrap();
@@ -502,13 +464,7 @@ async fn a_failed_reconnection_reports_both_causes() {
         _ => vec![Step::Full(404, "text/plain", b"gone".to_vec())],
     })
     .await;
-    let agent = HttpAgent::builder(&server.url)
-        .reconnect(ReconnectPolicy {
-            delay: Duration::from_millis(5),
-            ..ReconnectPolicy::default()
-        })
-        .build()
-        .unwrap();
+    let agent = reconnecting(&server.url, ReconnectPolicy::default());
     let (_, error) = collect(&agent).await;
     let text = error.unwrap().to_string();
     assert!(
@@ -570,16 +526,7 @@ async fn protobuf_streams_are_decoded() {
         .unwrap();
     let (types, error) = collect(&agent).await;
     assert!(error.is_none(), "{error:?}");
-    assert_eq!(
-        types,
-        [
-            "RUN_STARTED",
-            "TEXT_MESSAGE_START",
-            "TEXT_MESSAGE_CONTENT",
-            "TEXT_MESSAGE_END",
-            "RUN_FINISHED"
-        ]
-    );
+    assert_eq!(types, chat_types(1));
     assert_eq!(
         server.requests()[0].header("accept"),
         Some("application/vnd.ag-ui.event+proto, text/event-stream;q=0.5")

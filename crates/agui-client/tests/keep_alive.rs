@@ -115,17 +115,7 @@ async fn one_run(agent: &HttpAgent, i: u32) {
     while let Some(item) = stream.next().await {
         types.push(item.expect("the run succeeds").type_str().to_owned());
     }
-    assert_eq!(
-        types,
-        [
-            "RUN_STARTED",
-            "TEXT_MESSAGE_START",
-            "TEXT_MESSAGE_CONTENT",
-            "TEXT_MESSAGE_CONTENT",
-            "TEXT_MESSAGE_END",
-            "RUN_FINISHED"
-        ]
-    );
+    assert_eq!(types, agui_peers::scripted::chat_types(2));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,18 +1,14 @@
 //! Session against a scripted loopback server: the conversation across runs, typed updates,
-//! tool-call progress, state, interrupts and resume, failures, abort, middleware, and the
-//! run report and terminal renderer built on it.
+//! tool-call progress, state, interrupts and resume, failures, abort and middleware (the run
+//! report and terminal renderer built on it are tested in `agui-cli`).
 
-mod common;
-
-use agui_client::cli::{RunOptions, render_run, run_report};
 use agui_client::middleware::{self, EventStream, FilterToolCalls, Next};
 use agui_client::{ClientError, HttpAgent, RunParams, RunStatus, Session, Update};
 use agui_core::{Event, Message, ResumeEntry, RunAgentInput};
-use common::*;
+use agui_peers::scripted::*;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 async fn updates_of(session: &mut Session) -> Vec<Update> {
     let mut run = session.run().expect("the run starts");
@@ -21,6 +17,11 @@ async fn updates_of(session: &mut Session) -> Vec<Update> {
         out.push(u);
     }
     out
+}
+
+/// A session with the scripted server's agent.
+fn session_at(server: &TestServer) -> Session {
+    Session::new(HttpAgent::new(&server.url).unwrap())
 }
 
 fn texts(session: &Session) -> Vec<(String, String)> {
@@ -119,20 +120,18 @@ async fn a_chat_run_builds_the_conversation_and_sends_it_next_time() {
 #[tokio::test]
 async fn tool_call_arguments_are_parsed_while_they_stream() {
     let server = serve(|_, _| {
-        vec![
-            sse_head(),
-            data(&run_started("r1")),
-            data(r#"{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"get_weather"}"#),
-            data(r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{\"city\": \"Ber"}"#),
-            data(r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"lin\", \"unit\""}"#),
-            data(r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":": \"c\"}"}"#),
-            data(r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#),
-            data(&run_finished("r1")),
-            Step::End,
-        ]
+        sse_run(&[
+            &run_started("r1"),
+            r#"{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"get_weather"}"#,
+            r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{\"city\": \"Ber"}"#,
+            r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"lin\", \"unit\""}"#,
+            r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":": \"c\"}"}"#,
+            r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
+            &run_finished("r1"),
+        ])
     })
     .await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let mut session = session_at(&server);
     let updates = updates_of(&mut session).await;
     let partial: Vec<Option<Value>> = updates
         .iter()
@@ -187,7 +186,7 @@ async fn state_changes_are_applied_and_sent_back() {
         }
     })
     .await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let mut session = session_at(&server);
     let mut run = session.run().unwrap();
     let mut seen = Vec::new();
     while let Some(u) = run.next().await {
@@ -224,14 +223,21 @@ fn interrupted_run(run: &str, expires_at: &str) -> Vec<Step> {
     ]
 }
 
-#[tokio::test]
-async fn an_interrupted_thread_is_resumed_only_with_answers_to_everything() {
-    let server = serve(|n, _| match n {
-        0 => interrupted_run("r1", "2999-01-01T00:00:00Z"),
+/// A server whose first run ends in [`interrupted_run`] (interrupt `i1` expiring at
+/// `expires_at`) and whose next runs chat, and a session with its agent.
+async fn interrupted_then_chat(expires_at: &'static str) -> (TestServer, Session) {
+    let server = serve(move |n, _| match n {
+        0 => interrupted_run("r1", expires_at),
         _ => chat("r2", "done"),
     })
     .await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let session = session_at(&server);
+    (server, session)
+}
+
+#[tokio::test]
+async fn an_interrupted_thread_is_resumed_only_with_answers_to_everything() {
+    let (server, mut session) = interrupted_then_chat("2999-01-01T00:00:00Z").await;
     session.add_user_message("delete it");
     let status = session.run().unwrap().complete().await;
     match &status {
@@ -282,12 +288,7 @@ async fn an_interrupted_thread_is_resumed_only_with_answers_to_everything() {
 
 #[tokio::test]
 async fn an_expired_interrupt_can_only_be_cancelled() {
-    let server = serve(|n, _| match n {
-        0 => interrupted_run("r1", "2001-01-01T00:00:00Z"),
-        _ => chat("r2", "done"),
-    })
-    .await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let (_server, mut session) = interrupted_then_chat("2001-01-01T00:00:00Z").await;
     session.run().unwrap().complete().await;
     let err = session
         .resume(vec![
@@ -316,15 +317,13 @@ async fn run_error_failures_and_incomplete_streams_are_told_apart() {
     // RUN_ERROR from the agent: errored, pending interrupts untouched (I2).
     let server = serve(|n, _| match n {
         0 => interrupted_run("r1", "2999-01-01"),
-        _ => vec![
-            sse_head(),
-            data(&run_started("r2")),
-            data(r#"{"type":"RUN_ERROR","message":"model overloaded","code":"overloaded"}"#),
-            Step::End,
-        ],
+        _ => sse_run(&[
+            &run_started("r2"),
+            r#"{"type":"RUN_ERROR","message":"model overloaded","code":"overloaded"}"#,
+        ]),
     })
     .await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let mut session = session_at(&server);
     session.run().unwrap().complete().await;
     let status = session
         .resume(vec![
@@ -345,18 +344,16 @@ async fn run_error_failures_and_incomplete_streams_are_told_apart() {
 
     // A protocol violation: failed, with what came before it applied.
     let server = serve(|_, _| {
-        vec![
-            sse_head(),
-            data(&run_started("r1")),
-            data(&text_start("m1")),
-            data(&text_content("m1", "kept")),
-            data(&text_content("ghost", "boo")),
-            data(&run_finished("r1")),
-            Step::End,
-        ]
+        sse_run(&[
+            &run_started("r1"),
+            &text_start("m1"),
+            &text_content("m1", "kept"),
+            &text_content("ghost", "boo"),
+            &run_finished("r1"),
+        ])
     })
     .await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let mut session = session_at(&server);
     let updates = updates_of(&mut session).await;
     let status = session.status().unwrap().clone();
     let error = status.error().expect("failed").to_string();
@@ -382,16 +379,14 @@ async fn run_error_failures_and_incomplete_streams_are_told_apart() {
 
     // No terminal event: accepted, incomplete, what came is kept.
     let server = serve(|_, _| {
-        vec![
-            sse_head(),
-            data(&run_started("r1")),
-            data(&text_start("m1")),
-            data(&text_content("m1", "half")),
-            Step::End,
-        ]
+        sse_run(&[
+            &run_started("r1"),
+            &text_start("m1"),
+            &text_content("m1", "half"),
+        ])
     })
     .await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let mut session = session_at(&server);
     let status = session.run().unwrap().complete().await;
     assert!(matches!(status, RunStatus::Incomplete));
     assert_eq!(
@@ -403,7 +398,7 @@ async fn run_error_failures_and_incomplete_streams_are_told_apart() {
 #[tokio::test]
 async fn abort_and_drop_leave_an_honest_status() {
     let server = serve(|_, _| vec![sse_head(), data(&run_started("r1")), Step::UntilClosed]).await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let mut session = session_at(&server);
     let mut run = session.run().unwrap();
     let mut updates = Vec::new();
     while let Some(u) = run.next().await {
@@ -429,7 +424,7 @@ async fn abort_and_drop_leave_an_honest_status() {
         ]
     })
     .await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap());
+    let mut session = session_at(&server);
     let mut run = session.run().unwrap();
     while let Some(u) = run.next().await {
         if matches!(u, Update::RunFinished { .. }) {
@@ -531,8 +526,8 @@ async fn middleware_order_input_rewrite_and_tool_filter() {
 #[tokio::test]
 async fn drive_calls_a_subscriber_with_the_session() {
     let server = serve(|_, _| chat("r1", "hi there")).await;
-    let mut session = Session::new(HttpAgent::new(&server.url).unwrap())
-        .with_defaults(RunParams::new().forwarded_props(json!({"app": "test"})));
+    let mut session =
+        session_at(&server).with_defaults(RunParams::new().forwarded_props(json!({"app": "test"})));
     let mut texts_seen = Vec::new();
     let status = session
         .run()
@@ -554,59 +549,4 @@ async fn drive_calls_a_subscriber_with_the_session() {
         server.requests()[0].json()["forwardedProps"],
         json!({"app": "test"})
     );
-}
-
-#[tokio::test]
-async fn run_report_and_live_rendering() {
-    let server = serve(|_, req| {
-        let body = req.json();
-        assert_eq!(body["forwardedProps"], json!({"scenario": "x"}));
-        let user = &body["messages"][0];
-        assert_eq!(
-            (&user["role"], &user["content"]),
-            (&json!("user"), &json!("yo"))
-        );
-        // A fresh v4 UUID, so that every turn of a stored thread keeps its own message.
-        let id = user["id"].as_str().unwrap();
-        let groups: Vec<usize> = id.split('-').map(str::len).collect();
-        assert_eq!(groups, [8, 4, 4, 4, 12], "{id}");
-        assert_eq!(&id[14..15], "4", "{id}");
-        chat(body["runId"].as_str().unwrap(), "Hello")
-    })
-    .await;
-    let options = RunOptions {
-        text: Some("yo".into()),
-        scenario: Some("x".into()),
-        thread_id: Some("t".into()),
-        run_id: Some("r1".into()),
-        timeout: Duration::from_secs(10),
-        ..RunOptions::default()
-    };
-    let report = run_report(&server.url, &options).await.to_value();
-    assert_eq!(report["ok"], true);
-    assert_eq!(report["terminal"], "RUN_FINISHED");
-    assert_eq!(report["status"], "finished");
-    assert_eq!(report["outcome"], "success");
-    assert_eq!(report["httpStatus"], 200);
-    assert_eq!(report["threadId"], "t");
-    assert_eq!(report["mode"], "run");
-    assert_eq!(report["transport"], "sse");
-    assert_eq!(
-        report["events"],
-        json!([
-            "RUN_STARTED",
-            "TEXT_MESSAGE_START",
-            "TEXT_MESSAGE_CONTENT",
-            "TEXT_MESSAGE_END",
-            "RUN_FINISHED"
-        ])
-    );
-    assert_eq!(report["messages"][1]["content"], "Hello");
-    assert!(report.get("error").is_none());
-
-    let mut out = Vec::new();
-    let report = render_run(&server.url, &options, &mut out).await;
-    assert_eq!(report.exit_code(), 0);
-    let text = String::from_utf8(out).unwrap();
-    assert_eq!(text, "── run r1\nassistant: Hello\n── finished\n");
 }

@@ -21,13 +21,11 @@ fn assert_error(run: &Run, code: &str, contains: &[&str]) {
 async fn http_401_names_the_status_and_the_api_message() {
     let body = json!({"error": {"message": "Incorrect API key provided: sk-bad.",
         "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}});
-    let mock = Mock::start(vec![Reply::Status(
-        401,
-        "application/json",
-        body.to_string(),
-    )])
+    let run = run_mocked(
+        vec![Reply::Status(401, "application/json", body.to_string())],
+        "Hi",
+    )
     .await;
-    let run = run(agent(&mock).build().unwrap(), input("Hi")).await;
     assert_eq!(run.types(), ["RUN_STARTED", "RUN_ERROR"]);
     assert_error(
         &run,
@@ -48,8 +46,7 @@ async fn http_401_names_the_status_and_the_api_message() {
 #[tokio::test]
 async fn http_500_quotes_an_excerpt_of_a_text_body() {
     let body = format!("Internal error: CUDA out of memory.\n{}", "x".repeat(5000));
-    let mock = Mock::start(vec![Reply::Status(500, "text/plain", body)]).await;
-    let run = run(agent(&mock).build().unwrap(), input("Hi")).await;
+    let run = run_mocked(vec![Reply::Status(500, "text/plain", body)], "Hi").await;
     assert_error(
         &run,
         codes::HTTP,
@@ -62,18 +59,20 @@ async fn http_500_quotes_an_excerpt_of_a_text_body() {
 async fn an_error_object_mid_stream_keeps_what_was_said() {
     // OpenRouter's mid-stream error: an `error` member on a chunk whose choice finishes
     // with "error".
-    let mock = Mock::start(vec![Reply::Sse(vec![
-        delta(json!({"role": "assistant", "content": "Partial"})),
-        data(json!({
-            "id": "gen-1", "object": "chat.completion.chunk", "created": 1, "model": MODEL,
-            "provider": "openai",
-            "error": {"code": "server_error", "message": "Provider disconnected unexpectedly"},
-            "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}]
-        })),
-        done(),
-    ])])
+    let run = run_mocked(
+        vec![Reply::Sse(vec![
+            delta(json!({"role": "assistant", "content": "Partial"})),
+            data(json!({
+                "id": "gen-1", "object": "chat.completion.chunk", "created": 1, "model": MODEL,
+                "provider": "openai",
+                "error": {"code": "server_error", "message": "Provider disconnected unexpectedly"},
+                "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}]
+            })),
+            done(),
+        ])],
+        "Hi",
+    )
     .await;
-    let run = run(agent(&mock).build().unwrap(), input("Hi")).await;
     assert_error(
         &run,
         codes::API,
@@ -89,46 +88,54 @@ async fn an_error_object_mid_stream_keeps_what_was_said() {
 
 #[tokio::test]
 async fn an_error_event_frame_is_an_api_error() {
-    let mock = Mock::start(vec![Reply::Sse(vec![raw(
-        "event: error\ndata: {\"message\":\"rate limited\",\"type\":\"rate_limit_error\"}\n\n",
-    )])])
+    let run = run_mocked(
+        vec![Reply::Sse(vec![raw(
+            "event: error\ndata: {\"message\":\"rate limited\",\"type\":\"rate_limit_error\"}\n\n",
+        )])],
+        "Hi",
+    )
     .await;
-    let run = run(agent(&mock).build().unwrap(), input("Hi")).await;
     assert_error(&run, codes::API, &["rate limited", "type rate_limit_error"]);
 }
 
 #[tokio::test]
 async fn a_malformed_chunk_is_an_error() {
-    let mock = Mock::start(vec![Reply::Sse(vec![
-        delta(json!({"role": "assistant", "content": "Half"})),
-        raw("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"\n\n"),
-        done(),
-    ])])
+    let run = run_mocked(
+        vec![Reply::Sse(vec![
+            delta(json!({"role": "assistant", "content": "Half"})),
+            raw("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"\n\n"),
+            done(),
+        ])],
+        "Hi",
+    )
     .await;
-    let run = run(agent(&mock).build().unwrap(), input("Hi")).await;
     assert_error(&run, codes::MALFORMED, &["not JSON", "{\"choices\""]);
     assert_eq!(run.messages()[1]["content"], "Half");
 }
 
 #[tokio::test]
 async fn a_tool_call_without_a_name_is_an_error() {
-    let mock = Mock::start(vec![Reply::Sse(vec![
-        delta(json!({"tool_calls": [tool_delta(0, Some("c1"), None, "{}")]})),
-        finish("tool_calls"),
-        done(),
-    ])])
+    let run = run_mocked(
+        vec![Reply::Sse(vec![
+            delta(json!({"tool_calls": [tool_delta(0, Some("c1"), None, "{}")]})),
+            finish("tool_calls"),
+            done(),
+        ])],
+        "Hi",
+    )
     .await;
-    let run = run(agent(&mock).build().unwrap(), input("Hi")).await;
     assert_error(&run, codes::MALFORMED, &["without a function name"]);
 }
 
 #[tokio::test]
 async fn a_stream_cut_before_the_end_is_an_error() {
-    let mock = Mock::start(vec![Reply::Sse(vec![delta(
-        json!({"role": "assistant", "content": "Cut"}),
-    )])])
+    let run = run_mocked(
+        vec![Reply::Sse(vec![delta(
+            json!({"role": "assistant", "content": "Cut"}),
+        )])],
+        "Hi",
+    )
     .await;
-    let run = run(agent(&mock).build().unwrap(), input("Hi")).await;
     assert_error(
         &run,
         codes::MALFORMED,
@@ -197,13 +204,15 @@ async fn an_unreachable_server_is_a_connect_error() {
 
 #[tokio::test]
 async fn usage_seen_before_an_error_is_still_reported() {
-    let mock = Mock::start(vec![Reply::Sse(vec![
-        delta(json!({"role": "assistant", "content": "x"})),
-        usage(4, 1),
-        raw("data: not json\n\n"),
-    ])])
+    let run = run_mocked(
+        vec![Reply::Sse(vec![
+            delta(json!({"role": "assistant", "content": "x"})),
+            usage(4, 1),
+            raw("data: not json\n\n"),
+        ])],
+        "Hi",
+    )
     .await;
-    let run = run(agent(&mock).build().unwrap(), input("Hi")).await;
     assert_error(&run, codes::MALFORMED, &["not JSON"]);
     assert_eq!(run.error()["usage"][0]["inputTokens"], 4);
 }

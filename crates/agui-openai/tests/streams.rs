@@ -168,7 +168,7 @@ async fn text_then_parallel_tool_calls_split_across_chunks() {
 async fn reasoning_content_deepseek_style() {
     // DeepSeek / vLLM / llama.cpp: `reasoning_content`, then `content`; usage in the
     // chunk that carries the finish reason.
-    let mock = Mock::start(vec![Reply::Sse(vec![
+    let run = run_mocked(vec![Reply::Sse(vec![
         delta(json!({"role": "assistant", "content": null, "reasoning_content": ""})),
         delta(json!({"content": null, "reasoning_content": "The user"})),
         delta(json!({"content": null, "reasoning_content": " greets me."})),
@@ -182,9 +182,7 @@ async fn reasoning_content_deepseek_style() {
                       "completion_tokens_details": {"reasoning_tokens": 30}}
         })),
         done(),
-    ])])
-    .await;
-    let run = run(agent(&mock).build().unwrap(), input("Hi")).await;
+    ])], "Hi").await;
     assert_eq!(
         run.types(),
         [
@@ -220,7 +218,7 @@ async fn reasoning_content_deepseek_style() {
 async fn reasoning_openrouter_and_ollama_style_with_keep_alive_comments() {
     // OpenRouter: `reasoning`, `: OPENROUTER PROCESSING` comments, and a last chunk with
     // both an empty delta and the usage. Ollama sends `reasoning` the same way.
-    let mock = Mock::start(vec![Reply::Sse(vec![
+    let run = run_mocked(vec![Reply::Sse(vec![
         raw(": OPENROUTER PROCESSING\n\n"),
         delta(json!({"role": "assistant", "content": "", "reasoning": "Think"})),
         raw(": OPENROUTER PROCESSING\n\n"),
@@ -233,9 +231,7 @@ async fn reasoning_openrouter_and_ollama_style_with_keep_alive_comments() {
             "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12}
         })),
         done(),
-    ])])
-    .await;
-    let run = run(agent(&mock).build().unwrap(), input("Think first")).await;
+    ])], "Think first").await;
     let messages = run.messages();
     assert_eq!(messages[1]["role"], "reasoning");
     assert_eq!(messages[1]["content"], "Thinking.");
@@ -304,12 +300,14 @@ async fn done_ends_the_answer_even_when_the_connection_stays_open() {
 
 #[tokio::test]
 async fn a_stream_without_done_is_whole_when_it_has_a_finish_reason() {
-    let mock = Mock::start(vec![Reply::Sse(vec![
-        delta(json!({"role": "assistant", "content": "No DONE here."})),
-        finish("length"),
-    ])])
+    let run = run_mocked(
+        vec![Reply::Sse(vec![
+            delta(json!({"role": "assistant", "content": "No DONE here."})),
+            finish("length"),
+        ])],
+        "x",
+    )
     .await;
-    let run = run(agent(&mock).build().unwrap(), input("x")).await;
     assert_eq!(run.messages()[1]["content"], "No DONE here.");
     assert_eq!(run.finished()["metadata"]["finishReason"], "length");
 }
@@ -322,13 +320,15 @@ async fn a_server_that_ignores_stream_true_still_works() {
                      "message": {"role": "assistant", "content": "Whole answer.", "reasoning_content": "Quick."}}],
         "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
     });
-    let mock = Mock::start(vec![Reply::Status(
-        200,
-        "application/json",
-        completion.to_string(),
-    )])
+    let run = run_mocked(
+        vec![Reply::Status(
+            200,
+            "application/json",
+            completion.to_string(),
+        )],
+        "x",
+    )
     .await;
-    let run = run(agent(&mock).build().unwrap(), input("x")).await;
     let messages = run.messages();
     assert_eq!(messages[1]["content"], "Quick.");
     assert_eq!(messages[2]["content"], "Whole answer.");

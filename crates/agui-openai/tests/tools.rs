@@ -17,6 +17,11 @@ fn confirm_tool() -> Tool {
     )
 }
 
+/// An agent on `mock` with the `add` tool.
+fn adding(mock: &Mock) -> agui_openai::OpenAiAgentBuilder {
+    agent(mock).tool("add", "Adds two integers", add_schema(), add)
+}
+
 fn add_schema() -> Value {
     json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
            "required": ["a", "b"]})
@@ -117,10 +122,7 @@ async fn back_end_tool_loop() {
         ]),
     ])
     .await;
-    let agent = agent(&mock)
-        .tool("add", "Adds two integers", add_schema(), add)
-        .build()
-        .unwrap();
+    let agent = adding(&mock).build().unwrap();
     let run = run(agent, input("What is 2 + 3?")).await;
 
     let finished = run.finished();
@@ -214,11 +216,7 @@ async fn the_step_bound_stops_a_model_that_keeps_calling_tools() {
         says("never asked for"),
     ])
     .await;
-    let agent = agent(&mock)
-        .tool("add", "Adds two integers", add_schema(), add)
-        .max_steps(2)
-        .build()
-        .unwrap();
+    let agent = adding(&mock).max_steps(2).build().unwrap();
     let run = run(agent, input("loop")).await;
     let e = run.error();
     assert_eq!(e["code"], codes::MAX_STEPS);
@@ -248,10 +246,7 @@ async fn tool_errors_bad_arguments_and_unknown_tools_reach_the_model() {
         says("Sorry."),
     ])
     .await;
-    let agent = agent(&mock)
-        .tool("add", "Adds two integers", add_schema(), add)
-        .build()
-        .unwrap();
+    let agent = adding(&mock).build().unwrap();
     let run = run(agent, input("try")).await;
     run.finished();
     let tool_messages: Vec<Value> = mock.received()[1].body["messages"]
@@ -289,10 +284,7 @@ async fn back_end_and_front_end_calls_in_one_turn() {
         ("f1", "confirm_booking", "{\"hotel\":\"Ritz\"}"),
     ])])
     .await;
-    let agent = agent(&mock)
-        .tool("add", "Adds two integers", add_schema(), add)
-        .build()
-        .unwrap();
+    let agent = adding(&mock).build().unwrap();
     let run = run(agent, input("both").with_tool(confirm_tool())).await;
     // The back-end call is answered here; the run waits for the client's.
     assert_eq!(
@@ -324,10 +316,7 @@ async fn repeated_tool_call_ids_get_fresh_ones() {
         says("2 and 4"),
     ])
     .await;
-    let agent = agent(&mock)
-        .tool("add", "Adds two integers", add_schema(), add)
-        .build()
-        .unwrap();
+    let agent = adding(&mock).build().unwrap();
     let run = run(agent, input("twice")).await;
     run.finished();
     let starts = run.of_type("TOOL_CALL_START");

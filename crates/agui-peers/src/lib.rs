@@ -11,6 +11,11 @@
 //! npm and python3 are needed: without them, or when the setup fails, the tests fail, unless
 //! `AGUI_SKIP_INTEROP=1`, which skips them with a printed notice. `AGUI_SHARED_DIR` says
 //! where the shared data is (default: `shared/` beside the workspace).
+//!
+//! [`scripted`] is a loopback HTTP server that answers each request with the bytes a test
+//! scripts (framing, chunking, pauses, abrupt closes), for the client crates' tests.
+
+pub mod scripted;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -252,6 +257,22 @@ pub fn ts_client(dir: &Path, url: &str, args: &[&str]) -> Command {
         .current_dir(dir);
     cmd
 }
+
+/// The fields of a client's run report (`client.mjs`, `agui run --json`) that say what a
+/// user sees of a run: how it ended, its result or error, and the thread afterwards
+/// (messages, state, pending interrupts); not how it got there (event types, timings).
+pub const USER_VISIBLE: [&str; 10] = [
+    "ok",
+    "terminal",
+    "outcome",
+    "interrupts",
+    "pendingToolCallIds",
+    "runError",
+    "result",
+    "messages",
+    "state",
+    "pendingInterrupts",
+];
 
 /// The JSON report a peer printed on its standard output.
 ///

@@ -192,14 +192,19 @@ impl Serve {
         .unwrap();
         let mut text = String::new();
         s.read_to_string(&mut text).unwrap();
-        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-        let status = head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0);
-        (status, body.to_owned())
+        status_and_body(&text)
     }
+}
+
+/// The status and the body of a whole HTTP response (status 0 when there is none).
+pub fn status_and_body(response: &str) -> (u16, String) {
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((response, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, body.to_owned())
 }
 
 /// Runs a prepared `agui` command with its output piped.
@@ -366,4 +371,48 @@ fn answer(mut conn: TcpStream) -> std::io::Result<()> {
     let mut rest = Vec::new();
     let _ = conn.read_to_end(&mut rest);
     Ok(())
+}
+
+/// Sends `request` (a whole HTTP/1.0 request: the answer ends with the connection) to
+/// `addr` on a fresh connection and reads the answer, at most 30 s: the status, the head
+/// and the body.
+pub async fn exchange(addr: &str, request: &str) -> (u16, String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(request.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), s.read_to_end(&mut out))
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, head.to_owned(), body.to_owned())
+}
+
+/// The string `field` of every object in the JSON array `array`.
+///
+/// # Panics
+///
+/// When `array` is not an array or an object lacks the string.
+pub fn field_strs<'a>(array: &'a serde_json::Value, field: &str) -> Vec<&'a str> {
+    array
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {array}"))
+        .iter()
+        .map(|v| {
+            v[field]
+                .as_str()
+                .unwrap_or_else(|| panic!("no string {field} in {v}"))
+        })
+        .collect()
+}
+
+/// Asserts that `text` contains every one of `parts`, showing `text` otherwise.
+#[track_caller]
+pub fn assert_has(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "{part:?} is missing from:\n{text}");
+    }
 }

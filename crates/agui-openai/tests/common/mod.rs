@@ -312,6 +312,12 @@ pub async fn run(agent: OpenAiAgent, input: RunAgentInput) -> Run {
     Server::start(agent).await.run(input).await
 }
 
+/// Runs `input(text)` once with a default agent against a mock giving `replies`.
+pub async fn run_mocked(replies: Vec<Reply>, text: &str) -> Run {
+    let mock = Mock::start(replies).await;
+    run(agent(&mock).build().unwrap(), input(text)).await
+}
+
 /// An `agui_server` serving the agent on loopback, for several runs.
 pub struct Server {
     url: String,

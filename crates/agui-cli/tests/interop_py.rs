@@ -16,8 +16,8 @@
 //! with `setup.sh --no-browser`, into `target/interop`, on the first run). Set
 //! `AGUI_SKIP_INTEROP=1` to skip; `AGUI_SHARED_DIR` overrides where `shared/` is.
 
+use agui_cli::report::{RunOptions, RunSpec, run_report};
 use agui_client::Encoding;
-use agui_client::cli::{RunOptions, RunSpec, run_report};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Stdio;
@@ -157,32 +157,23 @@ fn without_uuids(v: &Value) -> Value {
     }
 }
 
-/// The fields both reports must agree on for an accepted run.
-const COMPARED: &[&str] = &[
-    "ok",
-    "terminal",
-    "outcome",
-    "interrupts",
-    "pendingToolCallIds",
-    "runError",
-    "result",
-    "events",
-    "messages",
-    "state",
-    "pendingInterrupts",
-    "resumedWith",
-];
+/// The fields both reports must agree on for an accepted run: what a user sees, the
+/// event types and the answers a resume sent.
+fn compared() -> impl Iterator<Item = &'static str> {
+    agui_peers::USER_VISIBLE
+        .into_iter()
+        .chain(["events", "resumedWith"])
+}
 
 fn differences(ours: &Value, theirs: &Value) -> Vec<String> {
     let (ours, theirs) = (without_uuids(ours), without_uuids(theirs));
-    COMPARED
-        .iter()
-        .filter(|k| ours.get(**k) != theirs.get(**k))
+    compared()
+        .filter(|k| ours.get(*k) != theirs.get(*k))
         .map(|k| {
             format!(
                 "{k}: ours {} / TypeScript {}",
-                short(ours.get(*k)),
-                short(theirs.get(*k))
+                short(ours.get(k)),
+                short(theirs.get(k))
             )
         })
         .collect()
@@ -381,6 +372,13 @@ async fn compare(
     tally.record(&label, problems, note);
 }
 
+/// [`compare`] for the scenario `sc` as listed, over `transport` (`sse` or `proto`).
+async fn compare_scenario(dir: &Path, url: &str, sc: &Value, transport: &str, tally: &mut Tally) {
+    let name = sc["name"].as_str().unwrap();
+    let case = case(name, name, transport);
+    compare(dir, url, sc, case, &[], transport == "proto", tally).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interop_with_the_official_peers() {
     let Some(dir) = agui_peers::interop_dir() else {
@@ -401,17 +399,7 @@ async fn interop_with_the_official_peers() {
 
     let mut tally = Tally::default();
     for sc in &scenarios {
-        let name = sc["name"].as_str().unwrap();
-        compare(
-            dir,
-            &url,
-            sc,
-            case(name, name, "sse"),
-            &[],
-            false,
-            &mut tally,
-        )
-        .await;
+        compare_scenario(dir, &url, sc, "sse", &mut tally).await;
     }
 
     // A front-end tool given in the input, and an interrupt answered with a resume.
@@ -471,7 +459,6 @@ async fn interop_with_the_official_peers() {
         .await;
         let bridge_url = format!("http://127.0.0.1:{}/agent", bridge.port);
         for sc in &scenarios {
-            let name = sc["name"].as_str().unwrap();
             let faulty = sc["faulty"].as_bool().unwrap_or(false);
             let usable = !faulty
                 || matches!(
@@ -479,16 +466,7 @@ async fn interop_with_the_official_peers() {
                     Some("connection-drop" | "truncated-stream" | "http-error")
                 );
             if usable {
-                compare(
-                    dir,
-                    &bridge_url,
-                    sc,
-                    case(name, name, "proto"),
-                    &[],
-                    true,
-                    &mut tally,
-                )
-                .await;
+                compare_scenario(dir, &bridge_url, sc, "proto", &mut tally).await;
             }
         }
         drop(bridge);

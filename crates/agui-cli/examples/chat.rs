@@ -1,13 +1,13 @@
 //! A minimal AG-UI client: sends one user message to an agent and shows the run live.
 //!
 //! ```text
-//! cargo run -p agui-client --example chat -- http://127.0.0.1:8000/agent "Hello"
+//! cargo run -p agui-cli --example chat -- http://127.0.0.1:8000/agent "Hello"
 //! ```
 //!
 //! Add `--json` to print the run report instead (the shape of the interop TypeScript
 //! client's report).
 
-use agui_client::cli::{RunOptions, render_run, run_report};
+use agui_cli::report::{RunOptions, render_run, run_report};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {

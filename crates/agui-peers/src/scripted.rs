@@ -1,7 +1,6 @@
 //! A scripted HTTP/1.1 server on a loopback port, written on a raw TcpListener so that tests
-//! control every byte: framing, chunking, pauses and abrupt closes.
-
-#![allow(dead_code)]
+//! control every byte: framing, chunking, pauses and abrupt closes. Each connection gets
+//! the steps its script returns for its request ([`serve`]).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -11,14 +10,18 @@ use tokio::net::{TcpListener, TcpStream};
 /// A request as the server received it.
 #[derive(Debug, Clone)]
 pub struct Req {
+    /// The method (`POST`, `GET`, ...).
     pub method: String,
+    /// The request target (path and query).
     pub path: String,
     /// Header names lower-cased, in order.
     pub headers: Vec<(String, String)>,
+    /// The body (as long as its `content-length`).
     pub body: Vec<u8>,
 }
 
 impl Req {
+    /// The first header named `name` (lower-case).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
@@ -26,6 +29,7 @@ impl Req {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Every header named `name` (lower-case), in order.
     pub fn headers_named(&self, name: &str) -> Vec<&str> {
         self.headers
             .iter()
@@ -34,6 +38,11 @@ impl Req {
             .collect()
     }
 
+    /// The body as JSON.
+    ///
+    /// # Panics
+    ///
+    /// When it is not JSON.
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).expect("the request body is JSON")
     }
@@ -68,6 +77,14 @@ pub fn data_with_id(id: u32, json: &str) -> Step {
     Step::Chunk(format!("id: {id}\ndata: {json}\n\n").into_bytes())
 }
 
+/// A whole 200 SSE response carrying `events` (JSON), one frame each.
+pub fn sse_run(events: &[&str]) -> Vec<Step> {
+    let mut steps = vec![sse_head()];
+    steps.extend(events.iter().map(|e| data(e)));
+    steps.push(Step::End);
+    steps
+}
+
 /// A 200 SSE response head.
 pub fn sse_head() -> Step {
     Step::Head(200, "text/event-stream")
@@ -75,8 +92,12 @@ pub fn sse_head() -> Step {
 
 type Script = dyn Fn(usize, &Req) -> Vec<Step> + Send + Sync;
 
+/// A running scripted server, stopped when dropped.
+#[derive(Debug)]
 pub struct TestServer {
+    /// `http://127.0.0.1:PORT/agent`.
     pub url: String,
+    /// The requests received, in order.
     pub requests: Arc<Mutex<Vec<Req>>>,
     /// Set when a client closed a connection while `UntilClosed` was writing.
     pub client_closed: Arc<Mutex<bool>>,
@@ -84,12 +105,26 @@ pub struct TestServer {
 }
 
 impl TestServer {
+    /// A copy of the requests received so far.
     pub fn requests(&self) -> Vec<Req> {
         self.requests.lock().unwrap().clone()
     }
 
+    /// Whether a client closed a connection while `UntilClosed` was writing.
     pub fn client_closed(&self) -> bool {
         *self.client_closed.lock().unwrap()
+    }
+
+    /// Waits up to 2 s for a client to close a connection while `UntilClosed` was writing;
+    /// whether one did.
+    pub async fn wait_client_closed(&self) -> bool {
+        for _ in 0..100 {
+            if self.client_closed() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.client_closed()
     }
 }
 
@@ -100,6 +135,10 @@ impl Drop for TestServer {
 }
 
 /// Serves `script(connection_index, request)` on 127.0.0.1, one connection per request.
+///
+/// # Panics
+///
+/// When no loopback port can be bound.
 pub async fn serve(
     script: impl Fn(usize, &Req) -> Vec<Step> + Send + Sync + 'static,
 ) -> TestServer {
@@ -244,36 +283,47 @@ async fn handle(
     let _ = socket.shutdown().await;
 }
 
-/// Event JSON helpers.
+/// `RUN_STARTED` of thread `t` as JSON.
 pub fn run_started(run: &str) -> String {
     format!(r#"{{"type":"RUN_STARTED","threadId":"t","runId":"{run}"}}"#)
 }
 
+/// `RUN_FINISHED` of thread `t` as JSON.
 pub fn run_finished(run: &str) -> String {
     format!(r#"{{"type":"RUN_FINISHED","threadId":"t","runId":"{run}"}}"#)
 }
 
+/// `TEXT_MESSAGE_START` of an assistant message as JSON.
 pub fn text_start(id: &str) -> String {
     format!(r#"{{"type":"TEXT_MESSAGE_START","messageId":"{id}","role":"assistant"}}"#)
 }
 
+/// `TEXT_MESSAGE_CONTENT` as JSON (`delta` is inserted as is, unescaped).
 pub fn text_content(id: &str, delta: &str) -> String {
     format!(r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"{id}","delta":"{delta}"}}"#)
 }
 
+/// `TEXT_MESSAGE_END` as JSON.
 pub fn text_end(id: &str) -> String {
     format!(r#"{{"type":"TEXT_MESSAGE_END","messageId":"{id}"}}"#)
 }
 
+/// The event types of a chat run with `contents` `TEXT_MESSAGE_CONTENT` events (one, for
+/// what [`chat`] sends).
+pub fn chat_types(contents: usize) -> Vec<&'static str> {
+    let mut types = vec!["RUN_STARTED", "TEXT_MESSAGE_START"];
+    types.extend(std::iter::repeat_n("TEXT_MESSAGE_CONTENT", contents));
+    types.extend(["TEXT_MESSAGE_END", "RUN_FINISHED"]);
+    types
+}
+
 /// A full chat run as SSE steps.
 pub fn chat(run: &str, text: &str) -> Vec<Step> {
-    vec![
-        sse_head(),
-        data(&run_started(run)),
-        data(&text_start("m1")),
-        data(&text_content("m1", text)),
-        data(&text_end("m1")),
-        data(&run_finished(run)),
-        Step::End,
-    ]
+    sse_run(&[
+        &run_started(run),
+        &text_start("m1"),
+        &text_content("m1", text),
+        &text_end("m1"),
+        &run_finished(run),
+    ])
 }

@@ -1,12 +1,15 @@
-//! `cli::run_report` with `continue_thread`: the stored history is loaded and sent whole,
+//! The library side of `agui run`: `run_report` and `render_run` against a scripted
+//! loopback server; with `continue_thread`, the stored history is loaded and sent whole,
 //! with the new user message under a fresh id; an unknown thread, or a server without
 //! stored threads, starts a new one under the id given.
 #![allow(missing_docs)]
 
-use agui_client::cli::{RunOptions, run_report};
+use agui_cli::report::{RunOptions, render_run, run_report};
 use agui_core::Role;
+use agui_peers::scripted::{chat, chat_types, serve};
 use agui_server::agui_store::MemoryStore;
 use agui_server::{AgentServer, Finish, StoreOptions, agent_fn};
+use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -104,4 +107,50 @@ async fn a_history_that_cannot_be_loaded_fails_before_the_run() {
     let error = report.run.error.unwrap();
     assert!(error.starts_with("loading thread t: "), "{error}");
     assert!(error.contains("/agent/threads/t/connect"), "{error}");
+}
+
+#[tokio::test]
+async fn run_report_and_live_rendering() {
+    let server = serve(|_, req| {
+        let body = req.json();
+        assert_eq!(body["forwardedProps"], json!({"scenario": "x"}));
+        let user = &body["messages"][0];
+        assert_eq!(
+            (&user["role"], &user["content"]),
+            (&json!("user"), &json!("yo"))
+        );
+        // A fresh v4 UUID, so that every turn of a stored thread keeps its own message.
+        let id = user["id"].as_str().unwrap();
+        let groups: Vec<usize> = id.split('-').map(str::len).collect();
+        assert_eq!(groups, [8, 4, 4, 4, 12], "{id}");
+        assert_eq!(&id[14..15], "4", "{id}");
+        chat(body["runId"].as_str().unwrap(), "Hello")
+    })
+    .await;
+    let options = RunOptions {
+        text: Some("yo".into()),
+        scenario: Some("x".into()),
+        thread_id: Some("t".into()),
+        run_id: Some("r1".into()),
+        timeout: Duration::from_secs(10),
+        ..RunOptions::default()
+    };
+    let report = run_report(&server.url, &options).await.to_value();
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["terminal"], "RUN_FINISHED");
+    assert_eq!(report["status"], "finished");
+    assert_eq!(report["outcome"], "success");
+    assert_eq!(report["httpStatus"], 200);
+    assert_eq!(report["threadId"], "t");
+    assert_eq!(report["mode"], "run");
+    assert_eq!(report["transport"], "sse");
+    assert_eq!(report["events"], json!(chat_types(1)));
+    assert_eq!(report["messages"][1]["content"], "Hello");
+    assert!(report.get("error").is_none());
+
+    let mut out = Vec::new();
+    let report = render_run(&server.url, &options, &mut out).await;
+    assert_eq!(report.exit_code(), 0);
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(text, "── run r1\nassistant: Hello\n── finished\n");
 }

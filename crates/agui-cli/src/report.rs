@@ -6,12 +6,15 @@
 //!   `runError`, `result`, `events` (types in order), `durationMs`, `mode`, `transport`,
 //!   `threadId`, `messages`, `state`, `pendingInterrupts`, `warnings`, `totalMs`, plus
 //!   `status` (how the run ended, see [`RunStatus::name`]).
-//! - [`render_run`]: the same run rendered live for a terminal (streamed text, tool calls
-//!   with their arguments as they stream, state changes, the ending), returning the report
-//!   too so the command can choose its exit code ([`RunReport::exit_code`]).
+//! - [`render_run`]: the same run rendered live for a terminal by a
+//!   [`TerminalRenderer`] (streamed text, tool calls with their arguments as they stream,
+//!   state changes, the ending), returning the report too so the command can choose its
+//!   exit code ([`RunReport::exit_code`]).
+//!
+//! Both are built on [`agui_client::Session`] and its typed [`Update`]s.
 //!
 //! ```no_run
-//! use agui_client::cli::{run_report, RunOptions};
+//! use agui_cli::report::{run_report, RunOptions};
 //! # async fn demo() {
 //! let options = RunOptions { text: Some("hi".into()), ..RunOptions::default() };
 //! let report = run_report("http://127.0.0.1:8000/agent", &options).await;
@@ -20,8 +23,8 @@
 //! # }
 //! ```
 
-use crate::session::{RunParams, RunStatus, Session, Update};
-use crate::{Encoding, HttpAgent};
+use crate::render::TerminalRenderer;
+use agui_client::{Encoding, HttpAgent, RunParams, RunStatus, Session, Update};
 use agui_core::{Context, Event, Interrupt, Message, ResumeEntry, Tool};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -29,34 +32,27 @@ use serde_json::Value;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-/// The parts of a run input that `--input FILE` may give (as in `client.mjs`).
+/// The parts of a run input that `--input FILE` may give (as in `client.mjs`); every part
+/// may be left out.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 #[non_exhaustive]
 pub struct RunSpec {
     /// Thread id.
-    #[serde(default)]
     pub thread_id: Option<String>,
     /// Run id.
-    #[serde(default)]
     pub run_id: Option<String>,
     /// The conversation (default: one user message with the `--text`).
-    #[serde(default)]
     pub messages: Option<Vec<Message>>,
     /// The starting state (default `{}`).
-    #[serde(default)]
     pub state: Option<Value>,
     /// Front-end tools.
-    #[serde(default)]
     pub tools: Option<Vec<Tool>>,
     /// Context.
-    #[serde(default)]
     pub context: Option<Vec<Context>>,
     /// Forwarded props (an object).
-    #[serde(default)]
     pub forwarded_props: Option<Value>,
     /// Resume entries.
-    #[serde(default)]
     pub resume: Option<Vec<ResumeEntry>>,
 }
 
@@ -335,7 +331,7 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
             .iter()
             .map(|i| ResumeEntry::resolved(i.id.clone(), serde_json::json!({"approved": true})))
             .collect();
-        let resume = crate::interrupts::build_resume(session.pending_interrupts(), answers)
+        let resume = agui_client::interrupts::build_resume(session.pending_interrupts(), answers)
             .unwrap_or_default();
         let params = RunParams::new()
             .run_id(agui_core::id::random_uuid())
@@ -518,157 +514,6 @@ async fn run_once(
     (part, warnings)
 }
 
-/// Renders a run for a terminal as it streams: assistant text as it arrives, reasoning,
-/// tool calls with their arguments as they stream and their results, state changes (one
-/// line), and how the run ended.
-///
-/// ```
-/// use agui_client::cli::TerminalRenderer;
-/// use agui_client::{HttpAgent, Session, Update};
-/// let session = Session::new(HttpAgent::new("http://127.0.0.1:9/agent").unwrap());
-/// let mut out = Vec::new();
-/// let mut r = TerminalRenderer::new(&mut out);
-/// r.update(&Update::TextMessageStarted { message_id: "m".into() }, &session);
-/// r.update(&Update::TextDelta { message_id: "m".into(), delta: "Hello".into() }, &session);
-/// r.update(&Update::TextMessageEnded { message_id: "m".into() }, &session);
-/// drop(r);
-/// assert_eq!(String::from_utf8(out).unwrap(), "assistant: Hello\n");
-/// ```
-pub struct TerminalRenderer<'w> {
-    out: &'w mut (dyn Write + Send),
-    /// Something was written without its line end yet.
-    open_line: bool,
-    /// The stream whose text is on the open line.
-    open_stream: Option<String>,
-}
-
-impl std::fmt::Debug for TerminalRenderer<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TerminalRenderer")
-            .field("open_line", &self.open_line)
-            .finish_non_exhaustive()
-    }
-}
-
-/// State is shown on one line of at most this many characters.
-const STATE_LINE: usize = 160;
-
-impl<'w> TerminalRenderer<'w> {
-    /// A renderer writing to `out`.
-    pub fn new(out: &'w mut (dyn Write + Send)) -> Self {
-        TerminalRenderer {
-            out,
-            open_line: false,
-            open_stream: None,
-        }
-    }
-
-    fn line_end(&mut self) {
-        if self.open_line {
-            let _ = writeln!(self.out);
-            self.open_line = false;
-        }
-        self.open_stream = None;
-    }
-
-    fn continue_stream(&mut self, id: &str, label: &str) {
-        if self.open_stream.as_deref() != Some(id) {
-            self.line_end();
-            let _ = write!(self.out, "{label}: ");
-            self.open_line = true;
-            self.open_stream = Some(id.to_owned());
-        }
-    }
-
-    fn line(&mut self, text: &str) {
-        self.line_end();
-        let _ = writeln!(self.out, "{text}");
-    }
-
-    /// Renders one update.
-    pub fn update(&mut self, update: &Update, session: &Session) {
-        match update {
-            Update::RunStarted { run_id, .. } => self.line(&format!("── run {run_id}")),
-            Update::TextMessageStarted { message_id } => {
-                self.continue_stream(message_id, "assistant")
-            }
-            Update::TextDelta { message_id, delta } => {
-                self.continue_stream(message_id, "assistant");
-                let _ = write!(self.out, "{delta}");
-            }
-            Update::TextMessageEnded { .. } => self.line_end(),
-            Update::ReasoningDelta { message_id, delta } => {
-                self.continue_stream(message_id, "(thinking)");
-                let _ = write!(self.out, "{delta}");
-            }
-            Update::ToolCallStarted {
-                tool_call_id, name, ..
-            } => {
-                self.line_end();
-                let _ = write!(self.out, "tool {name} ");
-                self.open_line = true;
-                self.open_stream = Some(tool_call_id.clone());
-            }
-            Update::ToolCallArgs {
-                tool_call_id,
-                name,
-                delta,
-                ..
-            } => {
-                self.continue_stream(tool_call_id, &format!("tool {name}"));
-                let _ = write!(self.out, "{delta}");
-            }
-            Update::ToolCallEnded { .. } => self.line_end(),
-            Update::ToolCallResult { content, .. } => self.line(&format!(
-                "  -> {}",
-                crate::error::excerpt_chars(content, 200)
-            )),
-            Update::StateChanged => {
-                let state = serde_json::to_string(session.state()).unwrap_or_default();
-                self.line(&format!(
-                    "state: {}",
-                    crate::error::excerpt_chars(&state, STATE_LINE)
-                ));
-            }
-            Update::RunFinished { status } => match status {
-                RunStatus::Interrupted { interrupts } => {
-                    self.line("── interrupted, waiting for an answer:");
-                    for i in interrupts {
-                        let text = i.message.as_deref().unwrap_or("");
-                        self.line(&format!("   {} ({}) {text}", i.id, i.reason));
-                    }
-                }
-                RunStatus::Finished {
-                    result: Some(r), ..
-                } => {
-                    let r = serde_json::to_string(r).unwrap_or_default();
-                    self.line(&format!(
-                        "── finished, result {}",
-                        crate::error::excerpt_chars(&r, STATE_LINE)
-                    ));
-                }
-                other => self.line(&format!("── {other}")),
-            },
-            Update::RunFailed { status } => self.line(&format!("── {status}")),
-            Update::Ended { status } => {
-                self.line_end();
-                if matches!(status, RunStatus::Incomplete) {
-                    self.line("── the stream ended before the run did (incomplete)");
-                }
-            }
-            _ => {}
-        }
-        let _ = self.out.flush();
-    }
-}
-
-impl Drop for TerminalRenderer<'_> {
-    fn drop(&mut self) {
-        self.line_end();
-        let _ = self.out.flush();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -683,62 +528,6 @@ mod tests {
         assert_eq!(spec.messages.unwrap().len(), 1);
         assert_eq!(spec.tools.unwrap()[0].name, "a");
         assert!(RunSpec::from_json("[").is_err());
-    }
-
-    #[test]
-    fn renderer_writes_tool_calls_state_and_endings() {
-        let mut session = Session::new(HttpAgent::new("http://127.0.0.1:9/agent").unwrap());
-        session.set_state(serde_json::json!({"n": 1}));
-        let mut out = Vec::new();
-        {
-            let mut r = TerminalRenderer::new(&mut out);
-            for u in [
-                Update::RunStarted {
-                    thread_id: "t".into(),
-                    run_id: "r".into(),
-                },
-                Update::ToolCallStarted {
-                    tool_call_id: "c".into(),
-                    name: "get".into(),
-                    parent_message_id: None,
-                },
-                Update::ToolCallArgs {
-                    tool_call_id: "c".into(),
-                    name: "get".into(),
-                    delta: "{\"a\":".into(),
-                    partial_args: None,
-                },
-                Update::ToolCallArgs {
-                    tool_call_id: "c".into(),
-                    name: "get".into(),
-                    delta: "1}".into(),
-                    partial_args: None,
-                },
-                Update::ToolCallEnded {
-                    tool_call_id: "c".into(),
-                    name: "get".into(),
-                    args: serde_json::json!({"a": 1}),
-                },
-                Update::ToolCallResult {
-                    tool_call_id: "c".into(),
-                    message_id: "m".into(),
-                    content: "ok".into(),
-                },
-                Update::StateChanged,
-                Update::RunFinished {
-                    status: RunStatus::Cancelled,
-                },
-                Update::Ended {
-                    status: RunStatus::Cancelled,
-                },
-            ] {
-                r.update(&u, &session);
-            }
-        }
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "── run r\ntool get {\"a\":1}\n  -> ok\nstate: {\"n\":1}\n── cancelled\n"
-        );
     }
 
     #[tokio::test]
