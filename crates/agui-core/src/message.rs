@@ -44,7 +44,8 @@ impl Role {
     }
 }
 
-const ROLES: &[&str] = &[
+/// The wire strings of the seven roles.
+pub(crate) const ROLES: &[&str] = &[
     "developer",
     "system",
     "assistant",
