@@ -107,6 +107,14 @@ type Build = BuildHasherDefault<IdHasher>;
 type Owner = Option<String>;
 type Owners = HashMap<String, Owner, Build>;
 
+/// The kinds of stream that CONTENT / ARGS / END events continue.
+#[derive(Debug, Clone, Copy)]
+enum Continued {
+    Text,
+    Tool,
+    Reasoning,
+}
+
 /// A set of open ids that remembers the order they were opened in (for error messages
 /// that list them, in the reference's order).
 #[derive(Debug, Default)]
@@ -274,7 +282,8 @@ impl Verifier {
             match event {
                 Event::TextMessageContent(e) => {
                     let tag = e.subagent_run_id.as_deref();
-                    return self.continue_message(
+                    return self.continue_stream(
+                        Continued::Text,
                         EventType::TextMessageContent,
                         &e.message_id,
                         tag,
@@ -282,11 +291,21 @@ impl Verifier {
                 }
                 Event::ToolCallArgs(e) => {
                     let tag = e.subagent_run_id.as_deref();
-                    return self.continue_tool_call(EventType::ToolCallArgs, &e.tool_call_id, tag);
+                    return self.continue_stream(
+                        Continued::Tool,
+                        EventType::ToolCallArgs,
+                        &e.tool_call_id,
+                        tag,
+                    );
                 }
                 Event::ReasoningMessageContent(e) => {
                     let (id, tag) = (&e.message_id, e.subagent_run_id.as_deref());
-                    return self.continue_reasoning(EventType::ReasoningMessageContent, id, tag);
+                    return self.continue_stream(
+                        Continued::Reasoning,
+                        EventType::ReasoningMessageContent,
+                        id,
+                        tag,
+                    );
                 }
                 _ => {}
             }
@@ -301,15 +320,24 @@ impl Verifier {
         };
         self.check_run_flow(ty)?;
         match event {
-            Event::TextMessageContent(e) => {
-                self.continue_message(ty, &e.message_id, e.subagent_run_id.as_deref())
-            }
-            Event::ToolCallArgs(e) => {
-                self.continue_tool_call(ty, &e.tool_call_id, e.subagent_run_id.as_deref())
-            }
-            Event::ReasoningMessageContent(e) => {
-                self.continue_reasoning(ty, &e.message_id, e.subagent_run_id.as_deref())
-            }
+            Event::TextMessageContent(e) => self.continue_stream(
+                Continued::Text,
+                ty,
+                &e.message_id,
+                e.subagent_run_id.as_deref(),
+            ),
+            Event::ToolCallArgs(e) => self.continue_stream(
+                Continued::Tool,
+                ty,
+                &e.tool_call_id,
+                e.subagent_run_id.as_deref(),
+            ),
+            Event::ReasoningMessageContent(e) => self.continue_stream(
+                Continued::Reasoning,
+                ty,
+                &e.message_id,
+                e.subagent_run_id.as_deref(),
+            ),
             Event::TextMessageStart(e) => {
                 let (id, tag) = (e.message_id.as_str(), e.subagent_run_id.as_deref());
                 if self.messages.contains(id) {
@@ -331,7 +359,12 @@ impl Verifier {
                 Ok(())
             }
             Event::TextMessageEnd(e) => {
-                self.continue_message(ty, &e.message_id, e.subagent_run_id.as_deref())?;
+                self.continue_stream(
+                    Continued::Text,
+                    ty,
+                    &e.message_id,
+                    e.subagent_run_id.as_deref(),
+                )?;
                 self.messages.remove(&e.message_id);
                 Ok(())
             }
@@ -341,7 +374,12 @@ impl Verifier {
                 e.subagent_run_id.as_deref(),
             ),
             Event::ToolCallEnd(e) => {
-                self.continue_tool_call(ty, &e.tool_call_id, e.subagent_run_id.as_deref())?;
+                self.continue_stream(
+                    Continued::Tool,
+                    ty,
+                    &e.tool_call_id,
+                    e.subagent_run_id.as_deref(),
+                )?;
                 self.tool_calls.remove(&e.tool_call_id);
                 Ok(())
             }
@@ -423,7 +461,12 @@ impl Verifier {
                 self.open_reasoning(ty, id, tag, false)
             }
             Event::ReasoningMessageEnd(e) => {
-                self.continue_reasoning(ty, &e.message_id, e.subagent_run_id.as_deref())?;
+                self.continue_stream(
+                    Continued::Reasoning,
+                    ty,
+                    &e.message_id,
+                    e.subagent_run_id.as_deref(),
+                )?;
                 self.reasoning_messages.remove(&e.message_id);
                 Ok(())
             }
@@ -588,68 +631,37 @@ impl Verifier {
         self.run_started = true;
     }
 
-    /// V16/V17 (open) then V18 (tag) for TEXT_MESSAGE_CONTENT / END.
+    /// Checks an event that continues a stream: the stream must be open (V16/V17 for a
+    /// text message, V24 for a tool call, V35 for a reasoning message), then a tag must
+    /// name its owner (V18, V25, V37).
     #[inline]
-    fn continue_message(
+    fn continue_stream(
         &self,
+        kind: Continued,
         ty: EventType,
         id: &str,
         tag: Option<&str>,
     ) -> Result<(), Violation> {
-        if !self.messages.contains(id) {
-            return Err(no_active_text_message(ty, id));
-        }
-        match tag {
-            None => Ok(()),
-            Some(_) => tag_check(ty, "V18", tag, self.message_owners.get(id), "message", id),
-        }
-    }
-
-    /// V24 (open) then V25 (tag) for TOOL_CALL_ARGS / END.
-    #[inline]
-    fn continue_tool_call(
-        &self,
-        ty: EventType,
-        id: &str,
-        tag: Option<&str>,
-    ) -> Result<(), Violation> {
-        if !self.tool_calls.contains(id) {
-            return Err(no_active_tool_call(ty, id));
-        }
-        match tag {
-            None => Ok(()),
-            Some(_) => tag_check(
-                ty,
-                "V25",
-                tag,
-                self.tool_call_owners.get(id),
-                "tool call",
-                id,
-            ),
-        }
-    }
-
-    /// V35 (open) then V37 (tag) for REASONING_MESSAGE_CONTENT / END.
-    #[inline]
-    fn continue_reasoning(
-        &self,
-        ty: EventType,
-        id: &str,
-        tag: Option<&str>,
-    ) -> Result<(), Violation> {
-        if !self.reasoning_messages.contains(id) {
-            return Err(no_active_reasoning_message(ty, id));
-        }
-        match tag {
-            None => Ok(()),
-            Some(_) => tag_check(
-                ty,
+        let (open, owners, rule, what) = match kind {
+            Continued::Text => (&self.messages, &self.message_owners, "V18", "message"),
+            Continued::Tool => (&self.tool_calls, &self.tool_call_owners, "V25", "tool call"),
+            Continued::Reasoning => (
+                &self.reasoning_messages,
+                &self.reasoning_owners,
                 "V37",
-                tag,
-                self.reasoning_owners.get(id),
                 "reasoning message",
-                id,
             ),
+        };
+        if !open.contains(id) {
+            return Err(match kind {
+                Continued::Text => no_active_text_message(ty, id),
+                Continued::Tool => no_active_tool_call(ty, id),
+                Continued::Reasoning => no_active_reasoning_message(ty, id),
+            });
+        }
+        match tag {
+            None => Ok(()),
+            Some(_) => tag_check(ty, rule, tag, owners.get(id), what, id),
         }
     }
 
