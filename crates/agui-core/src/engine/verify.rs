@@ -340,15 +340,7 @@ impl Verifier {
             ),
             Event::TextMessageStart(e) => {
                 let (id, tag) = (e.message_id.as_str(), e.subagent_run_id.as_deref());
-                if self.messages.contains(id) {
-                    return Err(already_open(
-                        ty,
-                        "V13",
-                        "A text message",
-                        id,
-                        "TEXT_MESSAGE_END",
-                    ));
-                }
+                self.refuse_reopen(ty, id)?;
                 let owner = self.message_owners.get(id);
                 tag_check(ty, "V14", tag, owner, "message", id)?;
                 self.messages.insert(id);
@@ -436,28 +428,12 @@ impl Verifier {
             }
             Event::ReasoningStart(e) => {
                 let (id, tag) = (e.message_id.as_str(), e.subagent_run_id.as_deref());
-                if self.reasoning_spans.contains(id) {
-                    return Err(already_open(
-                        ty,
-                        "V32",
-                        "A reasoning span",
-                        id,
-                        "REASONING_END",
-                    ));
-                }
+                self.refuse_reopen(ty, id)?;
                 self.open_reasoning(ty, id, tag, true)
             }
             Event::ReasoningMessageStart(e) => {
                 let (id, tag) = (e.message_id.as_str(), e.subagent_run_id.as_deref());
-                if self.reasoning_messages.contains(id) {
-                    return Err(already_open(
-                        ty,
-                        "V33",
-                        "A reasoning message",
-                        id,
-                        "REASONING_MESSAGE_END",
-                    ));
-                }
+                self.refuse_reopen(ty, id)?;
                 self.open_reasoning(ty, id, tag, false)
             }
             Event::ReasoningMessageEnd(e) => {
@@ -631,6 +607,35 @@ impl Verifier {
         self.run_started = true;
     }
 
+    /// Refuses to open a stream that is already open: V13 (text message), V19 (tool call),
+    /// V32 (reasoning span), V33 (reasoning message).
+    #[inline]
+    fn refuse_reopen(&self, ty: EventType, id: &str) -> Result<(), Violation> {
+        let (open, rule, what, end) = match ty {
+            EventType::TextMessageStart => {
+                (&self.messages, "V13", "A text message", "TEXT_MESSAGE_END")
+            }
+            EventType::ToolCallStart => (&self.tool_calls, "V19", "A tool call", "TOOL_CALL_END"),
+            EventType::ReasoningStart => (
+                &self.reasoning_spans,
+                "V32",
+                "A reasoning span",
+                "REASONING_END",
+            ),
+            EventType::ReasoningMessageStart => (
+                &self.reasoning_messages,
+                "V33",
+                "A reasoning message",
+                "REASONING_MESSAGE_END",
+            ),
+            other => unreachable!("{other} opens no stream"),
+        };
+        if open.contains(id) {
+            return Err(already_open(ty, rule, what, id, end));
+        }
+        Ok(())
+    }
+
     /// Checks an event that continues a stream: the stream must be open (V16/V17 for a
     /// text message, V24 for a tool call, V35 for a reasoning message), then a tag must
     /// name its owner (V18, V25, V37).
@@ -697,9 +702,7 @@ impl Verifier {
         tag: Option<&str>,
     ) -> Result<(), Violation> {
         let ty = EventType::ToolCallStart;
-        if self.tool_calls.contains(id) {
-            return Err(already_open(ty, "V19", "A tool call", id, "TOOL_CALL_END"));
-        }
+        self.refuse_reopen(ty, id)?;
         // V20: a tool call belongs to the message that carries it.
         let inherited = match parent_message_id {
             Some(parent) => match self.message_owners.get(parent) {
