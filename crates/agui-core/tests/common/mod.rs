@@ -78,3 +78,13 @@ pub fn report(stage: &str, checked: usize, failures: &[String]) {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Fails with every collected failure, counted.
+pub fn assert_no_failures(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
