@@ -350,31 +350,23 @@ impl Verifier {
                 }
                 Ok(())
             }
-            Event::TextMessageEnd(e) => {
-                self.continue_stream(
-                    Continued::Text,
-                    ty,
-                    &e.message_id,
-                    e.subagent_run_id.as_deref(),
-                )?;
-                self.messages.remove(&e.message_id);
-                Ok(())
-            }
+            Event::TextMessageEnd(e) => self.end_stream(
+                Continued::Text,
+                ty,
+                &e.message_id,
+                e.subagent_run_id.as_deref(),
+            ),
             Event::ToolCallStart(e) => self.start_tool_call(
                 &e.tool_call_id,
                 e.parent_message_id.as_deref(),
                 e.subagent_run_id.as_deref(),
             ),
-            Event::ToolCallEnd(e) => {
-                self.continue_stream(
-                    Continued::Tool,
-                    ty,
-                    &e.tool_call_id,
-                    e.subagent_run_id.as_deref(),
-                )?;
-                self.tool_calls.remove(&e.tool_call_id);
-                Ok(())
-            }
+            Event::ToolCallEnd(e) => self.end_stream(
+                Continued::Tool,
+                ty,
+                &e.tool_call_id,
+                e.subagent_run_id.as_deref(),
+            ),
             Event::ToolCallResult(e) => {
                 // V26: always allowed; the minted message is owned by the result's tag.
                 self.message_owners
@@ -436,16 +428,12 @@ impl Verifier {
                 self.refuse_reopen(ty, id)?;
                 self.open_reasoning(ty, id, tag, false)
             }
-            Event::ReasoningMessageEnd(e) => {
-                self.continue_stream(
-                    Continued::Reasoning,
-                    ty,
-                    &e.message_id,
-                    e.subagent_run_id.as_deref(),
-                )?;
-                self.reasoning_messages.remove(&e.message_id);
-                Ok(())
-            }
+            Event::ReasoningMessageEnd(e) => self.end_stream(
+                Continued::Reasoning,
+                ty,
+                &e.message_id,
+                e.subagent_run_id.as_deref(),
+            ),
             Event::ReasoningEnd(e) => {
                 let id = e.message_id.as_str();
                 if !self.reasoning_spans.contains(id) {
@@ -605,6 +593,24 @@ impl Verifier {
         self.run_finished = false;
         self.run_error = false;
         self.run_started = true;
+    }
+
+    /// Checks an END as [`continue_stream`](Self::continue_stream) does, then closes the
+    /// stream.
+    fn end_stream(
+        &mut self,
+        kind: Continued,
+        ty: EventType,
+        id: &str,
+        tag: Option<&str>,
+    ) -> Result<(), Violation> {
+        self.continue_stream(kind, ty, id, tag)?;
+        match kind {
+            Continued::Text => self.messages.remove(id),
+            Continued::Tool => self.tool_calls.remove(id),
+            Continued::Reasoning => self.reasoning_messages.remove(id),
+        }
+        Ok(())
     }
 
     /// Refuses to open a stream that is already open: V13 (text message), V19 (tool call),
