@@ -115,6 +115,17 @@ enum Continued {
     Reasoning,
 }
 
+impl Continued {
+    /// The event that adds content to a stream of this kind.
+    fn content_type(self) -> EventType {
+        match self {
+            Continued::Text => EventType::TextMessageContent,
+            Continued::Tool => EventType::ToolCallArgs,
+            Continued::Reasoning => EventType::ReasoningMessageContent,
+        }
+    }
+}
+
 /// A set of open ids that remembers the order they were opened in (for error messages
 /// that list them, in the reference's order).
 #[derive(Debug, Default)]
@@ -279,35 +290,21 @@ impl Verifier {
         // Fast path: inside a run, the run-flow rules V1–V4 cannot fire for a content
         // event, which then only needs its open check and tag check.
         if self.run_active() {
-            match event {
+            let content = match event {
                 Event::TextMessageContent(e) => {
-                    let tag = e.subagent_run_id.as_deref();
-                    return self.continue_stream(
-                        Continued::Text,
-                        EventType::TextMessageContent,
-                        &e.message_id,
-                        tag,
-                    );
+                    Some((Continued::Text, &e.message_id, &e.subagent_run_id))
                 }
                 Event::ToolCallArgs(e) => {
-                    let tag = e.subagent_run_id.as_deref();
-                    return self.continue_stream(
-                        Continued::Tool,
-                        EventType::ToolCallArgs,
-                        &e.tool_call_id,
-                        tag,
-                    );
+                    Some((Continued::Tool, &e.tool_call_id, &e.subagent_run_id))
                 }
                 Event::ReasoningMessageContent(e) => {
-                    let (id, tag) = (&e.message_id, e.subagent_run_id.as_deref());
-                    return self.continue_stream(
-                        Continued::Reasoning,
-                        EventType::ReasoningMessageContent,
-                        id,
-                        tag,
-                    );
+                    Some((Continued::Reasoning, &e.message_id, &e.subagent_run_id))
                 }
-                _ => {}
+                _ => None,
+            };
+            if let Some((kind, id, tag)) = content {
+                let ty = kind.content_type();
+                return self.continue_stream(kind, ty, id, tag.as_deref());
             }
         }
         self.push_any(event)
