@@ -115,6 +115,20 @@ enum Continued {
     Reasoning,
 }
 
+/// The stream a content event (TEXT_MESSAGE_CONTENT, TOOL_CALL_ARGS,
+/// REASONING_MESSAGE_CONTENT) continues: its kind, id and tag; `None` for other events.
+#[inline]
+fn content_of(event: &Event) -> Option<(Continued, &String, &Option<String>)> {
+    match event {
+        Event::TextMessageContent(e) => Some((Continued::Text, &e.message_id, &e.subagent_run_id)),
+        Event::ToolCallArgs(e) => Some((Continued::Tool, &e.tool_call_id, &e.subagent_run_id)),
+        Event::ReasoningMessageContent(e) => {
+            Some((Continued::Reasoning, &e.message_id, &e.subagent_run_id))
+        }
+        _ => None,
+    }
+}
+
 impl Continued {
     /// The event that adds content to a stream of this kind.
     fn content_type(self) -> EventType {
@@ -289,23 +303,10 @@ impl Verifier {
     pub fn push(&mut self, event: &Event) -> Result<(), Violation> {
         // Fast path: inside a run, the run-flow rules V1–V4 cannot fire for a content
         // event, which then only needs its open check and tag check.
-        if self.run_active() {
-            let content = match event {
-                Event::TextMessageContent(e) => {
-                    Some((Continued::Text, &e.message_id, &e.subagent_run_id))
-                }
-                Event::ToolCallArgs(e) => {
-                    Some((Continued::Tool, &e.tool_call_id, &e.subagent_run_id))
-                }
-                Event::ReasoningMessageContent(e) => {
-                    Some((Continued::Reasoning, &e.message_id, &e.subagent_run_id))
-                }
-                _ => None,
-            };
-            if let Some((kind, id, tag)) = content {
-                let ty = kind.content_type();
-                return self.continue_stream(kind, ty, id, tag.as_deref());
-            }
+        if self.run_active()
+            && let Some((kind, id, tag)) = content_of(event)
+        {
+            return self.continue_stream(kind, kind.content_type(), id, tag.as_deref());
         }
         self.push_any(event)
     }
@@ -317,24 +318,12 @@ impl Verifier {
         };
         self.check_run_flow(ty)?;
         match event {
-            Event::TextMessageContent(e) => self.continue_stream(
-                Continued::Text,
-                ty,
-                &e.message_id,
-                e.subagent_run_id.as_deref(),
-            ),
-            Event::ToolCallArgs(e) => self.continue_stream(
-                Continued::Tool,
-                ty,
-                &e.tool_call_id,
-                e.subagent_run_id.as_deref(),
-            ),
-            Event::ReasoningMessageContent(e) => self.continue_stream(
-                Continued::Reasoning,
-                ty,
-                &e.message_id,
-                e.subagent_run_id.as_deref(),
-            ),
+            Event::TextMessageContent(_)
+            | Event::ToolCallArgs(_)
+            | Event::ReasoningMessageContent(_) => {
+                let (kind, id, tag) = content_of(event).expect("a content event");
+                self.continue_stream(kind, ty, id, tag.as_deref())
+            }
             Event::TextMessageStart(e) => {
                 let (id, tag) = (e.message_id.as_str(), e.subagent_run_id.as_deref());
                 self.refuse_reopen(ty, id)?;
