@@ -3,171 +3,78 @@
 
 use crate::input::Tool;
 use crate::metadata::Metadata;
-use crate::serde_util::{count, nn, nn_object};
+use crate::serde_util::{count, nn, nn_object, wire_struct};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// A capability group whose members are all optional (absent = not declared, `null` rejected).
 macro_rules! caps {
     ($(#[$m:meta])* $name:ident { $($(#[$fm:meta])* $field:ident : $ty:ty),* $(,)? }) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-        #[serde(rename_all = "camelCase")]
-        pub struct $name {
-            $(
-                $(#[$fm])*
-                #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "nn")]
-                pub $field: Option<$ty>,
-            )*
+        wire_struct! {
+            $(#[$m])*
+            #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+            pub struct $name {
+                $($(#[$fm])* pub $field: Option<$ty> ["nn"],)*
+            }
         }
     };
 }
 
-/// Everything an agent may declare about itself.
-///
-/// ```
-/// use agui_core::AgentCapabilities;
-/// let c: AgentCapabilities = serde_json::from_str(r#"{"transport":{"streaming":true}}"#).unwrap();
-/// assert_eq!(c.transport.unwrap().streaming, Some(true));
-/// ```
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct AgentCapabilities {
-    /// Who the agent is.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub identity: Option<IdentityCapabilities>,
-    /// Transport features.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub transport: Option<TransportCapabilities>,
-    /// Tool support.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub tools: Option<ToolsCapabilities>,
-    /// Output features.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub output: Option<OutputCapabilities>,
-    /// State features.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub state: Option<StateCapabilities>,
-    /// Multi-agent features.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub multi_agent: Option<MultiAgentCapabilities>,
-    /// Reasoning features.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub reasoning: Option<ReasoningCapabilities>,
-    /// Multimodal input and output.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub multimodal: Option<MultimodalCapabilities>,
-    /// Execution limits.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub execution: Option<ExecutionCapabilities>,
-    /// Human-in-the-loop features.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub human_in_the_loop: Option<HumanInTheLoopCapabilities>,
-    /// Anything else (open by key).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn_object"
-    )]
-    pub custom: Option<Map<String, Value>>,
+wire_struct! {
+    /// Everything an agent may declare about itself.
+    ///
+    /// ```
+    /// use agui_core::AgentCapabilities;
+    /// let c: AgentCapabilities = serde_json::from_str(r#"{"transport":{"streaming":true}}"#).unwrap();
+    /// assert_eq!(c.transport.unwrap().streaming, Some(true));
+    /// ```
+    #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+    pub struct AgentCapabilities {
+        /// Who the agent is.
+        pub identity: Option<IdentityCapabilities> ["nn"],
+        /// Transport features.
+        pub transport: Option<TransportCapabilities> ["nn"],
+        /// Tool support.
+        pub tools: Option<ToolsCapabilities> ["nn"],
+        /// Output features.
+        pub output: Option<OutputCapabilities> ["nn"],
+        /// State features.
+        pub state: Option<StateCapabilities> ["nn"],
+        /// Multi-agent features.
+        pub multi_agent: Option<MultiAgentCapabilities> ["nn"],
+        /// Reasoning features.
+        pub reasoning: Option<ReasoningCapabilities> ["nn"],
+        /// Multimodal input and output.
+        pub multimodal: Option<MultimodalCapabilities> ["nn"],
+        /// Execution limits.
+        pub execution: Option<ExecutionCapabilities> ["nn"],
+        /// Human-in-the-loop features.
+        pub human_in_the_loop: Option<HumanInTheLoopCapabilities> ["nn"],
+        /// Anything else (open by key).
+        pub custom: Option<Map<String, Value>> ["nn_object"],
+    }
 }
 
-/// Who the agent is.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct IdentityCapabilities {
-    /// Display name.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub name: Option<String>,
-    /// Framework or kind (e.g. `"langgraph"`).
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub kind: Option<String>,
-    /// Description.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub description: Option<String>,
-    /// Version.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub version: Option<String>,
-    /// Provider.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub provider: Option<String>,
-    /// Documentation URL.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub documentation_url: Option<String>,
-    /// Metadata.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn_object"
-    )]
-    pub metadata: Option<Metadata>,
+wire_struct! {
+    /// Who the agent is.
+    #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+    pub struct IdentityCapabilities {
+        /// Display name.
+        pub name: Option<String> ["nn"],
+        /// Framework or kind (e.g. `"langgraph"`).
+        #[serde(rename = "type")]
+        pub kind: Option<String> ["nn"],
+        /// Description.
+        pub description: Option<String> ["nn"],
+        /// Version.
+        pub version: Option<String> ["nn"],
+        /// Provider.
+        pub provider: Option<String> ["nn"],
+        /// Documentation URL.
+        pub documentation_url: Option<String> ["nn"],
+        /// Metadata.
+        pub metadata: Option<Metadata> ["nn_object"],
+    }
 }
 
 caps!(
@@ -238,19 +145,15 @@ caps!(
     }
 );
 
-/// A subagent an agent may start.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct SubagentInfo {
-    /// Reusable name.
-    pub name: String,
-    /// Description.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub description: Option<String>,
+wire_struct! {
+    /// A subagent an agent may start.
+    #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+    pub struct SubagentInfo {
+        /// Reusable name.
+        pub name: String,
+        /// Description.
+        pub description: Option<String> ["nn"],
+    }
 }
 
 caps!(
@@ -265,24 +168,15 @@ caps!(
     }
 );
 
-/// Multimodal input and output.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct MultimodalCapabilities {
-    /// Accepted inputs.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub input: Option<MultimodalInput>,
-    /// Produced outputs.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub output: Option<MultimodalOutput>,
+wire_struct! {
+    /// Multimodal input and output.
+    #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+    pub struct MultimodalCapabilities {
+        /// Accepted inputs.
+        pub input: Option<MultimodalInput> ["nn"],
+        /// Produced outputs.
+        pub output: Option<MultimodalOutput> ["nn"],
+    }
 }
 
 caps!(
@@ -311,39 +205,19 @@ caps!(
     }
 );
 
-/// Execution features and limits.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct ExecutionCapabilities {
-    /// Runs code.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub code_execution: Option<bool>,
-    /// In a sandbox.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub sandboxed: Option<bool>,
-    /// Iteration limit.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "count"
-    )]
-    pub max_iterations: Option<u64>,
-    /// Time limit in milliseconds.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "count"
-    )]
-    pub max_execution_time: Option<u64>,
+wire_struct! {
+    /// Execution features and limits.
+    #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+    pub struct ExecutionCapabilities {
+        /// Runs code.
+        pub code_execution: Option<bool> ["nn"],
+        /// In a sandbox.
+        pub sandboxed: Option<bool> ["nn"],
+        /// Iteration limit.
+        pub max_iterations: Option<u64> ["count"],
+        /// Time limit in milliseconds.
+        pub max_execution_time: Option<u64> ["count"],
+    }
 }
 
 caps!(

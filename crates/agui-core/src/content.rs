@@ -2,7 +2,7 @@
 //! video, document) whose media come from a [`PartSource`].
 
 use crate::lenient::{self, LenientMember};
-use crate::serde_util::{legacy_null_value, nn};
+use crate::serde_util::{legacy_null_value, nn, wire_struct};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -164,50 +164,30 @@ impl LenientMember for ContentPart {
     }
 }
 
-/// A text part.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct TextPart {
-    /// The text.
-    pub text: String,
-    /// Identifies the part within its message (reserved).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub id: Option<String>,
-    /// Any non-null JSON (e.g. a search hit's source).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "legacy_null_value"
-    )]
-    pub metadata: Option<Value>,
+wire_struct! {
+    /// A text part.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct TextPart {
+        /// The text.
+        pub text: String,
+        /// Identifies the part within its message (reserved).
+        pub id: Option<String> ["nn"],
+        /// Any non-null JSON (e.g. a search hit's source).
+        pub metadata: Option<Value> ["legacy_null_value"],
+    }
 }
 
-/// An image, audio, video or document part.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct MediaPart {
-    /// Where the bytes are.
-    pub source: PartSource,
-    /// Identifies the part within its message (reserved).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub id: Option<String>,
-    /// Any non-null JSON (e.g. `{"filename": ...}`).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "legacy_null_value"
-    )]
-    pub metadata: Option<Value>,
+wire_struct! {
+    /// An image, audio, video or document part.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct MediaPart {
+        /// Where the bytes are.
+        pub source: PartSource,
+        /// Identifies the part within its message (reserved).
+        pub id: Option<String> ["nn"],
+        /// Any non-null JSON (e.g. `{"filename": ...}`).
+        pub metadata: Option<Value> ["legacy_null_value"],
+    }
 }
 
 impl MediaPart {
@@ -248,43 +228,28 @@ pub struct DataSource {
     pub mime_type: String,
 }
 
-/// Bytes at a URL.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct UrlSource {
-    /// The URL (not checked).
-    pub value: String,
-    /// MIME type.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub mime_type: Option<String>,
+wire_struct! {
+    /// Bytes at a URL.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct UrlSource {
+        /// The URL (not checked).
+        pub value: String,
+        /// MIME type.
+        pub mime_type: Option<String> ["nn"],
+    }
 }
 
-/// A provider-held file handle.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct FileSource {
-    /// The opaque handle.
-    pub value: String,
-    /// Lowercase vendor id (`openai`, `anthropic`, `google`).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub provider: Option<String>,
-    /// MIME type.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub mime_type: Option<String>,
+wire_struct! {
+    /// A provider-held file handle.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct FileSource {
+        /// The opaque handle.
+        pub value: String,
+        /// Lowercase vendor id (`openai`, `anthropic`, `google`).
+        pub provider: Option<String> ["nn"],
+        /// MIME type.
+        pub mime_type: Option<String> ["nn"],
+    }
 }
 
 /// Upgrades retired `binary` parts of a message's content array in place (reference CB10):

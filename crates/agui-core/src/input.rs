@@ -4,76 +4,46 @@
 use crate::lenient;
 use crate::message::Message;
 use crate::metadata::Metadata;
-use crate::serde_util::{legacy_null_value, nn, nn_object};
+use crate::serde_util::{legacy_null_value, nn, nn_object, wire_struct};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// A request to run an agent.
-///
-/// ```
-/// use agui_core::{Message, RunAgentInput};
-/// let input = RunAgentInput::new("thread-1", "run-1").with_message(Message::user("u1", "Hi"));
-/// let json = serde_json::to_string(&input).unwrap();
-/// assert_eq!(json, r#"{"threadId":"thread-1","runId":"run-1","messages":[{"role":"user","id":"u1","content":"Hi"}]}"#);
-/// let back: RunAgentInput = serde_json::from_str(&json).unwrap();
-/// assert_eq!(back, input);
-/// ```
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct RunAgentInput {
-    /// Conversation id.
-    pub thread_id: String,
-    /// This run's id.
-    pub run_id: String,
-    /// The consumer's protocol version (e.g. `"1.0"`).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub protocol_version: Option<String>,
-    /// The run this one continues or branches from.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub parent_run_id: Option<String>,
-    /// The state the agent starts from (`null` reads as absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<Value>,
-    /// The conversation so far (messages with an unknown role are dropped).
-    #[serde(deserialize_with = "lenient::vec")]
-    pub messages: Vec<Message>,
-    /// Front-end tools the agent may call (absent = none).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub tools: Option<Vec<Tool>>,
-    /// Ambient context (absent = none).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub context: Option<Vec<Context>>,
-    /// Application values passed through untouched.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "legacy_null_value"
-    )]
-    pub forwarded_props: Option<Value>,
-    /// Answers to the interrupts that ended the previous run.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub resume: Option<Vec<ResumeEntry>>,
+wire_struct! {
+    /// A request to run an agent.
+    ///
+    /// ```
+    /// use agui_core::{Message, RunAgentInput};
+    /// let input = RunAgentInput::new("thread-1", "run-1").with_message(Message::user("u1", "Hi"));
+    /// let json = serde_json::to_string(&input).unwrap();
+    /// assert_eq!(json, r#"{"threadId":"thread-1","runId":"run-1","messages":[{"role":"user","id":"u1","content":"Hi"}]}"#);
+    /// let back: RunAgentInput = serde_json::from_str(&json).unwrap();
+    /// assert_eq!(back, input);
+    /// ```
+    #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+    pub struct RunAgentInput {
+        /// Conversation id.
+        pub thread_id: String,
+        /// This run's id.
+        pub run_id: String,
+        /// The consumer's protocol version (e.g. `"1.0"`).
+        pub protocol_version: Option<String> ["nn"],
+        /// The run this one continues or branches from.
+        pub parent_run_id: Option<String> ["nn"],
+        /// The state the agent starts from (`null` reads as absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub state: Option<Value>,
+        /// The conversation so far (messages with an unknown role are dropped).
+        #[serde(deserialize_with = "lenient::vec")]
+        pub messages: Vec<Message>,
+        /// Front-end tools the agent may call (absent = none).
+        pub tools: Option<Vec<Tool>> ["nn"],
+        /// Ambient context (absent = none).
+        pub context: Option<Vec<Context>> ["nn"],
+        /// Application values passed through untouched.
+        pub forwarded_props: Option<Value> ["legacy_null_value"],
+        /// Answers to the interrupts that ended the previous run.
+        pub resume: Option<Vec<ResumeEntry>> ["nn"],
+    }
 }
 
 impl RunAgentInput {
@@ -126,29 +96,19 @@ impl RunAgentInput {
     }
 }
 
-/// A tool the agent may call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct Tool {
-    /// Tool name.
-    pub name: String,
-    /// What it does (required).
-    pub description: String,
-    /// JSON Schema of the arguments (opaque; `null` reads as absent).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "legacy_null_value"
-    )]
-    pub parameters: Option<Value>,
-    /// Metadata.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn_object"
-    )]
-    pub metadata: Option<Metadata>,
+wire_struct! {
+    /// A tool the agent may call.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Tool {
+        /// Tool name.
+        pub name: String,
+        /// What it does (required).
+        pub description: String,
+        /// JSON Schema of the arguments (opaque; `null` reads as absent).
+        pub parameters: Option<Value> ["legacy_null_value"],
+        /// Metadata.
+        pub metadata: Option<Metadata> ["nn_object"],
+    }
 }
 
 impl Tool {
@@ -184,29 +144,19 @@ pub enum ResumeStatus {
     Cancelled,
 }
 
-/// An answer to one interrupt, sent on the run that continues from it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct ResumeEntry {
-    /// The interrupt answered.
-    pub interrupt_id: String,
-    /// Resolved or cancelled.
-    pub status: ResumeStatus,
-    /// The answer (`null` reads as absent).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "legacy_null_value"
-    )]
-    pub payload: Option<Value>,
-    /// Envelope data (signatures, routing), not the answer.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn_object"
-    )]
-    pub metadata: Option<Metadata>,
+wire_struct! {
+    /// An answer to one interrupt, sent on the run that continues from it.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct ResumeEntry {
+        /// The interrupt answered.
+        pub interrupt_id: String,
+        /// Resolved or cancelled.
+        pub status: ResumeStatus,
+        /// The answer (`null` reads as absent).
+        pub payload: Option<Value> ["legacy_null_value"],
+        /// Envelope data (signatures, routing), not the answer.
+        pub metadata: Option<Metadata> ["nn_object"],
+    }
 }
 
 impl ResumeEntry {

@@ -1,62 +1,32 @@
 //! Interrupts and the outcomes of runs and subagents.
 
 use crate::metadata::Metadata;
-use crate::serde_util::{nn, nn_object};
+use crate::serde_util::{nn, nn_object, wire_struct};
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Something a run needs from outside before it can continue (approval, missing value).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct Interrupt {
-    /// Id, answered by `ResumeEntry.interruptId`.
-    pub id: String,
-    /// Open vocabulary (e.g. `"tool_approval"`).
-    pub reason: String,
-    /// Prompt for whoever answers.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub message: Option<String>,
-    /// Set when it is a tool approval.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub tool_call_id: Option<String>,
-    /// JSON Schema of the expected answer (an object).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn_object"
-    )]
-    pub response_schema: Option<serde_json::Map<String, Value>>,
-    /// Expiry, conventionally ISO 8601.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub expires_at: Option<String>,
-    /// Metadata.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn_object"
-    )]
-    pub metadata: Option<Metadata>,
-    /// The subagent that raised it.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub subagent_run_id: Option<String>,
+wire_struct! {
+    /// Something a run needs from outside before it can continue (approval, missing value).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Interrupt {
+        /// Id, answered by `ResumeEntry.interruptId`.
+        pub id: String,
+        /// Open vocabulary (e.g. `"tool_approval"`).
+        pub reason: String,
+        /// Prompt for whoever answers.
+        pub message: Option<String> ["nn"],
+        /// Set when it is a tool approval.
+        pub tool_call_id: Option<String> ["nn"],
+        /// JSON Schema of the expected answer (an object).
+        pub response_schema: Option<serde_json::Map<String, Value>> ["nn_object"],
+        /// Expiry, conventionally ISO 8601.
+        pub expires_at: Option<String> ["nn"],
+        /// Metadata.
+        pub metadata: Option<Metadata> ["nn_object"],
+        /// The subagent that raised it.
+        pub subagent_run_id: Option<String> ["nn"],
+    }
 }
 
 impl Interrupt {

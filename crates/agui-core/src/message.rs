@@ -3,7 +3,7 @@
 use crate::content::{Content, upgrade_legacy_parts};
 use crate::lenient::{self, LenientMember};
 use crate::metadata::Metadata;
-use crate::serde_util::{nn, nn_object, string_literal};
+use crate::serde_util::{nn, nn_object, string_literal, wire_struct};
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -44,7 +44,8 @@ impl Role {
     }
 }
 
-const ROLES: &[&str] = &[
+/// The wire strings of the seven roles.
+pub(crate) const ROLES: &[&str] = &[
     "developer",
     "system",
     "assistant",
@@ -84,29 +85,50 @@ pub enum Message {
     Reasoning(ReasoningMessage),
 }
 
+/// Declares a message kind: its id, the members of its role, then the members every message
+/// carries (`encryptedValue` unless the kind is declared `without encrypted_value`,
+/// `metadata`, `subagentRunId`). Members are written as in `wire_struct!`.
+macro_rules! message_struct {
+    ($(#[$m:meta])* $name:ident { $($body:tt)* }) => {
+        message_struct!(@struct $(#[$m])* $name { $($body)*
+            /// Provider's opaque artefact.
+            pub encrypted_value: Option<String> ["nn"],
+        });
+    };
+    ($(#[$m:meta])* $name:ident without encrypted_value { $($body:tt)* }) => {
+        message_struct!(@struct $(#[$m])* $name { $($body)* });
+    };
+    (@struct $(#[$m:meta])* $name:ident { $($body:tt)* }) => {
+        wire_struct! {
+            $(#[$m])*
+            #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+            pub struct $name {
+                /// Message id.
+                pub id: String,
+                $($body)*
+                /// Accumulated metadata.
+                pub metadata: Option<Metadata> ["nn_object"],
+                /// The subagent invocation that produced it.
+                pub subagent_run_id: Option<String> ["nn"],
+            }
+        }
+    };
+}
+
+/// Declares a message kind whose content is plain text and which may name its author.
 macro_rules! text_message {
     ($(#[$m:meta])* $name:ident) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-        #[serde(rename_all = "camelCase")]
-        pub struct $name {
-            /// Message id.
-            pub id: String,
-            /// The text.
-            pub content: String,
-            /// Author display name.
-            #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "nn")]
-            pub name: Option<String>,
-            /// Provider's opaque artefact to return on later turns.
-            #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "nn")]
-            pub encrypted_value: Option<String>,
-            /// Accumulated metadata.
-            #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "nn_object")]
-            pub metadata: Option<Metadata>,
-            /// The subagent invocation that produced it.
-            #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "nn")]
-            pub subagent_run_id: Option<String>,
+        message_struct! {
+            $(#[$m])*
+            // Its own wording of `encryptedValue`, as published in the JSON Schemas.
+            $name without encrypted_value {
+                /// The text.
+                pub content: String,
+                /// Author display name.
+                pub name: Option<String> ["nn"],
+                /// Provider's opaque artefact to return on later turns.
+                pub encrypted_value: Option<String> ["nn"],
+            }
         }
     };
 }
@@ -120,194 +142,56 @@ text_message!(
     SystemMessage
 );
 
-/// An agent turn: text, tool calls, or both.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct AssistantMessage {
-    /// Message id.
-    pub id: String,
-    /// The text (absent for a tool-calls-only turn).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub content: Option<String>,
-    /// Author display name.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub name: Option<String>,
-    /// Tool calls made in this turn.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub tool_calls: Option<Vec<ToolCall>>,
-    /// Provider's opaque artefact.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub encrypted_value: Option<String>,
-    /// Accumulated metadata.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn_object"
-    )]
-    pub metadata: Option<Metadata>,
-    /// The subagent invocation that produced it.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub subagent_run_id: Option<String>,
+message_struct! {
+    /// An agent turn: text, tool calls, or both.
+    AssistantMessage {
+        /// The text (absent for a tool-calls-only turn).
+        pub content: Option<String> ["nn"],
+        /// Author display name.
+        pub name: Option<String> ["nn"],
+        /// Tool calls made in this turn.
+        pub tool_calls: Option<Vec<ToolCall>> ["nn"],
+    }
 }
 
-/// A user turn.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct UserMessage {
-    /// Message id.
-    pub id: String,
-    /// Text or parts.
-    pub content: Content,
-    /// Author display name.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub name: Option<String>,
-    /// Provider's opaque artefact.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub encrypted_value: Option<String>,
-    /// Accumulated metadata.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn_object"
-    )]
-    pub metadata: Option<Metadata>,
-    /// The subagent invocation that produced it.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub subagent_run_id: Option<String>,
+message_struct! {
+    /// A user turn.
+    UserMessage {
+        /// Text or parts.
+        pub content: Content,
+        /// Author display name.
+        pub name: Option<String> ["nn"],
+    }
 }
 
-/// A tool's result.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct ToolMessage {
-    /// Message id.
-    pub id: String,
-    /// Text or parts.
-    pub content: Content,
-    /// The call answered.
-    pub tool_call_id: String,
-    /// Failure reason, alongside any partial content.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub error: Option<String>,
-    /// Provider's opaque artefact.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub encrypted_value: Option<String>,
-    /// Accumulated metadata.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn_object"
-    )]
-    pub metadata: Option<Metadata>,
-    /// The subagent invocation that produced it.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub subagent_run_id: Option<String>,
+message_struct! {
+    /// A tool's result.
+    ToolMessage {
+        /// Text or parts.
+        pub content: Content,
+        /// The call answered.
+        pub tool_call_id: String,
+        /// Failure reason, alongside any partial content.
+        pub error: Option<String> ["nn"],
+    }
 }
 
-/// A structured activity (plan, progress, search results...).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct ActivityMessage {
-    /// Message id.
-    pub id: String,
-    /// Open vocabulary (e.g. `"PLAN"`).
-    pub activity_type: String,
-    /// The activity's content (a JSON object).
-    pub content: Map<String, Value>,
-    /// Accumulated metadata.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn_object"
-    )]
-    pub metadata: Option<Metadata>,
-    /// The subagent invocation that produced it.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub subagent_run_id: Option<String>,
+message_struct! {
+    /// A structured activity (plan, progress, search results...).
+    ActivityMessage without encrypted_value {
+        /// Open vocabulary (e.g. `"PLAN"`).
+        pub activity_type: String,
+        /// The activity's content (a JSON object).
+        pub content: Map<String, Value>,
+    }
 }
 
-/// Visible reasoning.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct ReasoningMessage {
-    /// Message id.
-    pub id: String,
-    /// The reasoning text.
-    pub content: String,
-    /// Provider's opaque artefact.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub encrypted_value: Option<String>,
-    /// Accumulated metadata.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn_object"
-    )]
-    pub metadata: Option<Metadata>,
-    /// The subagent invocation that produced it.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub subagent_run_id: Option<String>,
+message_struct! {
+    /// Visible reasoning.
+    ReasoningMessage {
+        /// The reasoning text.
+        pub content: String,
+    }
 }
 
 string_literal!(
@@ -315,32 +199,22 @@ string_literal!(
     FunctionKind = "function"
 );
 
-/// A tool call inside an assistant message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct ToolCall {
-    /// Call id, answered by a tool message with this `toolCallId`.
-    pub id: String,
-    /// Always `"function"`.
-    #[serde(rename = "type")]
-    pub kind: FunctionKind,
-    /// Name and argument text.
-    pub function: FunctionCall,
-    /// Provider's opaque artefact.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub encrypted_value: Option<String>,
-    /// Per-call metadata.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn_object"
-    )]
-    pub metadata: Option<Metadata>,
+wire_struct! {
+    /// A tool call inside an assistant message.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct ToolCall {
+        /// Call id, answered by a tool message with this `toolCallId`.
+        pub id: String,
+        /// Always `"function"`.
+        #[serde(rename = "type")]
+        pub kind: FunctionKind,
+        /// Name and argument text.
+        pub function: FunctionCall,
+        /// Provider's opaque artefact.
+        pub encrypted_value: Option<String> ["nn"],
+        /// Per-call metadata.
+        pub metadata: Option<Metadata> ["nn_object"],
+    }
 }
 
 impl ToolCall {
@@ -371,6 +245,21 @@ pub struct FunctionCall {
     pub name: String,
     /// Argument text exactly as produced (conventionally JSON, never parsed).
     pub arguments: String,
+}
+
+/// Evaluates an expression on the struct inside a message, whatever its role.
+macro_rules! each_kind {
+    ($msg:expr, $m:ident => $e:expr) => {
+        match $msg {
+            Message::Developer($m) => $e,
+            Message::System($m) => $e,
+            Message::Assistant($m) => $e,
+            Message::User($m) => $e,
+            Message::Tool($m) => $e,
+            Message::Activity($m) => $e,
+            Message::Reasoning($m) => $e,
+        }
+    };
 }
 
 impl Message {
@@ -426,15 +315,7 @@ impl Message {
 
     /// The message id.
     pub fn id(&self) -> &str {
-        match self {
-            Message::Developer(m) => &m.id,
-            Message::System(m) => &m.id,
-            Message::Assistant(m) => &m.id,
-            Message::User(m) => &m.id,
-            Message::Tool(m) => &m.id,
-            Message::Activity(m) => &m.id,
-            Message::Reasoning(m) => &m.id,
-        }
+        each_kind!(self, m => &m.id)
     }
 
     /// The role.
@@ -472,28 +353,12 @@ impl Message {
 
     /// The metadata, if any.
     pub fn metadata(&self) -> Option<&Metadata> {
-        match self {
-            Message::Developer(m) => m.metadata.as_ref(),
-            Message::System(m) => m.metadata.as_ref(),
-            Message::Assistant(m) => m.metadata.as_ref(),
-            Message::User(m) => m.metadata.as_ref(),
-            Message::Tool(m) => m.metadata.as_ref(),
-            Message::Activity(m) => m.metadata.as_ref(),
-            Message::Reasoning(m) => m.metadata.as_ref(),
-        }
+        each_kind!(self, m => m.metadata.as_ref())
     }
 
     /// Mutable access to the metadata slot.
     pub fn metadata_mut(&mut self) -> &mut Option<Metadata> {
-        match self {
-            Message::Developer(m) => &mut m.metadata,
-            Message::System(m) => &mut m.metadata,
-            Message::Assistant(m) => &mut m.metadata,
-            Message::User(m) => &mut m.metadata,
-            Message::Tool(m) => &mut m.metadata,
-            Message::Activity(m) => &mut m.metadata,
-            Message::Reasoning(m) => &mut m.metadata,
-        }
+        each_kind!(self, m => &mut m.metadata)
     }
 
     /// The subagent invocation that produced the message, if any.
@@ -502,28 +367,12 @@ impl Message {
     }
 
     fn subagent_run_id_slot_ref(&self) -> &Option<String> {
-        match self {
-            Message::Developer(m) => &m.subagent_run_id,
-            Message::System(m) => &m.subagent_run_id,
-            Message::Assistant(m) => &m.subagent_run_id,
-            Message::User(m) => &m.subagent_run_id,
-            Message::Tool(m) => &m.subagent_run_id,
-            Message::Activity(m) => &m.subagent_run_id,
-            Message::Reasoning(m) => &m.subagent_run_id,
-        }
+        each_kind!(self, m => &m.subagent_run_id)
     }
 
     /// Mutable access to the subagent attribution.
     pub fn subagent_run_id_mut(&mut self) -> &mut Option<String> {
-        match self {
-            Message::Developer(m) => &mut m.subagent_run_id,
-            Message::System(m) => &mut m.subagent_run_id,
-            Message::Assistant(m) => &mut m.subagent_run_id,
-            Message::User(m) => &mut m.subagent_run_id,
-            Message::Tool(m) => &mut m.subagent_run_id,
-            Message::Activity(m) => &mut m.subagent_run_id,
-            Message::Reasoning(m) => &mut m.subagent_run_id,
-        }
+        each_kind!(self, m => &mut m.subagent_run_id)
     }
 
     /// Mutable access to `encryptedValue` (`None` for activity messages, which have none).

@@ -187,3 +187,46 @@ macro_rules! string_literal {
     };
 }
 pub(crate) use string_literal;
+
+/// Declares a wire struct whose members are camelCase and whose optional members follow the
+/// 1.0 rule: absent from the JSON when `None`, read by a named deserializer of this module.
+///
+/// ```text
+/// wire_struct! {
+///     /// What the struct is.
+///     #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+///     pub struct Example {
+///         /// A required member, written as usual.
+///         pub id: String,
+///         /// An optional member: `["nn"]` names its deserializer (`nn` rejects `null`,
+///         /// `nn_object` wants an object, `count` a non-negative safe integer, ...).
+///         pub name: Option<String> ["nn"],
+///     }
+/// }
+/// ```
+///
+/// The macro adds the JSON Schema derive (feature `schema`) and `rename_all = "camelCase"`;
+/// other serde attributes (`rename`, ...) are written on the member as usual.
+macro_rules! wire_struct {
+    (
+        $(#[$m:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[$fm:meta])*
+                pub $f:ident : $t:ty $([$de:literal])?
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$m])*
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+        #[serde(rename_all = "camelCase")]
+        pub struct $name {
+            $(
+                $(#[$fm])*
+                $(#[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = $de)])?
+                pub $f: $t,
+            )*
+        }
+    };
+}
+pub(crate) use wire_struct;

@@ -1,76 +1,36 @@
 //! Token usage reported on `RUN_FINISHED` and `RUN_ERROR`.
 
-use crate::serde_util::{count, nn};
+use crate::serde_util::{count, nn, wire_struct};
 use serde::{Deserialize, Serialize};
 
-/// Token counts for one provider and model. Every count is a total or a named part of one.
-///
-/// ```
-/// use agui_core::TokenUsage;
-/// let u: TokenUsage = serde_json::from_str(r#"{"provider":"openai","inputTokens":10,"outputTokens":5}"#).unwrap();
-/// assert_eq!(u.input_tokens, Some(10));
-/// assert!(serde_json::from_str::<TokenUsage>(r#"{"inputTokens":-1}"#).is_err());
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct TokenUsage {
-    /// Lowercase vendor id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub provider: Option<String>,
-    /// Model name.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nn"
-    )]
-    pub model: Option<String>,
-    /// Prompt tokens, cache reads and writes included.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "count"
-    )]
-    pub input_tokens: Option<u64>,
-    /// Generated tokens, reasoning included.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "count"
-    )]
-    pub output_tokens: Option<u64>,
-    /// Input plus output.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "count"
-    )]
-    pub total_tokens: Option<u64>,
-    /// Part of output tokens.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "count"
-    )]
-    pub reasoning_tokens: Option<u64>,
-    /// Part of input tokens (cache reads).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "count"
-    )]
-    pub cached_input_tokens: Option<u64>,
-    /// Part of input tokens (cache writes).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "count"
-    )]
-    pub cache_write_input_tokens: Option<u64>,
+wire_struct! {
+    /// Token counts for one provider and model. Every count is a total or a named part of one.
+    ///
+    /// ```
+    /// use agui_core::TokenUsage;
+    /// let u: TokenUsage = serde_json::from_str(r#"{"provider":"openai","inputTokens":10,"outputTokens":5}"#).unwrap();
+    /// assert_eq!(u.input_tokens, Some(10));
+    /// assert!(serde_json::from_str::<TokenUsage>(r#"{"inputTokens":-1}"#).is_err());
+    /// ```
+    #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+    pub struct TokenUsage {
+        /// Lowercase vendor id.
+        pub provider: Option<String> ["nn"],
+        /// Model name.
+        pub model: Option<String> ["nn"],
+        /// Prompt tokens, cache reads and writes included.
+        pub input_tokens: Option<u64> ["count"],
+        /// Generated tokens, reasoning included.
+        pub output_tokens: Option<u64> ["count"],
+        /// Input plus output.
+        pub total_tokens: Option<u64> ["count"],
+        /// Part of output tokens.
+        pub reasoning_tokens: Option<u64> ["count"],
+        /// Part of input tokens (cache reads).
+        pub cached_input_tokens: Option<u64> ["count"],
+        /// Part of input tokens (cache writes).
+        pub cache_write_input_tokens: Option<u64> ["count"],
+    }
 }
 
 /// Sums entries per (provider, model) in first-appearance order, leaving a count absent

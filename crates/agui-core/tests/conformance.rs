@@ -121,17 +121,12 @@ fn run_case(case: &Value) -> Result<(), Failed> {
             }
             Ok(out)
         });
-        match (result, expect.get("expanded")) {
-            (Ok(out), Some(want)) => {
-                let got = serde_json::to_value(&out).unwrap();
-                if !json_eq(&got, want) {
-                    errors.push(format!("expanded: got {got}\n   want {want}"));
-                }
-            }
-            (Ok(_), None) => errors.push("expand: succeeded, the reference throws".into()),
-            (Err(e), Some(_)) => errors.push(format!("expand: failed: {e}")),
-            (Err(_), None) => {}
-        }
+        check_stage(
+            &mut errors,
+            ("expanded", "expand"),
+            result,
+            expect.get("expanded"),
+        );
     }
 
     // Compaction.
@@ -139,17 +134,12 @@ fn run_case(case: &Value) -> Result<(), Failed> {
         let result = decoded
             .clone()
             .and_then(|evs| compact(&evs).map_err(|v| v.to_string()));
-        match (result, expect.get("compact")) {
-            (Ok(out), Some(want)) => {
-                let got = serde_json::to_value(&out).unwrap();
-                if !json_eq(&got, want) {
-                    errors.push(format!("compact: got {got}\n   want {want}"));
-                }
-            }
-            (Ok(_), None) => errors.push("compact: succeeded, the reference throws".into()),
-            (Err(e), Some(_)) => errors.push(format!("compact: failed: {e}")),
-            (Err(_), None) => {}
-        }
+        check_stage(
+            &mut errors,
+            ("compact", "compact"),
+            result,
+            expect.get("compact"),
+        );
     }
 
     // SSE bytes, frame by frame.
@@ -225,5 +215,27 @@ fn matches_minted(got: &Value, want: &Value, seen: &mut HashMap<String, String>)
                     .all(|(k, v)| y.get(k).is_some_and(|w| matches_minted(v, w, seen)))
         }
         _ => json_eq(got, want),
+    }
+}
+
+/// Compares one stage's outcome with the case's expectation: the events `want` names, or,
+/// without `want`, a failure (the reference throws). `labels` name the stage in a
+/// difference and in an unexpected outcome.
+fn check_stage(
+    errors: &mut Vec<String>,
+    (differs, outcome): (&str, &str),
+    result: Result<Vec<Event>, String>,
+    want: Option<&Value>,
+) {
+    match (result, want) {
+        (Ok(out), Some(want)) => {
+            let got = serde_json::to_value(&out).unwrap();
+            if !json_eq(&got, want) {
+                errors.push(format!("{differs}: got {got}\n   want {want}"));
+            }
+        }
+        (Ok(_), None) => errors.push(format!("{outcome}: succeeded, the reference throws")),
+        (Err(e), Some(_)) => errors.push(format!("{outcome}: failed: {e}")),
+        (Err(_), None) => {}
     }
 }

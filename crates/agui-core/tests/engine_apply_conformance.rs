@@ -65,9 +65,5 @@ fn apply_conformance() {
             ));
         }
     }
-    println!(
-        "apply conformance: {checked} checked, {} agree",
-        checked - failures.len()
-    );
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    common::report("apply", checked, &failures);
 }

@@ -12,13 +12,7 @@ fn compact_conformance() {
     let mut failures = Vec::new();
     for (name, case) in common::cases() {
         let expect = &case["expect"];
-        let events: Vec<Event> = case["events"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|v| Event::from_value(v).ok())
-            .collect();
+        let events: Vec<Event> = common::decodable_events(&case);
         if let Some(want) = expect.get("compact") {
             checked += 1;
             match compact(&events) {
@@ -39,11 +33,7 @@ fn compact_conformance() {
             }
         }
     }
-    println!(
-        "compact conformance: {checked} checked, {} agree",
-        checked - failures.len()
-    );
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    common::report("compact", checked, &failures);
 }
 
 #[test]
@@ -67,13 +57,7 @@ fn the_streaming_compactor_agrees_with_compact_on_every_case() {
     use agui_core::engine::compact::{Compactor, compact_with_warnings};
     let mut compared = 0;
     for (name, case) in common::cases() {
-        let events: Vec<Event> = case["events"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|v| Event::from_value(v).ok())
-            .collect();
+        let events: Vec<Event> = common::decodable_events(&case);
         let (want, want_warnings) = compact_with_warnings(&events);
         let mut c = Compactor::new();
         let mut got = Vec::new();

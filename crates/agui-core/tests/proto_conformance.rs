@@ -102,12 +102,7 @@ fn corpus_encodes_byte_exact_and_decodes_back() {
         "{encoded} byte-exact encodes, {decoded} decodes ({via_round_trip} to the reference's \
          protoRoundTrip value), {no_form} events without a protobuf form"
     );
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    common::assert_no_failures(&failures);
     assert!(encoded > 6000, "only {encoded} events encoded");
 }
 

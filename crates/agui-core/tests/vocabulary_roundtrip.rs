@@ -36,12 +36,7 @@ fn well_formed_events_round_trip() {
             checked += 1;
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    common::assert_no_failures(&failures);
     assert!(checked > 500, "only {checked} events checked");
     println!("{checked} well-formed events round-tripped");
 }

@@ -404,63 +404,46 @@ impl Applier {
 
     /// AP1: reuse an existing message (only MERGE) or create one.
     fn text_start(&mut self, e: &TextMessageStart) -> Changes {
-        if let Some(slot) = self.store.find(&e.message_id) {
-            let message = self.store.get_mut(slot);
-            if message.role() == crate::Role::Activity {
-                self.warn_activity("TEXT_MESSAGE_START", &e.message_id);
-                return Changes::NONE;
-            }
-            return Changes::messages_if(merge(message.metadata_mut(), e.metadata.as_ref()));
+        let metadata = e.metadata.as_ref();
+        if let Some(changes) = self.reuse("TEXT_MESSAGE_START", &e.message_id, metadata) {
+            return changes;
         }
-        let id = e.message_id.clone();
-        let name = e.name.clone();
-        let tag = e.subagent_run_id.clone();
-        let metadata = e.metadata.clone();
-        let message = match e.role.unwrap_or_default() {
+        let (id, name) = (e.message_id.clone(), e.name.clone());
+        let mut message = match e.role.unwrap_or_default() {
             TextMessageRole::Assistant => Message::Assistant(AssistantMessage {
                 id,
                 content: Some(String::new()),
                 name,
-                metadata,
-                subagent_run_id: tag,
                 ..Default::default()
             }),
             TextMessageRole::User => Message::User(UserMessage {
                 id,
                 content: Content::Text(String::new()),
                 name,
-                metadata,
-                subagent_run_id: tag,
                 ..Default::default()
             }),
             TextMessageRole::System => Message::System(SystemMessage {
                 id,
                 name,
-                metadata,
-                subagent_run_id: tag,
                 ..Default::default()
             }),
             TextMessageRole::Developer => Message::Developer(DeveloperMessage {
                 id,
                 name,
-                metadata,
-                subagent_run_id: tag,
                 ..Default::default()
             }),
         };
+        *message.metadata_mut() = e.metadata.clone();
+        *message.subagent_run_id_mut() = e.subagent_run_id.clone();
         self.store.push(message);
         Changes::MESSAGES
     }
 
     /// AP24: reuse any non-activity message with the id, or create a reasoning message.
     fn reasoning_start(&mut self, e: &ReasoningMessageStart) -> Changes {
-        if let Some(slot) = self.store.find(&e.message_id) {
-            let message = self.store.get_mut(slot);
-            if message.role() == crate::Role::Activity {
-                self.warn_activity("REASONING_MESSAGE_START", &e.message_id);
-                return Changes::NONE;
-            }
-            return Changes::messages_if(merge(message.metadata_mut(), e.metadata.as_ref()));
+        let metadata = e.metadata.as_ref();
+        if let Some(changes) = self.reuse("REASONING_MESSAGE_START", &e.message_id, metadata) {
+            return changes;
         }
         self.store.push(Message::Reasoning(ReasoningMessage {
             id: e.message_id.clone(),
@@ -472,6 +455,27 @@ impl Applier {
         Changes::MESSAGES
     }
 
+    /// AP1 / AP24: a START for a message that already exists only MERGEs its metadata
+    /// (an activity message is left alone, with a warning, AP21). `None` when no message
+    /// has the id, for the caller to create it.
+    fn reuse(
+        &mut self,
+        event_type: &str,
+        id: &str,
+        metadata: Option<&Metadata>,
+    ) -> Option<Changes> {
+        let slot = self.store.find(id)?;
+        let message = self.store.get_mut(slot);
+        if message.role() == crate::Role::Activity {
+            self.warn_activity(event_type, id);
+            return Some(Changes::NONE);
+        }
+        Some(Changes::messages_if(merge(
+            message.metadata_mut(),
+            metadata,
+        )))
+    }
+
     /// AP2 / AP25: append a delta to the first message with the id, then MERGE.
     fn append(
         &mut self,
@@ -480,23 +484,12 @@ impl Applier {
         metadata: Option<&Metadata>,
         kind: &'static str,
     ) -> Changes {
-        let Some(slot) = self.store.find_hot(id) else {
-            self.warn(
-                rule_of(kind),
-                format!("{kind}_CONTENT: No message found with ID '{id}'"),
-            );
+        let Some(slot) = self.message_or_warn(id, kind, "CONTENT") else {
             return Changes::NONE;
         };
         let message = self.store.get_mut(slot);
         if !append_text(message, delta) {
-            self.warn_activity(
-                if kind == "TEXT_MESSAGE" {
-                    "TEXT_MESSAGE_CONTENT"
-                } else {
-                    "REASONING_MESSAGE_CONTENT"
-                },
-                id,
-            );
+            self.warn_activity(&format!("{kind}_CONTENT"), id);
             return Changes::NONE;
         }
         if metadata.is_some() {
@@ -507,26 +500,29 @@ impl Applier {
 
     /// AP3 / AP25: MERGE into the first message with the id.
     fn end(&mut self, id: &str, metadata: Option<&Metadata>, kind: &'static str) -> Changes {
-        let Some(slot) = self.store.find_hot(id) else {
-            self.warn(
-                rule_of(kind),
-                format!("{kind}_END: No message found with ID '{id}'"),
-            );
+        let Some(slot) = self.message_or_warn(id, kind, "END") else {
             return Changes::NONE;
         };
         let message = self.store.get_mut(slot);
         if message.role() == crate::Role::Activity {
-            self.warn_activity(
-                if kind == "TEXT_MESSAGE" {
-                    "TEXT_MESSAGE_END"
-                } else {
-                    "REASONING_MESSAGE_END"
-                },
-                id,
-            );
+            self.warn_activity(&format!("{kind}_END"), id);
             return Changes::NONE;
         }
         Changes::messages_if(merge(message.metadata_mut(), metadata))
+    }
+
+    /// The slot of the first message with the id, or `None` after the warning that there is
+    /// none (AP2, AP3, AP25). `kind` and `event` make the event type (`TEXT_MESSAGE` and
+    /// `END` for `TEXT_MESSAGE_END`).
+    fn message_or_warn(&mut self, id: &str, kind: &'static str, event: &str) -> Option<usize> {
+        let found = self.store.find_hot(id);
+        if found.is_none() {
+            self.warn(
+                rule_of(kind),
+                format!("{kind}_{event}: No message found with ID '{id}'"),
+            );
+        }
+        found
     }
 
     fn warn_activity(&mut self, event_type: &str, id: &str) {
@@ -617,15 +613,7 @@ impl Applier {
 
     /// AP7: append to the first tool call with the id.
     fn tool_args(&mut self, id: &str, delta: &str, metadata: Option<&Metadata>) -> Changes {
-        let call = self
-            .store
-            .find_tool_hot(id)
-            .and_then(|(slot, index)| self.store.tool_call_mut(slot, index));
-        let Some(call) = call else {
-            self.warn(
-                "AP7",
-                format!("TOOL_CALL_ARGS: No message found containing tool call with ID '{id}'"),
-            );
+        let Some(call) = self.tool_call_or_warn(id, "AP7", "TOOL_CALL_ARGS") else {
             return Changes::NONE;
         };
         call.function.arguments.push_str(delta);
@@ -637,18 +625,29 @@ impl Applier {
 
     /// AP8: MERGE into the first tool call with the id.
     fn tool_end(&mut self, id: &str, metadata: Option<&Metadata>) -> Changes {
-        let call = self
-            .store
-            .find_tool_hot(id)
-            .and_then(|(slot, index)| self.store.tool_call_mut(slot, index));
-        let Some(call) = call else {
-            self.warn(
-                "AP8",
-                format!("TOOL_CALL_END: No message found containing tool call with ID '{id}'"),
-            );
+        let Some(call) = self.tool_call_or_warn(id, "AP8", "TOOL_CALL_END") else {
             return Changes::NONE;
         };
         Changes::messages_if(merge(&mut call.metadata, metadata))
+    }
+
+    /// The first tool call with the id, or `None` after the rule's warning that there is none.
+    fn tool_call_or_warn(
+        &mut self,
+        id: &str,
+        rule: &'static str,
+        event_type: &str,
+    ) -> Option<&mut ToolCall> {
+        let found = self.store.find_tool_hot(id);
+        if found.is_none_or(|(slot, index)| self.store.tool_call_mut(slot, index).is_none()) {
+            self.warn(
+                rule,
+                format!("{event_type}: No message found containing tool call with ID '{id}'"),
+            );
+            return None;
+        }
+        let (slot, index) = found?;
+        self.store.tool_call_mut(slot, index)
     }
 
     /// AP10: a tool message right after the assistant message holding the call (after any

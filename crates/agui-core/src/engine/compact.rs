@@ -144,35 +144,29 @@ trait Kind {
 struct Text;
 struct Tool;
 
-impl Kind for Text {
-    type Start = TextMessageStart;
-    fn metadata(start: &mut TextMessageStart) -> &mut Option<Metadata> {
-        &mut start.metadata
-    }
-    fn start_event(start: TextMessageStart) -> Event {
-        Event::TextMessageStart(start)
-    }
-    fn collapsed(id: String, delta: String, metadata: Option<Metadata>) -> Event {
-        let mut e = TextMessageContent::new(id, delta);
-        e.metadata = metadata;
-        Event::TextMessageContent(e)
-    }
+/// Implements `Kind` for a stream kind from its START and content event types (each an
+/// `Event` variant of the same name).
+macro_rules! stream_kind {
+    ($kind:ident, $start:ident, $content:ident) => {
+        impl Kind for $kind {
+            type Start = $start;
+            fn metadata(start: &mut $start) -> &mut Option<Metadata> {
+                &mut start.metadata
+            }
+            fn start_event(start: $start) -> Event {
+                Event::$start(start)
+            }
+            fn collapsed(id: String, delta: String, metadata: Option<Metadata>) -> Event {
+                let mut e = $content::new(id, delta);
+                e.metadata = metadata;
+                Event::$content(e)
+            }
+        }
+    };
 }
 
-impl Kind for Tool {
-    type Start = ToolCallStart;
-    fn metadata(start: &mut ToolCallStart) -> &mut Option<Metadata> {
-        &mut start.metadata
-    }
-    fn start_event(start: ToolCallStart) -> Event {
-        Event::ToolCallStart(start)
-    }
-    fn collapsed(id: String, delta: String, metadata: Option<Metadata>) -> Event {
-        let mut e = ToolCallArgs::new(id, delta);
-        e.metadata = metadata;
-        Event::ToolCallArgs(e)
-    }
-}
+stream_kind!(Text, TextMessageStart, TextMessageContent);
+stream_kind!(Tool, ToolCallStart, ToolCallArgs);
 
 /// K1: one pending stream (text message or tool call).
 struct Pending<K: Kind, E> {

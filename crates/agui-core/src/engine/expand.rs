@@ -34,6 +34,8 @@ use crate::event::{
     ReasoningRole, TextMessageChunk, TextMessageContent, TextMessageEnd, TextMessageRole,
     TextMessageStart, ToolCallArgs, ToolCallChunk, ToolCallEnd, ToolCallStart,
 };
+use crate::metadata::Metadata;
+use serde_json::Value;
 
 #[cfg(test)]
 mod tests;
@@ -147,6 +149,199 @@ impl Lane {
     }
 }
 
+/// The members every chunk has, taken out of it once its stream is settled.
+struct ChunkParts {
+    id: Option<String>,
+    delta: Option<String>,
+    subagent_run_id: Option<String>,
+    raw_event: Option<Value>,
+    metadata: Option<Metadata>,
+}
+
+/// What a kind of chunk brings to the expansion every kind shares (`Expander::chunk`).
+trait Chunk {
+    /// The kind of stream it builds.
+    const KIND: Kind;
+    /// Its content event.
+    type Content: Into<Event>;
+
+    /// The id of the entity it builds, if it names one.
+    fn id(&self) -> Option<&str>;
+
+    /// Its subagent tag.
+    fn tag(&self) -> &Option<String>;
+
+    /// Its metadata.
+    fn metadata(&self) -> &Option<Metadata>;
+
+    /// The members every chunk has.
+    fn into_parts(self) -> ChunkParts;
+
+    /// The content event (CH9).
+    fn content(
+        id: String,
+        delta: String,
+        subagent_run_id: Option<String>,
+        raw_event: Option<Value>,
+        metadata: Option<Metadata>,
+    ) -> Self::Content;
+
+    /// Checks a continuation against what its stream's opener established (CH7).
+    fn agree(&self, stream: &Stream) -> Result<(), Violation>;
+
+    /// The START event (without the tag and metadata, which `Expander::chunk` copies) and
+    /// the stream a first chunk opens for `id` (CH8); what the stream keeps is moved out of
+    /// the chunk.
+    fn open(&mut self, id: String) -> Result<(Event, Stream), Violation>;
+}
+
+/// The `Chunk` items that differ between kinds only by names: the kind, the id member and
+/// the content event.
+macro_rules! chunk_members {
+    ($kind:expr, $id:ident, $content:ident) => {
+        const KIND: Kind = $kind;
+        type Content = $content;
+
+        fn id(&self) -> Option<&str> {
+            self.$id.as_deref()
+        }
+
+        fn tag(&self) -> &Option<String> {
+            &self.subagent_run_id
+        }
+
+        fn metadata(&self) -> &Option<Metadata> {
+            &self.metadata
+        }
+
+        fn into_parts(self) -> ChunkParts {
+            ChunkParts {
+                id: self.$id,
+                delta: self.delta,
+                subagent_run_id: self.subagent_run_id,
+                raw_event: self.raw_event,
+                metadata: self.metadata,
+            }
+        }
+
+        fn content(
+            $id: String,
+            delta: String,
+            subagent_run_id: Option<String>,
+            raw_event: Option<Value>,
+            metadata: Option<Metadata>,
+        ) -> $content {
+            $content {
+                $id,
+                delta,
+                subagent_run_id,
+                timestamp: None,
+                raw_event,
+                metadata,
+            }
+        }
+    };
+}
+
+impl Chunk for TextMessageChunk {
+    chunk_members!(Kind::Text, message_id, TextMessageContent);
+
+    fn agree(&self, stream: &Stream) -> Result<(), Violation> {
+        let Stream::Text { role, name, .. } = stream else {
+            return Ok(());
+        };
+        let role = Some(role.as_str());
+        agree(
+            Self::KIND,
+            stream.id(),
+            [
+                ("role", self.role.map(|r| r.as_str()), role),
+                ("name", self.name.as_deref(), name.as_deref()),
+            ],
+        )
+    }
+
+    fn open(&mut self, id: String) -> Result<(Event, Stream), Violation> {
+        let role = self.role.unwrap_or(TextMessageRole::Assistant);
+        let start = TextMessageStart {
+            message_id: id.clone(),
+            role: Some(role),
+            name: self.name.clone(),
+            ..Default::default()
+        };
+        let stream = Stream::Text {
+            message_id: id,
+            role,
+            name: self.name.take(),
+        };
+        Ok((start.into(), stream))
+    }
+}
+
+impl Chunk for ToolCallChunk {
+    chunk_members!(Kind::Tool, tool_call_id, ToolCallArgs);
+
+    fn agree(&self, stream: &Stream) -> Result<(), Violation> {
+        let Stream::Tool {
+            tool_call_name: name,
+            parent_message_id: parent,
+            ..
+        } = stream
+        else {
+            return Ok(());
+        };
+        agree(
+            Self::KIND,
+            stream.id(),
+            [
+                ("toolCallName", self.tool_call_name.as_deref(), Some(name)),
+                (
+                    "parentMessageId",
+                    self.parent_message_id.as_deref(),
+                    parent.as_deref(),
+                ),
+            ],
+        )
+    }
+
+    fn open(&mut self, id: String) -> Result<(Event, Stream), Violation> {
+        let Some(name) = self.tool_call_name.as_deref() else {
+            return Err(first_without(Self::KIND, "toolCallName"));
+        };
+        let start = ToolCallStart {
+            tool_call_id: id.clone(),
+            tool_call_name: name.to_owned(),
+            parent_message_id: self.parent_message_id.clone(),
+            ..Default::default()
+        };
+        let stream = Stream::Tool {
+            tool_call_id: id,
+            tool_call_name: name.to_owned(),
+            parent_message_id: self.parent_message_id.take(),
+        };
+        Ok((start.into(), stream))
+    }
+}
+
+impl Chunk for ReasoningMessageChunk {
+    chunk_members!(Kind::Reasoning, message_id, ReasoningMessageContent);
+
+    /// Reasoning continuations check no fields (CH7).
+    fn agree(&self, _stream: &Stream) -> Result<(), Violation> {
+        Ok(())
+    }
+
+    fn open(&mut self, id: String) -> Result<(Event, Stream), Violation> {
+        let start = ReasoningMessageStart {
+            message_id: id.clone(),
+            role: ReasoningRole,
+            ..Default::default()
+        };
+        let stream = Stream::Reasoning { message_id: id };
+        Ok((start.into(), stream))
+    }
+}
+
 /// Where a chunk goes (CH3–CH6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Target {
@@ -210,9 +405,9 @@ impl Expander {
         }
         let mark = out.len();
         let result = match event {
-            Event::TextMessageChunk(c) => self.text_chunk(c, out),
-            Event::ToolCallChunk(c) => self.tool_chunk(c, out),
-            Event::ReasoningMessageChunk(c) => self.reasoning_chunk(c, out),
+            Event::TextMessageChunk(c) => self.chunk(c, out),
+            Event::ToolCallChunk(c) => self.chunk(c, out),
+            Event::ReasoningMessageChunk(c) => self.chunk(c, out),
             _ => Ok(()),
         };
         if result.is_err() {
@@ -350,219 +545,50 @@ impl Expander {
         self.lanes.len() - 1
     }
 
-    fn text_chunk(&mut self, c: TextMessageChunk, out: &mut Vec<Event>) -> Result<(), Violation> {
-        let kind = Kind::Text;
-        let target = self.resolve(kind, c.message_id.as_deref(), c.subagent_run_id.as_deref())?;
-        let continued = self.continued(target, kind, c.message_id.as_deref());
+    /// Expands one chunk of any kind: continue the stream of the lane it resolves to
+    /// (CH3–CH7) or close that lane and open a new stream there (CH8), then emit its
+    /// content (CH9–CH12).
+    fn chunk<C: Chunk>(&mut self, mut c: C, out: &mut Vec<Event>) -> Result<(), Violation> {
+        let kind = C::KIND;
+        let target = self.resolve(kind, c.id(), c.tag().as_deref())?;
+        let continued = self.continued(target, kind, c.id());
         let lane = match continued {
             Some(i) => {
-                if let Stream::Text {
-                    message_id,
-                    role,
-                    name,
-                } = &self.lanes[i].stream
-                {
-                    let role = Some(role.as_str());
-                    agree(kind, message_id, "role", c.role.map(|r| r.as_str()), role)?;
-                    agree(kind, message_id, "name", c.name.as_deref(), name.as_deref())?;
-                }
+                c.agree(&self.lanes[i].stream)?;
                 i
             }
             None => {
                 if let Target::Lane(i) = target {
                     out.push(self.lanes.remove(i).into_end());
                 }
-                let Some(id) = c.message_id.as_deref() else {
+                let Some(id) = c.id().map(str::to_owned) else {
                     return Err(first_without(kind, kind.id_field()));
                 };
-                let role = c.role.unwrap_or(TextMessageRole::Assistant);
-                out.push(
-                    TextMessageStart {
-                        message_id: id.to_owned(),
-                        role: Some(role),
-                        name: c.name.clone(),
-                        subagent_run_id: c.subagent_run_id.clone(),
-                        metadata: c.metadata.clone(),
-                        ..Default::default()
-                    }
-                    .into(),
-                );
-                let stream = Stream::Text {
-                    message_id: id.to_owned(),
-                    role,
-                    name: c.name,
-                };
-                self.push_lane(c.subagent_run_id.clone(), stream)
+                let (mut start, stream) = c.open(id)?;
+                // A START carries its opener's tag and metadata (CH8).
+                if let Some(tag) = start.subagent_run_id_mut() {
+                    tag.clone_from(c.tag());
+                }
+                if let Some(metadata) = start.metadata_mut() {
+                    metadata.clone_from(c.metadata());
+                }
+                out.push(start);
+                self.push_lane(c.tag().clone(), stream)
             }
         };
-        let Some((message_id, delta, subagent_run_id)) = self.content_fields(
+        let p = c.into_parts();
+        let Some((id, delta, subagent_run_id)) = self.content_fields(
             lane,
             continued.is_some(),
-            c.message_id,
-            c.delta,
-            c.subagent_run_id,
-            c.raw_event.is_some(),
-            c.metadata.is_some(),
+            p.id,
+            p.delta,
+            p.subagent_run_id,
+            p.raw_event.is_some(),
+            p.metadata.is_some(),
         ) else {
             return Ok(());
         };
-        out.push(
-            TextMessageContent {
-                message_id,
-                delta,
-                subagent_run_id,
-                timestamp: None,
-                raw_event: c.raw_event,
-                metadata: c.metadata,
-            }
-            .into(),
-        );
-        Ok(())
-    }
-
-    fn tool_chunk(&mut self, c: ToolCallChunk, out: &mut Vec<Event>) -> Result<(), Violation> {
-        let kind = Kind::Tool;
-        let id = c.tool_call_id.as_deref();
-        let target = self.resolve(kind, id, c.subagent_run_id.as_deref())?;
-        let continued = self.continued(target, kind, id);
-        let lane = match continued {
-            Some(i) => {
-                if let Stream::Tool {
-                    tool_call_id,
-                    tool_call_name,
-                    parent_message_id,
-                } = &self.lanes[i].stream
-                {
-                    let (name, parent) =
-                        (c.tool_call_name.as_deref(), c.parent_message_id.as_deref());
-                    agree(
-                        kind,
-                        tool_call_id,
-                        "toolCallName",
-                        name,
-                        Some(tool_call_name),
-                    )?;
-                    agree(
-                        kind,
-                        tool_call_id,
-                        "parentMessageId",
-                        parent,
-                        parent_message_id.as_deref(),
-                    )?;
-                }
-                i
-            }
-            None => {
-                if let Target::Lane(i) = target {
-                    out.push(self.lanes.remove(i).into_end());
-                }
-                let Some(id) = id else {
-                    return Err(first_without(kind, kind.id_field()));
-                };
-                let Some(name) = c.tool_call_name.as_deref() else {
-                    return Err(first_without(kind, "toolCallName"));
-                };
-                out.push(
-                    ToolCallStart {
-                        tool_call_id: id.to_owned(),
-                        tool_call_name: name.to_owned(),
-                        parent_message_id: c.parent_message_id.clone(),
-                        subagent_run_id: c.subagent_run_id.clone(),
-                        metadata: c.metadata.clone(),
-                        ..Default::default()
-                    }
-                    .into(),
-                );
-                let stream = Stream::Tool {
-                    tool_call_id: id.to_owned(),
-                    tool_call_name: name.to_owned(),
-                    parent_message_id: c.parent_message_id,
-                };
-                self.push_lane(c.subagent_run_id.clone(), stream)
-            }
-        };
-        let Some((tool_call_id, delta, subagent_run_id)) = self.content_fields(
-            lane,
-            continued.is_some(),
-            c.tool_call_id,
-            c.delta,
-            c.subagent_run_id,
-            c.raw_event.is_some(),
-            c.metadata.is_some(),
-        ) else {
-            return Ok(());
-        };
-        out.push(
-            ToolCallArgs {
-                tool_call_id,
-                delta,
-                subagent_run_id,
-                timestamp: None,
-                raw_event: c.raw_event,
-                metadata: c.metadata,
-            }
-            .into(),
-        );
-        Ok(())
-    }
-
-    fn reasoning_chunk(
-        &mut self,
-        c: ReasoningMessageChunk,
-        out: &mut Vec<Event>,
-    ) -> Result<(), Violation> {
-        let kind = Kind::Reasoning;
-        let id = c.message_id.as_deref();
-        let target = self.resolve(kind, id, c.subagent_run_id.as_deref())?;
-        // Reasoning continuations check no fields (CH7).
-        let continued = self.continued(target, kind, id);
-        let lane = match continued {
-            Some(i) => i,
-            None => {
-                if let Target::Lane(i) = target {
-                    out.push(self.lanes.remove(i).into_end());
-                }
-                let Some(id) = id else {
-                    return Err(first_without(kind, kind.id_field()));
-                };
-                out.push(
-                    ReasoningMessageStart {
-                        message_id: id.to_owned(),
-                        role: ReasoningRole,
-                        subagent_run_id: c.subagent_run_id.clone(),
-                        metadata: c.metadata.clone(),
-                        ..Default::default()
-                    }
-                    .into(),
-                );
-                let stream = Stream::Reasoning {
-                    message_id: id.to_owned(),
-                };
-                self.push_lane(c.subagent_run_id.clone(), stream)
-            }
-        };
-        let Some((message_id, delta, subagent_run_id)) = self.content_fields(
-            lane,
-            continued.is_some(),
-            c.message_id,
-            c.delta,
-            c.subagent_run_id,
-            c.raw_event.is_some(),
-            c.metadata.is_some(),
-        ) else {
-            return Ok(());
-        };
-        out.push(
-            ReasoningMessageContent {
-                message_id,
-                delta,
-                subagent_run_id,
-                timestamp: None,
-                raw_event: c.raw_event,
-                metadata: c.metadata,
-            }
-            .into(),
-        );
+        out.push(C::content(id, delta, subagent_run_id, p.raw_event, p.metadata).into());
         Ok(())
     }
 
@@ -598,18 +624,22 @@ impl Expander {
     }
 }
 
-/// CH7: a continuation may repeat an established field only with the same value.
-fn agree(
+/// CH7: a continuation may repeat an established field only with the same value. Each
+/// field is `(wire name, the chunk's value, the established value)`, checked in order.
+fn agree<const N: usize>(
     kind: Kind,
     id: &str,
-    field: &str,
-    incoming: Option<&str>,
-    established: Option<&str>,
+    fields: [(&str, Option<&str>, Option<&str>); N],
 ) -> Result<(), Violation> {
-    match incoming {
-        Some(v) if Some(v) != established => Err(disagreement(kind, id, field, v, established)),
-        _ => Ok(()),
+    for (field, incoming, established) in fields {
+        match incoming {
+            Some(v) if Some(v) != established => {
+                return Err(disagreement(kind, id, field, v, established));
+            }
+            _ => {}
+        }
     }
+    Ok(())
 }
 
 #[cold]

@@ -107,6 +107,39 @@ type Build = BuildHasherDefault<IdHasher>;
 type Owner = Option<String>;
 type Owners = HashMap<String, Owner, Build>;
 
+/// The kinds of stream that CONTENT / ARGS / END events continue.
+#[derive(Debug, Clone, Copy)]
+enum Continued {
+    Text,
+    Tool,
+    Reasoning,
+}
+
+/// The stream a content event (TEXT_MESSAGE_CONTENT, TOOL_CALL_ARGS,
+/// REASONING_MESSAGE_CONTENT) continues: its kind, id and tag; `None` for other events.
+#[inline]
+fn content_of(event: &Event) -> Option<(Continued, &String, &Option<String>)> {
+    match event {
+        Event::TextMessageContent(e) => Some((Continued::Text, &e.message_id, &e.subagent_run_id)),
+        Event::ToolCallArgs(e) => Some((Continued::Tool, &e.tool_call_id, &e.subagent_run_id)),
+        Event::ReasoningMessageContent(e) => {
+            Some((Continued::Reasoning, &e.message_id, &e.subagent_run_id))
+        }
+        _ => None,
+    }
+}
+
+impl Continued {
+    /// The event that adds content to a stream of this kind.
+    fn content_type(self) -> EventType {
+        match self {
+            Continued::Text => EventType::TextMessageContent,
+            Continued::Tool => EventType::ToolCallArgs,
+            Continued::Reasoning => EventType::ReasoningMessageContent,
+        }
+    }
+}
+
 /// A set of open ids that remembers the order they were opened in (for error messages
 /// that list them, in the reference's order).
 #[derive(Debug, Default)]
@@ -270,26 +303,10 @@ impl Verifier {
     pub fn push(&mut self, event: &Event) -> Result<(), Violation> {
         // Fast path: inside a run, the run-flow rules V1–V4 cannot fire for a content
         // event, which then only needs its open check and tag check.
-        if self.run_active() {
-            match event {
-                Event::TextMessageContent(e) => {
-                    let tag = e.subagent_run_id.as_deref();
-                    return self.continue_message(
-                        EventType::TextMessageContent,
-                        &e.message_id,
-                        tag,
-                    );
-                }
-                Event::ToolCallArgs(e) => {
-                    let tag = e.subagent_run_id.as_deref();
-                    return self.continue_tool_call(EventType::ToolCallArgs, &e.tool_call_id, tag);
-                }
-                Event::ReasoningMessageContent(e) => {
-                    let (id, tag) = (&e.message_id, e.subagent_run_id.as_deref());
-                    return self.continue_reasoning(EventType::ReasoningMessageContent, id, tag);
-                }
-                _ => {}
-            }
+        if self.run_active()
+            && let Some((kind, id, tag)) = content_of(event)
+        {
+            return self.continue_stream(kind, kind.content_type(), id, tag.as_deref());
         }
         self.push_any(event)
     }
@@ -301,26 +318,15 @@ impl Verifier {
         };
         self.check_run_flow(ty)?;
         match event {
-            Event::TextMessageContent(e) => {
-                self.continue_message(ty, &e.message_id, e.subagent_run_id.as_deref())
-            }
-            Event::ToolCallArgs(e) => {
-                self.continue_tool_call(ty, &e.tool_call_id, e.subagent_run_id.as_deref())
-            }
-            Event::ReasoningMessageContent(e) => {
-                self.continue_reasoning(ty, &e.message_id, e.subagent_run_id.as_deref())
+            Event::TextMessageContent(_)
+            | Event::ToolCallArgs(_)
+            | Event::ReasoningMessageContent(_) => {
+                let (kind, id, tag) = content_of(event).expect("a content event");
+                self.continue_stream(kind, ty, id, tag.as_deref())
             }
             Event::TextMessageStart(e) => {
                 let (id, tag) = (e.message_id.as_str(), e.subagent_run_id.as_deref());
-                if self.messages.contains(id) {
-                    return Err(already_open(
-                        ty,
-                        "V13",
-                        "A text message",
-                        id,
-                        "TEXT_MESSAGE_END",
-                    ));
-                }
+                self.refuse_reopen(ty, id)?;
                 let owner = self.message_owners.get(id);
                 tag_check(ty, "V14", tag, owner, "message", id)?;
                 self.messages.insert(id);
@@ -330,21 +336,23 @@ impl Verifier {
                 }
                 Ok(())
             }
-            Event::TextMessageEnd(e) => {
-                self.continue_message(ty, &e.message_id, e.subagent_run_id.as_deref())?;
-                self.messages.remove(&e.message_id);
-                Ok(())
-            }
+            Event::TextMessageEnd(e) => self.end_stream(
+                Continued::Text,
+                ty,
+                &e.message_id,
+                e.subagent_run_id.as_deref(),
+            ),
             Event::ToolCallStart(e) => self.start_tool_call(
                 &e.tool_call_id,
                 e.parent_message_id.as_deref(),
                 e.subagent_run_id.as_deref(),
             ),
-            Event::ToolCallEnd(e) => {
-                self.continue_tool_call(ty, &e.tool_call_id, e.subagent_run_id.as_deref())?;
-                self.tool_calls.remove(&e.tool_call_id);
-                Ok(())
-            }
+            Event::ToolCallEnd(e) => self.end_stream(
+                Continued::Tool,
+                ty,
+                &e.tool_call_id,
+                e.subagent_run_id.as_deref(),
+            ),
             Event::ToolCallResult(e) => {
                 // V26: always allowed; the minted message is owned by the result's tag.
                 self.message_owners
@@ -398,35 +406,20 @@ impl Verifier {
             }
             Event::ReasoningStart(e) => {
                 let (id, tag) = (e.message_id.as_str(), e.subagent_run_id.as_deref());
-                if self.reasoning_spans.contains(id) {
-                    return Err(already_open(
-                        ty,
-                        "V32",
-                        "A reasoning span",
-                        id,
-                        "REASONING_END",
-                    ));
-                }
+                self.refuse_reopen(ty, id)?;
                 self.open_reasoning(ty, id, tag, true)
             }
             Event::ReasoningMessageStart(e) => {
                 let (id, tag) = (e.message_id.as_str(), e.subagent_run_id.as_deref());
-                if self.reasoning_messages.contains(id) {
-                    return Err(already_open(
-                        ty,
-                        "V33",
-                        "A reasoning message",
-                        id,
-                        "REASONING_MESSAGE_END",
-                    ));
-                }
+                self.refuse_reopen(ty, id)?;
                 self.open_reasoning(ty, id, tag, false)
             }
-            Event::ReasoningMessageEnd(e) => {
-                self.continue_reasoning(ty, &e.message_id, e.subagent_run_id.as_deref())?;
-                self.reasoning_messages.remove(&e.message_id);
-                Ok(())
-            }
+            Event::ReasoningMessageEnd(e) => self.end_stream(
+                Continued::Reasoning,
+                ty,
+                &e.message_id,
+                e.subagent_run_id.as_deref(),
+            ),
             Event::ReasoningEnd(e) => {
                 let id = e.message_id.as_str();
                 if !self.reasoning_spans.contains(id) {
@@ -588,68 +581,84 @@ impl Verifier {
         self.run_started = true;
     }
 
-    /// V16/V17 (open) then V18 (tag) for TEXT_MESSAGE_CONTENT / END.
-    #[inline]
-    fn continue_message(
-        &self,
+    /// Checks an END as [`continue_stream`](Self::continue_stream) does, then closes the
+    /// stream.
+    fn end_stream(
+        &mut self,
+        kind: Continued,
         ty: EventType,
         id: &str,
         tag: Option<&str>,
     ) -> Result<(), Violation> {
-        if !self.messages.contains(id) {
-            return Err(no_active_text_message(ty, id));
+        self.continue_stream(kind, ty, id, tag)?;
+        match kind {
+            Continued::Text => self.messages.remove(id),
+            Continued::Tool => self.tool_calls.remove(id),
+            Continued::Reasoning => self.reasoning_messages.remove(id),
         }
-        match tag {
-            None => Ok(()),
-            Some(_) => tag_check(ty, "V18", tag, self.message_owners.get(id), "message", id),
-        }
+        Ok(())
     }
 
-    /// V24 (open) then V25 (tag) for TOOL_CALL_ARGS / END.
+    /// Refuses to open a stream that is already open: V13 (text message), V19 (tool call),
+    /// V32 (reasoning span), V33 (reasoning message).
     #[inline]
-    fn continue_tool_call(
-        &self,
-        ty: EventType,
-        id: &str,
-        tag: Option<&str>,
-    ) -> Result<(), Violation> {
-        if !self.tool_calls.contains(id) {
-            return Err(no_active_tool_call(ty, id));
-        }
-        match tag {
-            None => Ok(()),
-            Some(_) => tag_check(
-                ty,
-                "V25",
-                tag,
-                self.tool_call_owners.get(id),
-                "tool call",
-                id,
+    fn refuse_reopen(&self, ty: EventType, id: &str) -> Result<(), Violation> {
+        let (open, rule, what, end) = match ty {
+            EventType::TextMessageStart => {
+                (&self.messages, "V13", "A text message", "TEXT_MESSAGE_END")
+            }
+            EventType::ToolCallStart => (&self.tool_calls, "V19", "A tool call", "TOOL_CALL_END"),
+            EventType::ReasoningStart => (
+                &self.reasoning_spans,
+                "V32",
+                "A reasoning span",
+                "REASONING_END",
             ),
+            EventType::ReasoningMessageStart => (
+                &self.reasoning_messages,
+                "V33",
+                "A reasoning message",
+                "REASONING_MESSAGE_END",
+            ),
+            other => unreachable!("{other} opens no stream"),
+        };
+        if open.contains(id) {
+            return Err(already_open(ty, rule, what, id, end));
         }
+        Ok(())
     }
 
-    /// V35 (open) then V37 (tag) for REASONING_MESSAGE_CONTENT / END.
+    /// Checks an event that continues a stream: the stream must be open (V16/V17 for a
+    /// text message, V24 for a tool call, V35 for a reasoning message), then a tag must
+    /// name its owner (V18, V25, V37).
     #[inline]
-    fn continue_reasoning(
+    fn continue_stream(
         &self,
+        kind: Continued,
         ty: EventType,
         id: &str,
         tag: Option<&str>,
     ) -> Result<(), Violation> {
-        if !self.reasoning_messages.contains(id) {
-            return Err(no_active_reasoning_message(ty, id));
-        }
-        match tag {
-            None => Ok(()),
-            Some(_) => tag_check(
-                ty,
+        let (open, owners, rule, what) = match kind {
+            Continued::Text => (&self.messages, &self.message_owners, "V18", "message"),
+            Continued::Tool => (&self.tool_calls, &self.tool_call_owners, "V25", "tool call"),
+            Continued::Reasoning => (
+                &self.reasoning_messages,
+                &self.reasoning_owners,
                 "V37",
-                tag,
-                self.reasoning_owners.get(id),
                 "reasoning message",
-                id,
             ),
+        };
+        if !open.contains(id) {
+            return Err(match kind {
+                Continued::Text => no_active_text_message(ty, id),
+                Continued::Tool => no_active_tool_call(ty, id),
+                Continued::Reasoning => no_active_reasoning_message(ty, id),
+            });
+        }
+        match tag {
+            None => Ok(()),
+            Some(_) => tag_check(ty, rule, tag, owners.get(id), what, id),
         }
     }
 
@@ -685,9 +694,7 @@ impl Verifier {
         tag: Option<&str>,
     ) -> Result<(), Violation> {
         let ty = EventType::ToolCallStart;
-        if self.tool_calls.contains(id) {
-            return Err(already_open(ty, "V19", "A tool call", id, "TOOL_CALL_END"));
-        }
+        self.refuse_reopen(ty, id)?;
         // V20: a tool call belongs to the message that carries it.
         let inherited = match parent_message_id {
             Some(parent) => match self.message_owners.get(parent) {

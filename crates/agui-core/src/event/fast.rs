@@ -228,6 +228,38 @@ impl<'a> Reader<'a> {
         Some(())
     }
 
+    /// Past a container's opening byte `open` and the whitespace after it: `Some(true)`
+    /// when an element follows, `Some(false)` (past `close` too) when it is empty.
+    #[inline]
+    fn open(&mut self, open: u8, close: u8) -> Option<bool> {
+        self.eat(open)?;
+        self.ws();
+        if self.peek()? == close {
+            self.i += 1;
+            return Some(false);
+        }
+        Some(true)
+    }
+
+    /// After a container's element: `Some(true)` past the `,` and the whitespace after
+    /// it (another element follows), `Some(false)` past the closing byte `close`.
+    #[inline]
+    fn next_or_close(&mut self, close: u8) -> Option<bool> {
+        self.ws();
+        match self.peek()? {
+            b',' => {
+                self.i += 1;
+                self.ws();
+                Some(true)
+            }
+            b if b == close => {
+                self.i += 1;
+                Some(false)
+            }
+            _ => None,
+        }
+    }
+
     /// A string at the current byte: its raw text and whether it holds an escape.
     #[inline]
     fn string(&mut self) -> Option<(&'a str, bool)> {
@@ -275,57 +307,31 @@ impl<'a> Reader<'a> {
         mut member: impl FnMut(&'a str, &mut Self) -> Option<()>,
     ) -> Option<()> {
         if !std::mem::take(&mut self.resume) {
-            self.eat(b'{')?;
-            self.ws();
-            if self.peek()? == b'}' {
-                self.i += 1;
+            if !self.open(b'{', b'}')? {
                 return Some(());
             }
             let key = self.key()?;
             member(key, self)?;
         }
-        loop {
-            self.ws();
-            match self.peek()? {
-                b',' => {
-                    self.i += 1;
-                    self.ws();
-                }
-                b'}' => {
-                    self.i += 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
+        while self.next_or_close(b'}')? {
             let key = self.key()?;
             member(key, self)?;
         }
+        Some(())
     }
 
     /// A JSON Patch, as `lenient_patch` reads it when it drops nothing.
     fn patch(&mut self, st: &mut Stacks) -> Option<JsonPatch> {
-        self.eat(b'[')?;
-        self.ws();
         let mut ops = Vec::new();
-        if self.peek()? == b']' {
-            self.i += 1;
-            return Some(ops);
-        }
-        loop {
-            self.op(st, &mut ops)?;
-            self.ws();
-            match self.peek()? {
-                b',' => {
-                    self.i += 1;
-                    self.ws();
+        if self.open(b'[', b']')? {
+            loop {
+                self.op(st, &mut ops)?;
+                if !self.next_or_close(b']')? {
+                    break;
                 }
-                b']' => {
-                    self.i += 1;
-                    return Some(ops);
-                }
-                _ => return None,
             }
         }
+        Some(ops)
     }
 
     /// One patch operation with exactly the members its `op` defines (anything else, such
@@ -459,10 +465,7 @@ impl<'a> Reader<'a> {
             b'n' => self.word("null", Value::Null),
             b'-' | b'0'..=b'9' => self.number(),
             b'{' if level <= MAX_LEVEL => {
-                self.i += 1;
-                self.ws();
-                if self.peek()? == b'}' {
-                    self.i += 1;
+                if !self.open(b'{', b'}')? {
                     return Some(Value::Object(Map::new()));
                 }
                 let base = st.members.len();
@@ -474,47 +477,27 @@ impl<'a> Reader<'a> {
                     self.ws();
                     let value = self.value(level + 1, st)?;
                     st.members.push((key, value));
-                    self.ws();
-                    match self.peek()? {
-                        b',' => {
-                            self.i += 1;
-                            self.ws();
-                        }
-                        b'}' => {
-                            self.i += 1;
-                            // As serde_json: a repeated key keeps its first place and its
-                            // last value.
-                            let map: Map<String, Value> = st.members.drain(base..).collect();
-                            return Some(Value::Object(map));
-                        }
-                        _ => return None,
+                    if !self.next_or_close(b'}')? {
+                        break;
                     }
                 }
+                // As serde_json: a repeated key keeps its first place and its last value.
+                let map: Map<String, Value> = st.members.drain(base..).collect();
+                Some(Value::Object(map))
             }
             b'[' if level <= MAX_LEVEL => {
-                self.i += 1;
-                self.ws();
-                if self.peek()? == b']' {
-                    self.i += 1;
+                if !self.open(b'[', b']')? {
                     return Some(Value::Array(Vec::new()));
                 }
                 let base = st.items.len();
                 loop {
                     let item = self.value(level + 1, st)?;
                     st.items.push(item);
-                    self.ws();
-                    match self.peek()? {
-                        b',' => {
-                            self.i += 1;
-                            self.ws();
-                        }
-                        b']' => {
-                            self.i += 1;
-                            return Some(Value::Array(st.items.drain(base..).collect()));
-                        }
-                        _ => return None,
+                    if !self.next_or_close(b']')? {
+                        break;
                     }
                 }
+                Some(Value::Array(st.items.drain(base..).collect()))
             }
             _ => None,
         }

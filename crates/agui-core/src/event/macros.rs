@@ -57,20 +57,14 @@ macro_rules! event_types {
             rest { $($rest)* }
         }
     };
-    // An optional string.
+    // An optional string or value without a deserializer of its own rejects `null`: the
+    // row is read again with `serde_util::nn` named (the string row first, so that its
+    // `String` is still a plain token for the string arm above).
     (@field $sd:tt $name:ident $fs:tt $ps:tt $is:tt $ss:tt $ls:tt
         $(#[doc = $d:literal])* $f:ident $w:literal $with:ident : Option<String> , $($rest:tt)*
     ) => {
-        $crate::event::macros::event_types! { @push $sd $name $fs $ps $is $ss $ls
-            field {
-                $(#[doc = $d])*
-                #[serde(rename = $w, default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::serde_util::nn")]
-                pub $f: Option<String>,
-            }
-            param {} init {}
-            setter { $crate::event::macros::event_types!(@setter $f $with impl Into<String>, v => v.into()); }
-            list { ($f $w Option<String>) }
-            rest { $($rest)* }
+        $crate::event::macros::event_types! { @field $sd $name $fs $ps $is $ss $ls
+            $(#[doc = $d])* $f $w $with : Option<String> ["crate::serde_util::nn"] , $($rest)*
         }
     };
     // An optional boxed value (built from the unboxed one).
@@ -105,20 +99,12 @@ macro_rules! event_types {
             rest { $($rest)* }
         }
     };
-    // An optional value.
+    // See "without a deserializer of its own" above.
     (@field $sd:tt $name:ident $fs:tt $ps:tt $is:tt $ss:tt $ls:tt
         $(#[doc = $d:literal])* $f:ident $w:literal $with:ident : Option<$t:ty> , $($rest:tt)*
     ) => {
-        $crate::event::macros::event_types! { @push $sd $name $fs $ps $is $ss $ls
-            field {
-                $(#[doc = $d])*
-                #[serde(rename = $w, default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::serde_util::nn")]
-                pub $f: Option<$t>,
-            }
-            param {} init {}
-            setter { $crate::event::macros::event_types!(@setter $f $with $t, v => v); }
-            list { ($f $w Option<$t>) }
-            rest { $($rest)* }
+        $crate::event::macros::event_types! { @field $sd $name $fs $ps $is $ss $ls
+            $(#[doc = $d])* $f $w $with : Option<$t> ["crate::serde_util::nn"] , $($rest)*
         }
     };
     // A required string (`new` takes anything that converts).

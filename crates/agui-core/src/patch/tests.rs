@@ -42,6 +42,15 @@ fn kind(doc: Value, ops: Value) -> PatchErrorKind {
     apply(doc, ops).unwrap_err().kind
 }
 
+/// Applies each single operation to a copy of `doc` (through [`apply`] and its checks) and
+/// compares the outcome: the document it gives, or the kind of its error.
+fn check_ops(doc: &Value, cases: Vec<(Value, Result<Value, PatchErrorKind>)>) {
+    for (op, want) in cases {
+        let got = apply(doc.clone(), json!([op])).map_err(|e| e.kind);
+        assert_eq!(got, want, "{op}");
+    }
+}
+
 // --- pointers -----------------------------------------------------------------------
 
 #[test]
@@ -368,47 +377,34 @@ fn add_semantics() {
     )
     .unwrap();
     assert_eq!(serde_json::to_string(&out).unwrap(), r#"{"b":1,"a":2}"#);
-    let doc = json!({"l": [1, 2]});
-    assert_eq!(
-        apply(
-            doc.clone(),
-            json!([{"op": "add", "path": "/l/2", "value": 3}])
-        )
-        .unwrap(),
-        json!({"l": [1, 2, 3]})
-    );
-    assert_eq!(
-        apply(
-            doc.clone(),
-            json!([{"op": "add", "path": "/l/-", "value": 3}])
-        )
-        .unwrap(),
-        json!({"l": [1, 2, 3]})
-    );
-    assert_eq!(
-        apply(
-            doc.clone(),
-            json!([{"op": "add", "path": "/l/0", "value": 0}])
-        )
-        .unwrap(),
-        json!({"l": [0, 1, 2]})
-    );
-    assert_eq!(
-        kind(
-            doc.clone(),
-            json!([{"op": "add", "path": "/l/3", "value": 3}])
-        ),
-        PatchErrorKind::IndexOutOfBounds { index: 3, len: 2 }
-    );
-    assert_eq!(
-        kind(
-            doc.clone(),
-            json!([{"op": "add", "path": "/l/99999999999999999999999", "value": 3}])
-        ),
-        PatchErrorKind::IndexOutOfBounds {
-            index: usize::MAX,
-            len: 2
-        }
+    // Array positions: inside, at the end (by index or `-`), past the end.
+    check_ops(
+        &json!({"l": [1, 2]}),
+        vec![
+            (
+                json!({"op": "add", "path": "/l/2", "value": 3}),
+                Ok(json!({"l": [1, 2, 3]})),
+            ),
+            (
+                json!({"op": "add", "path": "/l/-", "value": 3}),
+                Ok(json!({"l": [1, 2, 3]})),
+            ),
+            (
+                json!({"op": "add", "path": "/l/0", "value": 0}),
+                Ok(json!({"l": [0, 1, 2]})),
+            ),
+            (
+                json!({"op": "add", "path": "/l/3", "value": 3}),
+                Err(PatchErrorKind::IndexOutOfBounds { index: 3, len: 2 }),
+            ),
+            (
+                json!({"op": "add", "path": "/l/99999999999999999999999", "value": 3}),
+                Err(PatchErrorKind::IndexOutOfBounds {
+                    index: usize::MAX,
+                    len: 2,
+                }),
+            ),
+        ],
     );
     // A member named "-" on an object is just a member.
     assert_eq!(
@@ -434,29 +430,26 @@ fn dash_only_works_for_add() {
 
 #[test]
 fn replace_and_remove_bounds() {
-    let doc = json!({"l": [1, 2]});
-    assert_eq!(
-        kind(
-            doc.clone(),
-            json!([{"op": "replace", "path": "/l/2", "value": 0}])
-        ),
-        PatchErrorKind::PathNotFound
-    );
-    assert_eq!(
-        kind(doc.clone(), json!([{"op": "remove", "path": "/l/2"}])),
-        PatchErrorKind::PathNotFound
-    );
-    assert_eq!(
-        apply(
-            doc.clone(),
-            json!([{"op": "replace", "path": "/l/1", "value": 0}])
-        )
-        .unwrap(),
-        json!({"l": [1, 0]})
-    );
-    assert_eq!(
-        apply(doc, json!([{"op": "remove", "path": "/l/0"}])).unwrap(),
-        json!({"l": [2]})
+    check_ops(
+        &json!({"l": [1, 2]}),
+        vec![
+            (
+                json!({"op": "replace", "path": "/l/2", "value": 0}),
+                Err(PatchErrorKind::PathNotFound),
+            ),
+            (
+                json!({"op": "remove", "path": "/l/2"}),
+                Err(PatchErrorKind::PathNotFound),
+            ),
+            (
+                json!({"op": "replace", "path": "/l/1", "value": 0}),
+                Ok(json!({"l": [1, 0]})),
+            ),
+            (
+                json!({"op": "remove", "path": "/l/0"}),
+                Ok(json!({"l": [2]})),
+            ),
+        ],
     );
 }
 

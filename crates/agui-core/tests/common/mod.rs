@@ -58,3 +58,33 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
         _ => a == b,
     }
 }
+
+/// The events of a case that decode (the reference drops the others: non-objects, unknown
+/// shapes), in order.
+pub fn decodable_events(case: &Value) -> Vec<agui_core::Event> {
+    case["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| agui_core::Event::from_value(v.clone()).ok())
+        .collect()
+}
+
+/// Prints how many cases a stage checked and fails with every disagreement.
+pub fn report(stage: &str, checked: usize, failures: &[String]) {
+    println!(
+        "{stage} conformance: {checked} checked, {} agree",
+        checked - failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Fails with every collected failure, counted.
+pub fn assert_no_failures(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

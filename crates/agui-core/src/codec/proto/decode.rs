@@ -358,30 +358,27 @@ fn parts(list: Vec<pb::InputContent>) -> R<Vec<ContentPart>> {
     use pb::input_content::Part;
     let mut out = Vec::with_capacity(list.len());
     for (i, p) in list.into_iter().enumerate() {
-        let part = match p.part {
+        // The four media kinds differ only by their protobuf type and content part variant.
+        let (source, metadata, id, kind): (_, _, _, fn(MediaPart) -> ContentPart) = match p.part {
             None => {
                 warning::report(format!("[{i}]: content part removed: no known kind"));
-                None
+                continue;
             }
-            Some(Part::Text(t)) => Some(ContentPart::Text(TextPart {
-                text: t.text,
-                id: t.id,
-                metadata: any_opt(t.metadata),
-            })),
-            Some(Part::Image(m)) => media(m.source, m.metadata, m.id)
-                .map_err(|f| f.at(format_args!("[{i}]")))?
-                .map(ContentPart::Image),
-            Some(Part::Audio(m)) => media(m.source, m.metadata, m.id)
-                .map_err(|f| f.at(format_args!("[{i}]")))?
-                .map(ContentPart::Audio),
-            Some(Part::Video(m)) => media(m.source, m.metadata, m.id)
-                .map_err(|f| f.at(format_args!("[{i}]")))?
-                .map(ContentPart::Video),
-            Some(Part::Document(m)) => media(m.source, m.metadata, m.id)
-                .map_err(|f| f.at(format_args!("[{i}]")))?
-                .map(ContentPart::Document),
+            Some(Part::Text(t)) => {
+                out.push(ContentPart::Text(TextPart {
+                    text: t.text,
+                    id: t.id,
+                    metadata: any_opt(t.metadata),
+                }));
+                continue;
+            }
+            Some(Part::Image(m)) => (m.source, m.metadata, m.id, ContentPart::Image),
+            Some(Part::Audio(m)) => (m.source, m.metadata, m.id, ContentPart::Audio),
+            Some(Part::Video(m)) => (m.source, m.metadata, m.id, ContentPart::Video),
+            Some(Part::Document(m)) => (m.source, m.metadata, m.id, ContentPart::Document),
         };
-        out.extend(part);
+        let part = media(source, metadata, id).map_err(|f| f.at(format_args!("[{i}]")))?;
+        out.extend(part.map(kind));
     }
     Ok(out)
 }
@@ -409,23 +406,13 @@ fn tool_call(c: pb::ToolCall) -> R<ToolCall> {
     })
 }
 
-const ROLES: [&str; 7] = [
-    "developer",
-    "system",
-    "assistant",
-    "user",
-    "tool",
-    "activity",
-    "reasoning",
-];
-
 /// One message of any role; `Ok(None)` for an unknown role (dropped with a warning).
 fn message(m: pb::Message) -> R<Option<Message>> {
     let has_text = m.content.is_some();
     let has_parts = !m.content_parts.is_empty();
     let has_map = m.activity_content.is_some();
     let role = m.role.as_str();
-    if !ROLES.contains(&role) {
+    if !crate::message::ROLES.contains(&role) {
         if usize::from(has_text) + usize::from(has_parts) + usize::from(has_map) > 1 {
             return Err(Fail::Malformed(
                 "a message carries more than one content form".into(),
@@ -456,27 +443,24 @@ fn message(m: pb::Message) -> R<Option<Message>> {
             "a message carries both string content and content parts".into(),
         ));
     }
-    let metadata = m.metadata.map(ProtoStruct::into_map);
     let text = |c: Option<String>| c.ok_or_else(|| Fail::missing("content"));
-    Ok(Some(match role {
+    // The members of the role here; those every message carries are set below.
+    let id = m.id;
+    let mut message = match role {
         "developer" => Message::Developer(DeveloperMessage {
-            id: m.id,
+            id,
             content: text(m.content)?,
             name: m.name,
-            encrypted_value: m.encrypted_value,
-            metadata,
-            subagent_run_id: m.subagent_run_id,
+            ..Default::default()
         }),
         "system" => Message::System(SystemMessage {
-            id: m.id,
+            id,
             content: text(m.content)?,
             name: m.name,
-            encrypted_value: m.encrypted_value,
-            metadata,
-            subagent_run_id: m.subagent_run_id,
+            ..Default::default()
         }),
         "assistant" => Message::Assistant(AssistantMessage {
-            id: m.id,
+            id,
             content: m.content,
             name: m.name,
             tool_calls: if m.tool_calls.is_empty() {
@@ -492,29 +476,23 @@ fn message(m: pb::Message) -> R<Option<Message>> {
                         .collect::<R<_>>()?,
                 )
             },
-            encrypted_value: m.encrypted_value,
-            metadata,
-            subagent_run_id: m.subagent_run_id,
+            ..Default::default()
         }),
         "user" => Message::User(UserMessage {
-            id: m.id,
+            id,
             content: content(m.content, m.content_parts)?,
             name: m.name,
-            encrypted_value: m.encrypted_value,
-            metadata,
-            subagent_run_id: m.subagent_run_id,
+            ..Default::default()
         }),
         "tool" => Message::Tool(ToolMessage {
-            id: m.id,
+            id,
             content: content(m.content, m.content_parts)?,
             tool_call_id: m.tool_call_id.ok_or_else(|| Fail::missing("toolCallId"))?,
             error: m.error,
-            encrypted_value: m.encrypted_value,
-            metadata,
-            subagent_run_id: m.subagent_run_id,
+            ..Default::default()
         }),
         "activity" => Message::Activity(ActivityMessage {
-            id: m.id,
+            id,
             activity_type: m
                 .activity_type
                 .ok_or_else(|| Fail::missing("activityType"))?,
@@ -522,17 +500,20 @@ fn message(m: pb::Message) -> R<Option<Message>> {
                 .activity_content
                 .ok_or_else(|| Fail::missing("content"))?
                 .into_map(),
-            metadata,
-            subagent_run_id: m.subagent_run_id,
+            ..Default::default()
         }),
         _ => Message::Reasoning(ReasoningMessage {
-            id: m.id,
+            id,
             content: text(m.content)?,
-            encrypted_value: m.encrypted_value,
-            metadata,
-            subagent_run_id: m.subagent_run_id,
+            ..Default::default()
         }),
-    }))
+    };
+    *message.metadata_mut() = m.metadata.map(ProtoStruct::into_map);
+    *message.subagent_run_id_mut() = m.subagent_run_id;
+    if let Some(encrypted_value) = message.encrypted_value_mut() {
+        *encrypted_value = m.encrypted_value;
+    }
+    Ok(Some(message))
 }
 
 fn messages(list: Vec<pb::Message>, field: &str) -> R<Vec<Message>> {

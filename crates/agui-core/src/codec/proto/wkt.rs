@@ -128,62 +128,80 @@ fn merge_value_field<B: Buf>(
         (4, WireType::Varint) => {
             *slot = Some(Value::Bool(decode_varint(buf)? != 0));
         }
-        (5, WireType::LengthDelimited) => {
+        (5 | 6, WireType::LengthDelimited) => {
             if depth == 0 {
                 return Err(error("JSON value nested too deeply"));
             }
-            if !matches!(slot, Some(Value::Object(_))) {
-                *slot = Some(Value::Object(Map::new()));
+            // A repeated struct_value or list_value merges into the value of its own kind;
+            // any other kind before it is replaced.
+            let (is_kind, empty): (fn(&Value) -> bool, Value) = match tag {
+                5 => (Value::is_object, Value::Object(Map::new())),
+                _ => (Value::is_array, Value::Array(Vec::new())),
+            };
+            if !slot.as_ref().is_some_and(is_kind) {
+                *slot = Some(empty);
             }
-            if let Some(Value::Object(map)) = slot {
-                with_payload(buf, |data| merge_struct(map, data, ctx, depth - 1))?;
-            }
-        }
-        (6, WireType::LengthDelimited) => {
-            if depth == 0 {
-                return Err(error("JSON value nested too deeply"));
-            }
-            if !matches!(slot, Some(Value::Array(_))) {
-                *slot = Some(Value::Array(Vec::new()));
-            }
-            if let Some(Value::Array(items)) = slot {
-                with_payload(buf, |data| merge_list(items, data, ctx, depth - 1))?;
-            }
+            with_payload(buf, |data| match slot {
+                Some(Value::Object(map)) => merge_struct(map, data, ctx, depth - 1),
+                Some(Value::Array(items)) => merge_list(items, data, ctx, depth - 1),
+                _ => unreachable!("a struct or list value was just put in the slot"),
+            })?;
         }
         _ => skip_field(wire_type, tag, buf, ctx)?,
     }
     Ok(())
 }
 
-/// Merges the fields of one `Value` payload into `slot`.
-fn merge_value(
-    slot: &mut Option<Value>,
+/// Runs `f` on each field of one message payload: its tag, wire type and the rest of the
+/// payload, from which `f` reads the field's value.
+fn each_field(
     mut data: &[u8],
-    ctx: DecodeContext,
-    depth: u32,
+    mut f: impl FnMut(u32, WireType, &mut &[u8]) -> Result<(), DecodeError>,
 ) -> Result<(), DecodeError> {
     while !data.is_empty() {
         let (tag, wire_type) = decode_key(&mut data)?;
-        merge_value_field(slot, tag, wire_type, &mut data, ctx.clone(), depth)?;
+        f(tag, wire_type, &mut data)?;
     }
     Ok(())
+}
+
+/// Runs `f` on each payload of field 1, the repeated member of `Struct` (its entries) and
+/// `ListValue` (its items); other fields are skipped as unknown.
+fn each_item(
+    data: &[u8],
+    ctx: &DecodeContext,
+    mut f: impl FnMut(&[u8]) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    each_field(data, |tag, wire_type, data| {
+        if tag != 1 || wire_type != WireType::LengthDelimited {
+            return skip_field(wire_type, tag, data, ctx.clone());
+        }
+        f(take_len(data)?)
+    })
+}
+
+/// Merges the fields of one `Value` payload into `slot`.
+fn merge_value(
+    slot: &mut Option<Value>,
+    data: &[u8],
+    ctx: DecodeContext,
+    depth: u32,
+) -> Result<(), DecodeError> {
+    each_field(data, |tag, wire_type, data| {
+        merge_value_field(slot, tag, wire_type, data, ctx.clone(), depth)
+    })
 }
 
 /// Merges one `Struct` payload into `map` (entries overwrite in place, as JS assignment).
 fn merge_struct(
     map: &mut Map<String, Value>,
-    mut data: &[u8],
+    data: &[u8],
     ctx: DecodeContext,
     depth: u32,
 ) -> Result<(), DecodeError> {
-    while !data.is_empty() {
-        let (tag, wire_type) = decode_key(&mut data)?;
-        if tag != 1 || wire_type != WireType::LengthDelimited {
-            skip_field(wire_type, tag, &mut data, ctx.clone())?;
-            continue;
-        }
-        merge_entry(map, take_len(&mut data)?, ctx.clone(), depth)?;
-    }
+    each_item(data, &ctx, |entry| {
+        merge_entry(map, entry, ctx.clone(), depth)
+    })?;
     js_order(map);
     Ok(())
 }
@@ -192,22 +210,22 @@ fn merge_struct(
 /// dropped, as the reference drops `undefined` members.
 fn merge_entry(
     map: &mut Map<String, Value>,
-    mut entry: &[u8],
+    entry: &[u8],
     ctx: DecodeContext,
     depth: u32,
 ) -> Result<(), DecodeError> {
     let mut key = String::new();
     let mut value = None;
-    while !entry.is_empty() {
-        let (tag, wire_type) = decode_key(&mut entry)?;
+    each_field(entry, |tag, wire_type, entry| {
         match (tag, wire_type) {
-            (1, WireType::LengthDelimited) => key = read_string(take_len(&mut entry)?)?,
+            (1, WireType::LengthDelimited) => key = read_string(take_len(entry)?)?,
             (2, WireType::LengthDelimited) => {
-                merge_value(&mut value, take_len(&mut entry)?, ctx.clone(), depth)?
+                merge_value(&mut value, take_len(entry)?, ctx.clone(), depth)?
             }
-            _ => skip_field(wire_type, tag, &mut entry, ctx.clone())?,
+            _ => skip_field(wire_type, tag, entry, ctx.clone())?,
         }
-    }
+        Ok(())
+    })?;
     if let Some(value) = value {
         map.insert(key, value);
     }
@@ -217,21 +235,16 @@ fn merge_entry(
 /// Appends the items of one `ListValue` payload to `items` (an unset item reads as null).
 fn merge_list(
     items: &mut Vec<Value>,
-    mut data: &[u8],
+    data: &[u8],
     ctx: DecodeContext,
     depth: u32,
 ) -> Result<(), DecodeError> {
-    while !data.is_empty() {
-        let (tag, wire_type) = decode_key(&mut data)?;
-        if tag != 1 || wire_type != WireType::LengthDelimited {
-            skip_field(wire_type, tag, &mut data, ctx.clone())?;
-            continue;
-        }
+    each_item(data, &ctx, |item| {
         let mut value = None;
-        merge_value(&mut value, take_len(&mut data)?, ctx.clone(), depth)?;
+        merge_value(&mut value, item, ctx.clone(), depth)?;
         items.push(value.unwrap_or(Value::Null));
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Whether `key` is a canonical array index (`"0"`, `"7"`, `"42"`; at most 2^32 - 2),
@@ -319,69 +332,73 @@ pub(crate) fn write_struct(w: &mut Writer<'_>, map: &Map<String, Value>) {
 // prost::Message, so that the generated types can hold these as fields
 // ---------------------------------------------------------------------------------------
 
-impl Message for ProtoValue {
-    fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.0 {
-            let mut out = Vec::new();
-            write_value(&mut Writer::new(&mut out), v);
-            buf.put_slice(&out);
-        }
-    }
-
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
-        merge_value_field(&mut self.0, tag, wire_type, buf, ctx, MAX_JSON_DEPTH)
-    }
-
-    fn encoded_len(&self) -> usize {
-        self.0.as_ref().map_or(0, |v| {
-            let mut out = Vec::new();
-            write_value(&mut Writer::new(&mut out), v);
-            out.len()
-        })
-    }
-
-    fn clear(&mut self) {
-        self.0 = None;
-    }
+/// The bytes `write` writes.
+fn encoded(write: impl FnOnce(&mut Writer<'_>)) -> Vec<u8> {
+    let mut out = Vec::new();
+    write(&mut Writer::new(&mut out));
+    out
 }
 
-impl Message for ProtoStruct {
-    fn encode_raw(&self, buf: &mut impl BufMut) {
-        let mut out = Vec::new();
-        write_struct(&mut Writer::new(&mut out), &self.0);
-        buf.put_slice(&out);
-    }
+/// Implements `prost::Message` for a hand-written type from two closure-like pieces: how
+/// it writes its fields, and how it merges one field read from the wire.
+macro_rules! hand_written_message {
+    (
+        $ty:ident,
+        |$this:ident, $w:ident| $write:expr,
+        |$that:ident, $tag:ident, $wire_type:ident, $buf:ident, $ctx:ident| $merge:expr $(,)?
+    ) => {
+        impl Message for $ty {
+            fn encode_raw(&self, buf: &mut impl BufMut) {
+                let $this = self;
+                buf.put_slice(&encoded(|$w| $write));
+            }
 
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
+            fn merge_field(
+                &mut self,
+                $tag: u32,
+                $wire_type: WireType,
+                $buf: &mut impl Buf,
+                $ctx: DecodeContext,
+            ) -> Result<(), DecodeError> {
+                let $that = self;
+                $merge
+            }
+
+            fn encoded_len(&self) -> usize {
+                let $this = self;
+                encoded(|$w| $write).len()
+            }
+
+            fn clear(&mut self) {
+                *self = $ty::default();
+            }
+        }
+    };
+}
+
+hand_written_message!(
+    ProtoValue,
+    |value, w| if let Some(v) = &value.0 {
+        write_value(w, v)
+    },
+    |value, tag, wire_type, buf, ctx| {
+        merge_value_field(&mut value.0, tag, wire_type, buf, ctx, MAX_JSON_DEPTH)
+    },
+);
+
+// A `Struct` has one field, its repeated entries (1); any other is skipped as unknown.
+hand_written_message!(
+    ProtoStruct,
+    |object, w| write_struct(w, &object.0),
+    |object, tag, wire_type, buf, ctx| {
         if tag != 1 || wire_type != WireType::LengthDelimited {
             return skip_field(wire_type, tag, buf, ctx);
         }
-        let map = &mut self.0;
-        with_payload(buf, |entry| merge_entry(map, entry, ctx, MAX_JSON_DEPTH))
-    }
-
-    fn encoded_len(&self) -> usize {
-        let mut out = Vec::new();
-        write_struct(&mut Writer::new(&mut out), &self.0);
-        out.len()
-    }
-
-    fn clear(&mut self) {
-        self.0.clear();
-    }
-}
+        with_payload(buf, |entry| {
+            merge_entry(&mut object.0, entry, ctx, MAX_JSON_DEPTH)
+        })
+    },
+);
 
 #[cfg(test)]
 mod tests {
@@ -389,9 +406,7 @@ mod tests {
     use serde_json::json;
 
     fn enc(v: &Value) -> Vec<u8> {
-        let mut out = Vec::new();
-        write_value(&mut Writer::new(&mut out), v);
-        out
+        encoded(|w| write_value(w, v))
     }
 
     fn dec(bytes: &[u8]) -> Option<Value> {

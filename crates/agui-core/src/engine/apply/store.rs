@@ -104,15 +104,7 @@ impl Store {
                 continue;
             }
             self.first_pos[slot] = pos;
-            let message = &self.slots[slot];
-            if !self.by_id.contains_key(message.id()) {
-                self.by_id.insert(message.id().to_owned(), slot);
-            }
-            for (i, call) in tool_calls(message).iter().enumerate() {
-                if !self.tools.contains_key(&call.id) {
-                    self.tools.insert(call.id.clone(), (slot, i));
-                }
-            }
+            index_ids(&mut self.by_id, &mut self.tools, &self.slots[slot], slot);
         }
     }
 
@@ -221,15 +213,7 @@ impl Store {
         let pos = self.order.len();
         let slot = self.new_slot(message, pos);
         self.order.push(slot);
-        let message = &self.slots[slot];
-        if !self.by_id.contains_key(message.id()) {
-            self.by_id.insert(message.id().to_owned(), slot);
-        }
-        for (i, call) in tool_calls(message).iter().enumerate() {
-            if !self.tools.contains_key(&call.id) {
-                self.tools.insert(call.id.clone(), (slot, i));
-            }
-        }
+        index_ids(&mut self.by_id, &mut self.tools, &self.slots[slot], slot);
         slot
     }
 
@@ -356,5 +340,23 @@ pub(crate) fn tool_calls(message: &Message) -> &[ToolCall] {
             ..
         }) => calls,
         _ => &[],
+    }
+}
+
+/// Indexes `message`, in `slot`, by its id and its tool calls' ids, where no earlier
+/// message holds them (the first holder of an id is the one found).
+fn index_ids(
+    by_id: &mut HashMap<String, usize>,
+    tools: &mut HashMap<String, (usize, usize)>,
+    message: &Message,
+    slot: usize,
+) {
+    if !by_id.contains_key(message.id()) {
+        by_id.insert(message.id().to_owned(), slot);
+    }
+    for (i, call) in tool_calls(message).iter().enumerate() {
+        if !tools.contains_key(&call.id) {
+            tools.insert(call.id.clone(), (slot, i));
+        }
     }
 }

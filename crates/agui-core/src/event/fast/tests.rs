@@ -500,7 +500,17 @@ const TEXT_ROLES: Kind = Kind::OneOf(&["developer", "system", "assistant", "user
 const TOOL_ROLE: Kind = Kind::OneOf(&["tool"]);
 const REASONING_ROLE: Kind = Kind::OneOf(&["reasoning"]);
 const SUBTYPES: Kind = Kind::OneOf(&["tool-call", "message"]);
-const SUB: (&str, bool, Kind) = ("subagentRunId", false, Kind::Str);
+const SUB: (&str, bool, Kind) = opt("subagentRunId");
+
+/// A required string member.
+const fn req(name: &'static str) -> (&'static str, bool, Kind) {
+    (name, true, Kind::Str)
+}
+
+/// An optional string member.
+const fn opt(name: &'static str) -> (&'static str, bool, Kind) {
+    (name, false, Kind::Str)
+}
 
 /// The flat events, written out independently of the fast path: (wire name, required,
 /// kind) per member.
@@ -508,148 +518,112 @@ const SUB: (&str, bool, Kind) = ("subagentRunId", false, Kind::Str);
 const TABLE: &[(&str, &[(&str, bool, Kind)])] = &[
     (
         "TEXT_MESSAGE_CONTENT",
-        &[
-            ("messageId", true, Kind::Str),
-            ("delta", true, Kind::Str),
-            SUB,
-        ],
+        &[req("messageId"), req("delta"), SUB],
     ),
-    (
-        "TOOL_CALL_ARGS",
-        &[
-            ("toolCallId", true, Kind::Str),
-            ("delta", true, Kind::Str),
-            SUB,
-        ],
-    ),
+    ("TOOL_CALL_ARGS", &[req("toolCallId"), req("delta"), SUB]),
     (
         "REASONING_MESSAGE_CONTENT",
-        &[
-            ("messageId", true, Kind::Str),
-            ("delta", true, Kind::Str),
-            SUB,
-        ],
+        &[req("messageId"), req("delta"), SUB],
     ),
     (
         "TEXT_MESSAGE_CHUNK",
         &[
-            ("messageId", false, Kind::Str),
+            opt("messageId"),
             ("role", false, TEXT_ROLES),
-            ("delta", false, Kind::Str),
-            ("name", false, Kind::Str),
+            opt("delta"),
+            opt("name"),
             SUB,
         ],
     ),
     (
         "TOOL_CALL_CHUNK",
         &[
-            ("toolCallId", false, Kind::Str),
-            ("toolCallName", false, Kind::Str),
-            ("parentMessageId", false, Kind::Str),
-            ("delta", false, Kind::Str),
+            opt("toolCallId"),
+            opt("toolCallName"),
+            opt("parentMessageId"),
+            opt("delta"),
             SUB,
         ],
     ),
     (
         "REASONING_MESSAGE_CHUNK",
-        &[
-            ("messageId", false, Kind::Str),
-            ("delta", false, Kind::Str),
-            SUB,
-        ],
+        &[opt("messageId"), opt("delta"), SUB],
     ),
     (
         "TEXT_MESSAGE_START",
         &[
-            ("messageId", true, Kind::Str),
+            req("messageId"),
             ("role", false, TEXT_ROLES),
-            ("name", false, Kind::Str),
+            opt("name"),
             SUB,
         ],
     ),
-    ("TEXT_MESSAGE_END", &[("messageId", true, Kind::Str), SUB]),
+    ("TEXT_MESSAGE_END", &[req("messageId"), SUB]),
     (
         "TOOL_CALL_START",
         &[
-            ("toolCallId", true, Kind::Str),
-            ("toolCallName", true, Kind::Str),
-            ("parentMessageId", false, Kind::Str),
+            req("toolCallId"),
+            req("toolCallName"),
+            opt("parentMessageId"),
             SUB,
         ],
     ),
-    ("TOOL_CALL_END", &[("toolCallId", true, Kind::Str), SUB]),
+    ("TOOL_CALL_END", &[req("toolCallId"), SUB]),
     (
         "TOOL_CALL_RESULT",
         &[
-            ("messageId", true, Kind::Str),
-            ("toolCallId", true, Kind::Str),
-            ("content", true, Kind::Str),
+            req("messageId"),
+            req("toolCallId"),
+            req("content"),
             ("role", false, TOOL_ROLE),
             SUB,
         ],
     ),
-    ("STEP_STARTED", &[("stepName", true, Kind::Str), SUB]),
-    ("STEP_FINISHED", &[("stepName", true, Kind::Str), SUB]),
-    ("REASONING_START", &[("messageId", true, Kind::Str), SUB]),
+    ("STEP_STARTED", &[req("stepName"), SUB]),
+    ("STEP_FINISHED", &[req("stepName"), SUB]),
+    ("REASONING_START", &[req("messageId"), SUB]),
     (
         "REASONING_MESSAGE_START",
-        &[
-            ("messageId", true, Kind::Str),
-            ("role", true, REASONING_ROLE),
-            SUB,
-        ],
+        &[req("messageId"), ("role", true, REASONING_ROLE), SUB],
     ),
-    (
-        "REASONING_MESSAGE_END",
-        &[("messageId", true, Kind::Str), SUB],
-    ),
-    ("REASONING_END", &[("messageId", true, Kind::Str), SUB]),
+    ("REASONING_MESSAGE_END", &[req("messageId"), SUB]),
+    ("REASONING_END", &[req("messageId"), SUB]),
     (
         "REASONING_ENCRYPTED_VALUE",
         &[
             ("subtype", true, SUBTYPES),
-            ("entityId", true, Kind::Str),
-            ("encryptedValue", true, Kind::Str),
+            req("entityId"),
+            req("encryptedValue"),
             SUB,
         ],
     ),
     (
         "SUBAGENT_STARTED",
         &[
-            ("subagentRunId", true, Kind::Str),
-            ("name", true, Kind::Str),
-            ("description", false, Kind::Str),
-            ("parentSubagentRunId", false, Kind::Str),
-            ("parentToolCallId", false, Kind::Str),
-            ("parentMessageId", false, Kind::Str),
+            req("subagentRunId"),
+            req("name"),
+            opt("description"),
+            opt("parentSubagentRunId"),
+            opt("parentToolCallId"),
+            opt("parentMessageId"),
         ],
     ),
-    ("SUBAGENT_FINISHED", &[("subagentRunId", true, Kind::Str)]),
+    ("SUBAGENT_FINISHED", &[req("subagentRunId")]),
     (
         "SUBAGENT_ERROR",
-        &[
-            ("subagentRunId", true, Kind::Str),
-            ("message", true, Kind::Str),
-            ("code", false, Kind::Str),
-        ],
+        &[req("subagentRunId"), req("message"), opt("code")],
     ),
     (
         "RUN_STARTED",
         &[
-            ("threadId", true, Kind::Str),
-            ("runId", true, Kind::Str),
-            ("protocolVersion", false, Kind::Str),
-            ("parentRunId", false, Kind::Str),
+            req("threadId"),
+            req("runId"),
+            opt("protocolVersion"),
+            opt("parentRunId"),
         ],
     ),
-    (
-        "RUN_FINISHED",
-        &[("threadId", true, Kind::Str), ("runId", true, Kind::Str)],
-    ),
-    (
-        "RUN_ERROR",
-        &[("message", true, Kind::Str), ("code", false, Kind::Str)],
-    ),
+    ("RUN_FINISHED", &[req("threadId"), req("runId")]),
+    ("RUN_ERROR", &[req("message"), opt("code")]),
 ];
 
 #[test]

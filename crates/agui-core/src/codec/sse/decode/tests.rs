@@ -57,6 +57,13 @@ fn err(input: &[u8]) -> SseError {
     whole
 }
 
+/// Asserts that each input fails as invalid UTF-8 at its offset.
+fn assert_invalid_utf8(cases: &[(&[u8], u64)]) {
+    for &(input, offset) in cases {
+        assert_eq!(err(input), SseError::InvalidUtf8 { offset }, "{input:?}");
+    }
+}
+
 #[test]
 fn lf_line_endings() {
     assert_eq!(data(b"data: a\n\ndata: b\n\n"), ["a", "b"]);
@@ -144,11 +151,7 @@ fn only_a_leading_bom_is_skipped() {
 
 #[test]
 fn partial_bom_at_end_of_input_is_invalid_utf8() {
-    assert_eq!(err(b"\xEF\xBB"), SseError::InvalidUtf8 { offset: 0 });
-    assert_eq!(
-        err(b"\xEF\xBBdata: a\n\n"),
-        SseError::InvalidUtf8 { offset: 0 }
-    );
+    assert_invalid_utf8(&[(b"\xEF\xBB", 0), (b"\xEF\xBBdata: a\n\n", 0)]);
 }
 
 #[test]
@@ -172,17 +175,13 @@ fn utf8_split_at_every_byte_position() {
 
 #[test]
 fn invalid_utf8_is_an_error_with_the_offset() {
-    assert_eq!(
-        err(b"data: a\xFFb\n\n"),
-        SseError::InvalidUtf8 { offset: 7 }
-    );
-    // The offset counts from the stream start, BOM and earlier frames included.
-    assert_eq!(
-        err(b"\xEF\xBB\xBFdata: a\n\ndata: \xC3\x28\n\n"),
-        SseError::InvalidUtf8 { offset: 18 }
-    );
-    // In a comment too: the whole stream must be UTF-8.
-    assert_eq!(err(b": \x80\n\n"), SseError::InvalidUtf8 { offset: 2 });
+    assert_invalid_utf8(&[
+        (b"data: a\xFFb\n\n", 7),
+        // The offset counts from the stream start, BOM and earlier frames included.
+        (b"\xEF\xBB\xBFdata: a\n\ndata: \xC3\x28\n\n", 18),
+        // In a comment too: the whole stream must be UTF-8.
+        (b": \x80\n\n", 2),
+    ]);
 }
 
 #[test]
@@ -223,22 +222,17 @@ fn invalid_data_is_reported_before_anything_after_it() {
             assert!(decoder.buf.is_empty());
         }
     }
-    // A line over the limit after it.
+    // A line over the limit after it, with or without the frame's end.
     let mut input = bad.to_vec();
     input.extend(std::iter::repeat_n(b'x', 200));
-    let mut decoder = SseDecoder::with_max_frame_size(100);
-    decoder.push(&input);
-    assert_eq!(
-        decoder.next_frame(),
-        Err(SseError::InvalidUtf8 { offset: 6 })
-    );
-    input.extend_from_slice(b"\n\n");
-    let mut decoder = SseDecoder::with_max_frame_size(100);
-    decoder.push(&input);
-    assert_eq!(
-        decoder.next_frame(),
-        Err(SseError::InvalidUtf8 { offset: 6 })
-    );
+    for end in [&b""[..], b"\n\n"] {
+        let mut decoder = SseDecoder::with_max_frame_size(100);
+        decoder.push(&[&input[..], end].concat());
+        assert_eq!(
+            decoder.next_frame(),
+            Err(SseError::InvalidUtf8 { offset: 6 })
+        );
+    }
     // The error comes as soon as the line is complete, before the frame ends.
     let mut decoder = SseDecoder::new();
     decoder.push(bad);
@@ -250,11 +244,7 @@ fn invalid_data_is_reported_before_anything_after_it() {
 
 #[test]
 fn incomplete_utf8_at_end_of_line_or_input_is_an_error() {
-    assert_eq!(
-        err(b"data: \xE2\x82\n\n"),
-        SseError::InvalidUtf8 { offset: 6 }
-    );
-    assert_eq!(err(b"data: \xE2\x82"), SseError::InvalidUtf8 { offset: 6 });
+    assert_invalid_utf8(&[(b"data: \xE2\x82\n\n", 6), (b"data: \xE2\x82", 6)]);
 }
 
 #[test]
@@ -629,26 +619,28 @@ fn one_byte_at_a_time(input: &[u8]) -> (usize, Stats) {
     (frames, decoder.stats().clone())
 }
 
-#[test]
-fn one_byte_chunks_cost_linear_work_for_one_long_line() {
-    let mut input = b"data: ".to_vec();
-    input.extend(std::iter::repeat_n(b'x', 100_000));
-    input.extend_from_slice(b"\n\n");
-    let (frames, stats) = one_byte_at_a_time(&input);
-    assert_eq!(frames, 1);
+/// Fed one byte at a time, `input` gives `frames` frames, scanning and moving each byte
+/// at most once.
+fn assert_linear_one_byte_at_a_time(input: &[u8], frames: usize) {
+    let (got, stats) = one_byte_at_a_time(input);
+    assert_eq!(got, frames);
     let n = input.len() as u64;
     assert!(stats.scanned <= n, "scanned {} of {n} bytes", stats.scanned);
     assert!(stats.moved <= n, "moved {} of {n} bytes", stats.moved);
 }
 
 #[test]
+fn one_byte_chunks_cost_linear_work_for_one_long_line() {
+    let mut input = b"data: ".to_vec();
+    input.extend(std::iter::repeat_n(b'x', 100_000));
+    input.extend_from_slice(b"\n\n");
+    assert_linear_one_byte_at_a_time(&input, 1);
+}
+
+#[test]
 fn one_byte_chunks_cost_linear_work_for_many_frames() {
     let input = "data: {\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\"hi\"}\r\n\r\n".repeat(5_000);
-    let (frames, stats) = one_byte_at_a_time(input.as_bytes());
-    assert_eq!(frames, 5_000);
-    let n = input.len() as u64;
-    assert!(stats.scanned <= n, "scanned {} of {n} bytes", stats.scanned);
-    assert!(stats.moved <= n, "moved {} of {n} bytes", stats.moved);
+    assert_linear_one_byte_at_a_time(input.as_bytes(), 5_000);
 }
 
 #[test]
