@@ -8,10 +8,14 @@ pub mod rt;
 
 use agui_core::Event;
 use agui_core::engine::pipeline::Pipeline;
-use agui_store::{EventStore, RunStatus, StoreError, ThreadInfo, ThreadQuery};
+use agui_store::{
+    EventStore, RunStatus, StoreError, StoredEvent, ThreadInfo, ThreadPage, ThreadQuery,
+};
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
 use serde_json::{Value, json};
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -88,25 +92,63 @@ pub fn replay(events: &[Event]) -> (Value, Value) {
     )
 }
 
+/// The store as every case holds it.
+type Store = Arc<dyn EventStore>;
+
+/// Appends `events`, which must be accepted: the sequences they were given.
+async fn append_ok(s: &Store, thread: &str, run: &str, events: &[Event]) -> Range<u64> {
+    s.append(thread, run, events).await.unwrap()
+}
+
+/// Every event of `thread`, without its sequence and run.
+async fn events_of(s: &Store, thread: &str) -> Vec<Event> {
+    let stored = s.read(thread, 1).await.unwrap();
+    stored.into_iter().map(|e| e.event).collect()
+}
+
+/// The ids of every thread, in listing order.
+async fn thread_ids(s: &Store) -> Vec<String> {
+    let threads = s.threads().await.unwrap();
+    threads.into_iter().map(|t| t.thread_id).collect()
+}
+
+/// The first page of the thread listing, `limit` threads at most.
+async fn first_page(s: &Store, limit: usize) -> ThreadPage {
+    let query = ThreadQuery {
+        limit,
+        ..Default::default()
+    };
+    s.list_threads(&query).await.unwrap()
+}
+
+/// The next event of a tail, which must arrive within ten seconds (`what` says which).
+async fn next_within(
+    tail: &mut BoxStream<'static, agui_store::Result<StoredEvent>>,
+    what: &str,
+) -> StoredEvent {
+    let next = tokio::time::timeout(Duration::from_secs(10), tail.next()).await;
+    next.expect(what).unwrap().unwrap()
+}
+
+/// Asserts that a call failed as one about a thread the store does not know.
+#[track_caller]
+fn assert_unknown_thread<T: std::fmt::Debug>(result: Result<T, StoreError>) {
+    assert!(
+        matches!(result, Err(StoreError::UnknownThread(_))),
+        "{result:?}"
+    );
+}
+
 async fn append_assigns_contiguous_sequences(open: Open) {
     let s = open().await;
+    assert_eq!(append_ok(&s, "a", "r1", &[started("a", "r1")]).await, 1..2);
     assert_eq!(
-        s.append("a", "r1", &[started("a", "r1")]).await.unwrap(),
-        1..2
-    );
-    assert_eq!(
-        s.append("a", "r1", &text("m", &["x", "y"])).await.unwrap(),
+        append_ok(&s, "a", "r1", &text("m", &["x", "y"])).await,
         2..6
     );
     // Another thread counts on its own.
-    assert_eq!(
-        s.append("b", "r1", &[started("b", "r1")]).await.unwrap(),
-        1..2
-    );
-    assert_eq!(
-        s.append("a", "r1", &[finished("a", "r1")]).await.unwrap(),
-        6..7
-    );
+    assert_eq!(append_ok(&s, "b", "r1", &[started("b", "r1")]).await, 1..2);
+    assert_eq!(append_ok(&s, "a", "r1", &[finished("a", "r1")]).await, 6..7);
     let seqs: Vec<u64> = s
         .read("a", 1)
         .await
@@ -119,18 +161,15 @@ async fn append_assigns_contiguous_sequences(open: Open) {
 
 async fn empty_append_is_a_no_op(open: Open) {
     let s = open().await;
-    assert_eq!(s.append("a", "r1", &[]).await.unwrap(), 1..1);
-    assert!(matches!(
-        s.thread("a").await,
-        Err(StoreError::UnknownThread(_))
-    ));
+    assert_eq!(append_ok(&s, "a", "r1", &[]).await, 1..1);
+    assert_unknown_thread(s.thread("a").await);
     assert!(s.threads().await.unwrap().is_empty());
 }
 
 async fn reads_from_any_sequence(open: Open) {
     let s = open().await;
     let run = whole_run("t", "r", "m");
-    s.append("t", "r", &run).await.unwrap();
+    append_ok(&s, "t", "r", &run).await;
     let n = run.len() as u64;
     for from in 0..=n + 1 {
         let got = s.read("t", from).await.unwrap();
@@ -174,46 +213,28 @@ async fn events_round_trip_verbatim(open: Open) {
         ev(json!({"type": "CUSTOM", "name": "x", "value": {"deep": {"b": 1, "a": 2}}})),
         ev(json!({"type": "SOME_FUTURE_EVENT", "z": 1, "a": [true]})),
     ];
-    s.append("t", "r", &events).await.unwrap();
+    append_ok(&s, "t", "r", &events).await;
     let raw = s.read_raw("t", 1, usize::MAX).await.unwrap();
     for (r, e) in raw.iter().zip(&events) {
         assert_eq!(r.json, e.to_json_vec(), "stored bytes are the wire JSON");
     }
-    let got: Vec<Event> = s
-        .read("t", 1)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|e| e.event)
-        .collect();
+    let got = events_of(&s, "t").await;
     assert_eq!(got, events);
 }
 
 async fn runs_status_and_lineage(open: Open) {
     let s = open().await;
-    s.append("t", "r1", &whole_run("t", "r1", "a"))
-        .await
-        .unwrap();
-    s.append("t", "r2", &[started_from("t", "r2", "r1")])
-        .await
-        .unwrap();
-    s.append(
-        "t",
-        "r2",
-        &[ev(json!({"type": "RUN_ERROR", "message": "boom"}))],
-    )
-    .await
-    .unwrap();
+    append_ok(&s, "t", "r1", &whole_run("t", "r1", "a")).await;
+    append_ok(&s, "t", "r2", &[started_from("t", "r2", "r1")]).await;
+    append_ok(&s, "t", "r2", &[run_error("boom")]).await;
     // A branch from r1, beside r2.
-    s.append("t", "r3", &[started_from("t", "r3", "r1")])
-        .await
-        .unwrap();
-    s.append("t", "r3", &text("c", &["x"])).await.unwrap();
+    append_ok(&s, "t", "r3", &[started_from("t", "r3", "r1")]).await;
+    append_ok(&s, "t", "r3", &text("c", &["x"])).await;
     // From r3.
     let r4 = whole_run("t", "r4", "d");
     let mut r4 = r4;
     r4[0] = started_from("t", "r4", "r3");
-    s.append("t", "r4", &r4).await.unwrap();
+    append_ok(&s, "t", "r4", &r4).await;
 
     let runs = s.runs("t").await.unwrap();
     let ids: Vec<&str> = runs.iter().map(|r| r.run_id.as_str()).collect();
@@ -257,17 +278,12 @@ async fn runs_status_and_lineage(open: Open) {
         s.lineage("t", "zz").await,
         Err(StoreError::UnknownRun { .. })
     ));
-    assert!(matches!(
-        s.runs("zz").await,
-        Err(StoreError::UnknownThread(_))
-    ));
+    assert_unknown_thread(s.runs("zz").await);
 }
 
 async fn bad_appends_are_rejected_and_change_nothing(open: Open) {
     let s = open().await;
-    s.append("t", "r1", &whole_run("t", "r1", "a"))
-        .await
-        .unwrap();
+    append_ok(&s, "t", "r1", &whole_run("t", "r1", "a")).await;
     let before = s.read("t", 1).await.unwrap();
     // Closed run.
     match s.append("t", "r1", &text("b", &["x"])).await {
@@ -288,10 +304,7 @@ async fn bad_appends_are_rejected_and_change_nothing(open: Open) {
             .await,
         Err(StoreError::UnknownRun { .. })
     ));
-    assert!(matches!(
-        s.thread("new").await,
-        Err(StoreError::UnknownThread(_))
-    ));
+    assert_unknown_thread(s.thread("new").await);
     // Own parent, mismatching ids, empty ids, events after the terminal event.
     for (thread, run, events) in [
         ("t", "r3", vec![started_from("t", "r3", "r3")]),
@@ -315,7 +328,7 @@ async fn bad_appends_are_rejected_and_change_nothing(open: Open) {
     assert_eq!(s.runs("t").await.unwrap().len(), 1);
     // The log goes on after the failures, with no gap.
     assert_eq!(
-        s.append("t", "r5", &[started("t", "r5")]).await.unwrap(),
+        append_ok(&s, "t", "r5", &[started("t", "r5")]).await,
         before.len() as u64 + 1..before.len() as u64 + 2
     );
 }
@@ -335,43 +348,22 @@ async fn sql_injection_is_stored_verbatim(open: Open) {
         events.extend(text(t, &[t, "'; DROP TABLE threads; --"]));
         events.push(ev(json!({"type": "CUSTOM", "name": t, "value": {(*t): t}})));
         events.push(finished(t, &run));
-        s.append(t, &run, &events).await.unwrap();
-        let got: Vec<Event> = s
-            .read(t, 1)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|e| e.event)
-            .collect();
+        append_ok(&s, t, &run, &events).await;
+        let got = events_of(&s, t).await;
         assert_eq!(got, events);
         assert_eq!(s.runs(t).await.unwrap()[0].run_id, run);
     }
-    let listed: Vec<String> = s
-        .threads()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.thread_id)
-        .collect();
+    let listed = thread_ids(&s).await;
     assert_eq!(listed, nasty);
     // Reads with quotes in an unknown id are clean errors.
-    assert!(matches!(
-        s.read("zz' OR 1=1 --", 1).await,
-        Err(StoreError::UnknownThread(_))
-    ));
+    assert_unknown_thread(s.read("zz' OR 1=1 --", 1).await);
 }
 
 async fn threads_are_listed(open: Open) {
     let s = open().await;
-    s.append("one", "r1", &whole_run("one", "r1", "a"))
-        .await
-        .unwrap();
-    s.append("two", "r1", &[started("two", "r1")])
-        .await
-        .unwrap();
-    s.append("one", "r2", &[started("one", "r2")])
-        .await
-        .unwrap();
+    append_ok(&s, "one", "r1", &whole_run("one", "r1", "a")).await;
+    append_ok(&s, "two", "r1", &[started("two", "r1")]).await;
+    append_ok(&s, "one", "r2", &[started("one", "r2")]).await;
     let list = s.threads().await.unwrap();
     assert_eq!(list.len(), 2);
     assert_eq!(
@@ -395,36 +387,16 @@ async fn threads_are_listed(open: Open) {
 
 async fn compaction_replays_like_the_log(open: Open) {
     let s = open().await;
-    s.append("t", "r1", &whole_run("t", "r1", "a"))
-        .await
-        .unwrap();
-    s.append("t", "r2", &whole_run("t", "r2", "b"))
-        .await
-        .unwrap();
+    append_ok(&s, "t", "r1", &whole_run("t", "r1", "a")).await;
+    append_ok(&s, "t", "r2", &whole_run("t", "r2", "b")).await;
     // A failed run with a message left open, then a running one: kept as stored.
-    s.append("t", "r3", &[started("t", "r3")]).await.unwrap();
-    s.append("t", "r3", &text("c", &["x", "y"])[..2])
-        .await
-        .unwrap();
-    s.append(
-        "t",
-        "r3",
-        &[ev(json!({"type": "RUN_ERROR", "message": "boom"}))],
-    )
-    .await
-    .unwrap();
-    s.append("t", "r4", &[started("t", "r4")]).await.unwrap();
-    s.append("t", "r4", &text("d", &["p", "q", "r"]))
-        .await
-        .unwrap();
+    append_ok(&s, "t", "r3", &[started("t", "r3")]).await;
+    append_ok(&s, "t", "r3", &text("c", &["x", "y"])[..2]).await;
+    append_ok(&s, "t", "r3", &[run_error("boom")]).await;
+    append_ok(&s, "t", "r4", &[started("t", "r4")]).await;
+    append_ok(&s, "t", "r4", &text("d", &["p", "q", "r"])).await;
 
-    let all: Vec<Event> = s
-        .read("t", 1)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|e| e.event)
-        .collect();
+    let all = events_of(&s, "t").await;
     let compacted = s.compacted("t").await.unwrap();
     assert!(
         compacted.len() < all.len(),
@@ -435,50 +407,28 @@ async fn compaction_replays_like_the_log(open: Open) {
     // Each finished run: start, 3 text events, one state snapshot, finish.
     assert_eq!(compacted.len(), 6 + 6 + 4 + 6);
     assert_eq!(replay(&compacted), replay(&all));
-    assert!(matches!(
-        s.compacted("zz").await,
-        Err(StoreError::UnknownThread(_))
-    ));
+    assert_unknown_thread(s.compacted("zz").await);
 }
 
 async fn tail_replays_then_follows(open: Open) {
     let s = open().await;
-    s.append("t", "r", &[started("t", "r")]).await.unwrap();
-    s.append("t", "r", &text("m", &["a"])).await.unwrap();
+    append_ok(&s, "t", "r", &[started("t", "r")]).await;
+    append_ok(&s, "t", "r", &text("m", &["a"])).await;
     let mut from_start = s.tail("t", 1);
     let mut from_middle = s.tail("t", 3);
     let writer = s.clone();
     let task = tokio::spawn(async move {
         for i in 0..20 {
             tokio::time::sleep(Duration::from_millis(2)).await;
-            writer
-                .append(
-                    "t",
-                    "r",
-                    &[ev(json!({"type": "CUSTOM", "name": "n", "value": i}))],
-                )
-                .await
-                .unwrap();
+            append_ok(&writer, "t", "r", &[custom(json!(i))]).await;
         }
-        writer
-            .append("t", "r", &[finished("t", "r")])
-            .await
-            .unwrap();
+        append_ok(&writer, "t", "r", &[finished("t", "r")]).await;
     });
-    let within = Duration::from_secs(10);
     for expect in 1..=25u64 {
-        let e = tokio::time::timeout(within, from_start.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
+        let e = next_within(&mut from_start, "the tail from the start").await;
         assert_eq!(e.seq, expect);
         if expect >= 3 {
-            let e = tokio::time::timeout(within, from_middle.next())
-                .await
-                .unwrap()
-                .unwrap()
-                .unwrap();
+            let e = next_within(&mut from_middle, "the tail from the middle").await;
             assert_eq!(e.seq, expect);
         }
     }
@@ -494,8 +444,8 @@ async fn tail_replays_then_follows(open: Open) {
 async fn tail_reports_bad_start(open: Open) {
     let s = open().await;
     let first = s.tail("nope", 1).next().await.unwrap();
-    assert!(matches!(first, Err(StoreError::UnknownThread(_))));
-    s.append("t", "r", &[started("t", "r")]).await.unwrap();
+    assert_unknown_thread(first);
+    append_ok(&s, "t", "r", &[started("t", "r")]).await;
     let mut tail = s.tail("t", 5);
     assert!(matches!(
         tail.next().await.unwrap(),
@@ -507,16 +457,12 @@ async fn tail_reports_bad_start(open: Open) {
 async fn tail_follows_another_instance(open: Open) {
     let a = open().await;
     let b = open().await;
-    a.append("t", "r", &[started("t", "r")]).await.unwrap();
+    append_ok(&a, "t", "r", &[started("t", "r")]).await;
     let mut tail = b.tail("t", 1);
     assert_eq!(tail.next().await.unwrap().unwrap().seq, 1);
-    a.append("t", "r", &text("m", &["x"])).await.unwrap();
+    append_ok(&a, "t", "r", &text("m", &["x"])).await;
     for seq in 2..=4 {
-        let e = tokio::time::timeout(Duration::from_secs(10), tail.next())
-            .await
-            .expect("live event from the other instance")
-            .unwrap()
-            .unwrap();
+        let e = next_within(&mut tail, "live event from the other instance").await;
         assert_eq!(e.seq, seq);
     }
 }
@@ -529,10 +475,10 @@ async fn concurrent_appends_get_distinct_contiguous_sequences(open: Open) {
         tasks.push(tokio::spawn(async move {
             let run = format!("r{w}");
             let mut got = Vec::new();
-            got.extend(s.append("t", &run, &[started("t", &run)]).await.unwrap());
+            got.extend(append_ok(&s, "t", &run, &[started("t", &run)]).await);
             for i in 0..10 {
                 let e = ev(json!({"type": "CUSTOM", "name": "w", "value": [w, i]}));
-                got.extend(s.append("t", &run, &[e.clone(), e]).await.unwrap());
+                got.extend(append_ok(&s, "t", &run, &[e.clone(), e]).await);
             }
             got
         }));
@@ -562,9 +508,7 @@ async fn concurrent_appends_get_distinct_contiguous_sequences(open: Open) {
 /// one is stored with contiguous sequences.
 async fn refused_appends_in_a_burst_undo_nothing_else(open: Open) {
     let s = open().await;
-    s.append("t", "done", &whole_run("t", "done", "a"))
-        .await
-        .unwrap();
+    append_ok(&s, "t", "done", &whole_run("t", "done", "a")).await;
     let before = s.thread("t").await.unwrap().last_seq;
     let mut tasks = Vec::new();
     for i in 0..48 {
@@ -606,13 +550,13 @@ async fn refused_appends_in_a_burst_undo_nothing_else(open: Open) {
 
 async fn data_survives_reopening(open: Open) {
     let s = open().await;
-    s.append("t", "r", &whole_run("t", "r", "a")).await.unwrap();
+    append_ok(&s, "t", "r", &whole_run("t", "r", "a")).await;
     drop(s);
     let s = open().await;
     assert_eq!(s.read("t", 1).await.unwrap().len(), 9);
     assert_eq!(s.runs("t").await.unwrap()[0].status, RunStatus::Finished);
     assert_eq!(
-        s.append("t", "r2", &[started("t", "r2")]).await.unwrap(),
+        append_ok(&s, "t", "r2", &[started("t", "r2")]).await,
         10..11
     );
 }
@@ -649,10 +593,7 @@ async fn claims_record_their_lease_and_refused_ones_nothing(open: Open) {
 async fn expired_leases_abandon_running_runs(open: Open) {
     let store = open().await;
     let other = open().await;
-    store
-        .append("t", "r1", &[started("t", "r1")])
-        .await
-        .unwrap();
+    append_ok(&store, "t", "r1", &[started("t", "r1")]).await;
     assert_eq!(store.lease("t", "r1").await.unwrap(), None);
     // No lease: never abandoned.
     assert!(!store.abandon_if_expired("t", "r1", u64::MAX).await.unwrap());
@@ -682,10 +623,13 @@ async fn expired_leases_abandon_running_runs(open: Open) {
     ));
     // A finished run with an expired lease stays finished.
     store.renew_lease("t", "r2", 5).await.unwrap();
-    store
-        .append("t", "r2", &[started("t", "r2"), finished("t", "r2")])
-        .await
-        .unwrap();
+    append_ok(
+        &store,
+        "t",
+        "r2",
+        &[started("t", "r2"), finished("t", "r2")],
+    )
+    .await;
     assert!(!store.abandon_if_expired("t", "r2", 10).await.unwrap());
     assert_eq!(
         store.run("t", "r2").await.unwrap().status,
@@ -700,13 +644,18 @@ pub fn started_with(t: &str, r: &str, messages: Value) -> Event {
                         "context": [], "state": null, "forwardedProps": null}}))
 }
 
+/// A `RUN_ERROR` with `message`.
+pub fn run_error(message: &str) -> Event {
+    ev(json!({"type": "RUN_ERROR", "message": message}))
+}
+
 pub fn custom(v: Value) -> Event {
     ev(json!({"type": "CUSTOM", "name": "n", "value": v}))
 }
 
 async fn starting_an_existing_run_is_refused(open: Open) {
     let s = open().await;
-    s.append("t", "r1", &[started("t", "r1")]).await.unwrap();
+    append_ok(&s, "t", "r1", &[started("t", "r1")]).await;
     // Running, then ended: both refused, nothing stored.
     for round in 0..2 {
         let before = s.thread("t").await.unwrap();
@@ -726,17 +675,17 @@ async fn starting_an_existing_run_is_refused(open: Open) {
             (before.last_seq, before.run_count)
         );
         if round == 0 {
-            s.append("t", "r1", &[finished("t", "r1")]).await.unwrap();
+            append_ok(&s, "t", "r1", &[finished("t", "r1")]).await;
         }
     }
     let before = s.thread("t").await.unwrap();
     // A batch that does not begin with RUN_STARTED still creates a new run (library use)
     // and continues a running one.
     assert_eq!(
-        s.append("t", "lib", &[custom(json!(1))]).await.unwrap(),
+        append_ok(&s, "t", "lib", &[custom(json!(1))]).await,
         before.last_seq + 1..before.last_seq + 2
     );
-    s.append("t", "lib", &[custom(json!(2))]).await.unwrap();
+    append_ok(&s, "t", "lib", &[custom(json!(2))]).await;
     assert_eq!(s.run("t", "lib").await.unwrap().status, RunStatus::Running);
     // ... but cannot be started afterwards: it exists.
     assert!(matches!(
@@ -744,10 +693,7 @@ async fn starting_an_existing_run_is_refused(open: Open) {
         Err(StoreError::RunExists { .. })
     ));
     // The same run id in another thread is another run.
-    assert_eq!(
-        s.append("u", "r1", &[started("u", "r1")]).await.unwrap(),
-        1..2
-    );
+    assert_eq!(append_ok(&s, "u", "r1", &[started("u", "r1")]).await, 1..2);
     let kinds: Vec<String> = s
         .read("t", 1)
         .await
@@ -817,21 +763,19 @@ async fn threads_are_claimed_once(open: Open) {
     assert!(s.read("c", 1).await.unwrap().is_empty());
     assert!(s.runs("c").await.unwrap().is_empty());
     let mut tail = s.tail("c", 1);
-    s.append("c", "r1", &[started("c", "r1")]).await.unwrap();
-    let first = tokio::time::timeout(Duration::from_secs(10), tail.next())
-        .await
-        .expect("the tail of a claimed thread sees its first event")
-        .unwrap()
-        .unwrap();
+    append_ok(&s, "c", "r1", &[started("c", "r1")]).await;
+    let first = next_within(
+        &mut tail,
+        "the tail of a claimed thread sees its first event",
+    )
+    .await;
     assert_eq!(first.seq, 1);
     let after = s.thread("c").await.unwrap();
     assert_eq!(after.owner.as_deref(), Some("alice"));
     assert_eq!((after.last_seq, after.run_count), (1, 1));
     assert_eq!(after.created_ms, claimed.created_ms);
     // Claiming a thread made by append changes nothing: it has no owner.
-    s.append("plain", "r1", &[started("plain", "r1")])
-        .await
-        .unwrap();
+    append_ok(&s, "plain", "r1", &[started("plain", "r1")]).await;
     let plain = s.claim_thread("plain", Some("mallory")).await.unwrap();
     assert_eq!((plain.owner, plain.last_seq), (None, 1));
     // Claimed without an owner.
@@ -859,13 +803,7 @@ async fn threads_are_claimed_once(open: Open) {
         s.thread("race").await.unwrap().owner.as_ref(),
         Some(&owners[0])
     );
-    let ids: Vec<String> = s
-        .threads()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.thread_id)
-        .collect();
+    let ids = thread_ids(&s).await;
     assert_eq!(ids, ["c", "plain", "free", "race"]);
 }
 
@@ -877,20 +815,19 @@ async fn threads_carry_title_status_and_times(open: Open) {
         {"id": "u", "role": "user", "content": "  Plan\n\n a   trip\tto Oslo  "},
         {"id": "u2", "role": "user", "content": "second"}
     ]);
-    s.append("t", "r1", &[started_with("t", "r1", messages)])
-        .await
-        .unwrap();
+    append_ok(&s, "t", "r1", &[started_with("t", "r1", messages)]).await;
     let info = s.thread("t").await.unwrap();
     assert_eq!(info.title.as_deref(), Some("Plan a trip to Oslo"));
     assert_eq!(info.last_status, Some(RunStatus::Running));
     assert!(info.created_ms > 0 && info.updated_ms >= info.created_ms);
-    s.append("t", "r1", &[finished("t", "r1")]).await.unwrap();
+    append_ok(&s, "t", "r1", &[finished("t", "r1")]).await;
     let later = s.thread("t").await.unwrap();
     assert_eq!(later.last_status, Some(RunStatus::Finished));
     assert_eq!(later.created_ms, info.created_ms);
     assert!(later.updated_ms >= info.updated_ms);
     // Set once: a later run's first user message does not change it.
-    s.append(
+    append_ok(
+        &s,
         "t",
         "r2",
         &[started_with(
@@ -899,20 +836,13 @@ async fn threads_carry_title_status_and_times(open: Open) {
             json!([{"id": "x", "role": "user", "content": "Other"}]),
         )],
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(s.thread("t").await.unwrap().title, info.title);
     assert_eq!(
         s.thread("t").await.unwrap().last_status,
         Some(RunStatus::Running)
     );
-    s.append(
-        "t",
-        "r2",
-        &[ev(json!({"type": "RUN_ERROR", "message": "boom"}))],
-    )
-    .await
-    .unwrap();
+    append_ok(&s, "t", "r2", &[run_error("boom")]).await;
     assert_eq!(
         s.thread("t").await.unwrap().last_status,
         Some(RunStatus::Error)
@@ -920,19 +850,16 @@ async fn threads_carry_title_status_and_times(open: Open) {
 
     // No user text in the first run (no input; then only an image): the first later run
     // that has one gives the title, cut at 80 characters.
-    s.append("u", "r1", &[started("u", "r1"), finished("u", "r1")])
-        .await
-        .unwrap();
+    append_ok(&s, "u", "r1", &[started("u", "r1"), finished("u", "r1")]).await;
     assert_eq!(s.thread("u").await.unwrap().title, None);
     let image = json!([{"id": "i", "role": "user", "content": [
         {"type": "image", "source": {"type": "url", "value": "https://example.com/a.png"}}
     ]}]);
-    s.append("u", "r2", &[started_with("u", "r2", image)])
-        .await
-        .unwrap();
+    append_ok(&s, "u", "r2", &[started_with("u", "r2", image)]).await;
     assert_eq!(s.thread("u").await.unwrap().title, None);
     let long = format!("{} tail", "ä".repeat(79));
-    s.append(
+    append_ok(
+        &s,
         "u",
         "r3",
         &[started_with(
@@ -943,8 +870,7 @@ async fn threads_carry_title_status_and_times(open: Open) {
             ]}]),
         )],
     )
-    .await
-    .unwrap();
+    .await;
     let title = s.thread("u").await.unwrap().title.unwrap();
     assert_eq!(title, format!("{} …", "ä".repeat(79)));
     assert_eq!(title.chars().count(), 81);
@@ -964,13 +890,7 @@ async fn threads_carry_title_status_and_times(open: Open) {
         assert!(v.get(key).is_some(), "{key} in {v}");
     }
     assert_eq!(v["lastStatus"], "error");
-    let page = s
-        .list_threads(&ThreadQuery {
-            limit: 1,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let page = first_page(&s, 1).await;
     let v = serde_json::to_value(&page).unwrap();
     assert!(
         v["threads"].is_array() && v["nextCursor"].is_string(),
@@ -1030,7 +950,7 @@ async fn threads_are_paged_newest_first(open: Open) {
     let s = open().await;
     let ids: Vec<String> = (0..60).map(|i| format!("p{i:02}")).collect();
     for id in &ids {
-        s.append(id, "r", &[started(id, "r")]).await.unwrap();
+        append_ok(&s, id, "r", &[started(id, "r")]).await;
     }
     let pages = all_pages(&s, None, 25).await;
     let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
@@ -1044,13 +964,7 @@ async fn threads_are_paged_newest_first(open: Open) {
     let one = all_pages(&s, None, 1).await;
     assert_eq!(one.len(), 60);
     assert_eq!(one.into_iter().flatten().collect::<Vec<_>>(), listed);
-    let all = s
-        .list_threads(&ThreadQuery {
-            limit: 5000,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let all = first_page(&s, 5000).await;
     assert_eq!((all.threads.len(), all.next_cursor), (60, None));
     let default = s.list_threads(&ThreadQuery::default()).await.unwrap();
     assert_eq!(default.threads.len(), 50);
@@ -1058,14 +972,8 @@ async fn threads_are_paged_newest_first(open: Open) {
 
     // Activity moves a thread to the front.
     pass(listed.iter().map(|t| t.updated_ms).max().unwrap()).await;
-    s.append("p00", "r", &[custom(json!(1))]).await.unwrap();
-    let first = s
-        .list_threads(&ThreadQuery {
-            limit: 2,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    append_ok(&s, "p00", "r", &[custom(json!(1))]).await;
+    let first = first_page(&s, 2).await;
     assert_eq!(first.threads[0].thread_id, "p00");
     assert!(first.threads[0].updated_ms > first.threads[1].updated_ms);
 
@@ -1113,16 +1021,10 @@ async fn deleted_threads_are_gone(open: Open) {
     let s = open().await;
     let other = open().await;
     s.claim_thread("t", Some("alice")).await.unwrap();
-    s.append("t", "r1", &whole_run("t", "r1", "a"))
-        .await
-        .unwrap();
-    s.append("t", "r2", &[started_from("t", "r2", "r1")])
-        .await
-        .unwrap();
+    append_ok(&s, "t", "r1", &whole_run("t", "r1", "a")).await;
+    append_ok(&s, "t", "r2", &[started_from("t", "r2", "r1")]).await;
     s.renew_lease("t", "r2", 5_000).await.unwrap();
-    s.append("keep", "r1", &[started("keep", "r1")])
-        .await
-        .unwrap();
+    append_ok(&s, "keep", "r1", &[started("keep", "r1")]).await;
     let mut here = s.tail("t", 1);
     let mut there = other.tail("t", 9);
     for seq in 1..=10 {
@@ -1148,51 +1050,24 @@ async fn deleted_threads_are_gone(open: Open) {
     }
     // Every read is as for an unknown thread.
     for store in [&s, &other] {
-        assert!(matches!(
-            store.thread("t").await,
-            Err(StoreError::UnknownThread(_))
-        ));
-        assert!(matches!(
-            store.read("t", 1).await,
-            Err(StoreError::UnknownThread(_))
-        ));
-        assert!(matches!(
-            store.read_raw("t", 1, 10).await,
-            Err(StoreError::UnknownThread(_))
-        ));
-        assert!(matches!(
-            store.read_until_corrupt("t", 1).await,
-            Err(StoreError::UnknownThread(_))
-        ));
-        assert!(matches!(
-            store.runs("t").await,
-            Err(StoreError::UnknownThread(_))
-        ));
-        assert!(matches!(
-            store.compacted("t").await,
-            Err(StoreError::UnknownThread(_))
-        ));
+        assert_unknown_thread(store.thread("t").await);
+        assert_unknown_thread(store.read("t", 1).await);
+        assert_unknown_thread(store.read_raw("t", 1, 10).await);
+        assert_unknown_thread(store.read_until_corrupt("t", 1).await);
+        assert_unknown_thread(store.runs("t").await);
+        assert_unknown_thread(store.compacted("t").await);
         assert!(matches!(
             store.tail("t", 1).next().await,
             Some(Err(StoreError::UnknownThread(_)))
         ));
         assert_eq!(store.lease("t", "r2").await.unwrap(), None);
-        let ids: Vec<String> = store
-            .threads()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|t| t.thread_id)
-            .collect();
+        let ids = thread_ids(store).await;
         assert_eq!(ids, ["keep"]);
         let page = store.list_threads(&ThreadQuery::default()).await.unwrap();
         assert_eq!(page.threads.len(), 1);
     }
     // The id starts again from scratch, without owner, title or old runs.
-    assert_eq!(
-        s.append("t", "r1", &[started("t", "r1")]).await.unwrap(),
-        1..2
-    );
+    assert_eq!(append_ok(&s, "t", "r1", &[started("t", "r1")]).await, 1..2);
     let info = s.thread("t").await.unwrap();
     assert_eq!((info.owner, info.last_seq, info.run_count), (None, 1, 1));
     assert_eq!(s.runs("t").await.unwrap()[0].parent_run_id, None);
@@ -1230,7 +1105,7 @@ async fn undecodable_events_hide_nothing(b: Backend) {
     let s = (b.open)().await;
     let mut events = vec![started("t", "r")];
     events.extend((1..10).map(|i| custom(json!(i))));
-    s.append("t", "r", &events).await.unwrap();
+    append_ok(&s, "t", "r", &events).await;
     let [deep, not_utf8] = undecodable();
     (b.corrupt)("t".into(), 5, deep).await;
     (b.corrupt)("t".into(), 8, not_utf8).await;
@@ -1282,7 +1157,7 @@ async fn undecodable_events_hide_nothing(b: Backend) {
 
     // Past a tail's page: the 1,499 events before the damage all arrive.
     let many: Vec<Event> = (0..2000).map(|i| custom(json!(i))).collect();
-    s.append("big", "r", &many).await.unwrap();
+    append_ok(&s, "big", "r", &many).await;
     (b.corrupt)("big".into(), 1500, undecodable()[0].clone()).await;
     let mut tail = s.tail("big", 1);
     let mut n = 0u64;
@@ -1306,7 +1181,7 @@ async fn sound_stores_pass_their_checks(open: Open) {
     let s = open().await;
     s.health().await.unwrap();
     s.check_integrity().await.unwrap();
-    s.append("t", "r", &whole_run("t", "r", "a")).await.unwrap();
+    append_ok(&s, "t", "r", &whole_run("t", "r", "a")).await;
     s.claim_thread("c", Some("o")).await.unwrap();
     s.health().await.unwrap();
     s.check_integrity().await.unwrap();
