@@ -67,6 +67,24 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// [`UnknownThread`](Self::UnknownThread) for `thread`.
+    pub(crate) fn unknown_thread(thread: &str) -> Self {
+        StoreError::UnknownThread(thread.to_owned())
+    }
+
+    /// Checks that `thread`, whose last sequence is `last`, can be read from `from_seq`: at
+    /// most one past the end, else [`SequenceOutOfRange`](Self::SequenceOutOfRange).
+    pub(crate) fn check_readable(thread: &str, from_seq: u64, last: u64) -> Result<(), Self> {
+        if from_seq > last + 1 {
+            return Err(StoreError::SequenceOutOfRange {
+                thread: thread.to_owned(),
+                seq: from_seq,
+                last,
+            });
+        }
+        Ok(())
+    }
+
     /// The HTTP status that reports this error: 404 for an unknown thread or run, 400 for a
     /// sequence out of range or invalid input, 409 for a closed or already existing run, 503
     /// for a damaged store, 500 otherwise (a corrupt event, a failing backend).

@@ -96,7 +96,7 @@ impl MemoryStore {
         let t = inner
             .threads
             .get_mut(thread)
-            .ok_or_else(|| unknown(thread))?;
+            .ok_or_else(|| StoreError::unknown_thread(thread))?;
         let last = t.events.len() as u64;
         let slot = seq
             .checked_sub(1)
@@ -109,10 +109,6 @@ impl MemoryStore {
         slot.1 = Arc::from(json);
         Ok(())
     }
-}
-
-fn unknown(thread: &str) -> StoreError {
-    StoreError::UnknownThread(thread.to_owned())
 }
 
 impl EventStore for MemoryStore {
@@ -161,7 +157,7 @@ impl EventStore for MemoryStore {
                 inner.create(thread, None, now);
             }
             let Some(t) = inner.threads.get_mut(thread) else {
-                return Err(unknown(thread));
+                return Err(StoreError::unknown_thread(thread));
             };
             let first = last + 1;
             let end = first + prepared.bodies.len() as u64;
@@ -211,15 +207,12 @@ impl EventStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Vec<RawEvent>>> {
         let result = (|| {
             let inner = self.lock();
-            let t = inner.threads.get(thread).ok_or_else(|| unknown(thread))?;
+            let t = inner
+                .threads
+                .get(thread)
+                .ok_or_else(|| StoreError::unknown_thread(thread))?;
             let last = t.events.len() as u64;
-            if from_seq > last + 1 {
-                return Err(StoreError::SequenceOutOfRange {
-                    thread: thread.to_owned(),
-                    seq: from_seq,
-                    last,
-                });
-            }
+            StoreError::check_readable(thread, from_seq, last)?;
             let start = from_seq.max(1);
             Ok(t.events[(start - 1) as usize..]
                 .iter()
@@ -259,7 +252,8 @@ impl EventStore for MemoryStore {
                 true => inner.threads.get(thread),
                 false => Some(&*inner.create(thread, owner.map(str::to_owned), now_ms())),
             };
-            t.map(|t| info(thread, t)).ok_or_else(|| unknown(thread))
+            t.map(|t| info(thread, t))
+                .ok_or_else(|| StoreError::unknown_thread(thread))
         })();
         std::future::ready(result).boxed()
     }
@@ -320,7 +314,7 @@ impl EventStore for MemoryStore {
             .threads
             .get(thread)
             .map(|t| info(thread, t))
-            .ok_or_else(|| unknown(thread));
+            .ok_or_else(|| StoreError::unknown_thread(thread));
         std::future::ready(r).boxed()
     }
 
@@ -330,7 +324,7 @@ impl EventStore for MemoryStore {
             .threads
             .get(thread)
             .map(|t| t.runs.clone())
-            .ok_or_else(|| unknown(thread));
+            .ok_or_else(|| StoreError::unknown_thread(thread));
         std::future::ready(r).boxed()
     }
 

@@ -694,14 +694,8 @@ impl EventStore for PostgresStore {
             let (tid, last) = self
                 .thread_row(&mut c, thread)
                 .await?
-                .ok_or_else(|| StoreError::UnknownThread(thread.to_owned()))?;
-            if from_seq > last + 1 {
-                return Err(StoreError::SequenceOutOfRange {
-                    thread: thread.to_owned(),
-                    seq: from_seq,
-                    last,
-                });
-            }
+                .ok_or_else(|| StoreError::unknown_thread(thread))?;
+            StoreError::check_readable(thread, from_seq, last)?;
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
             let rows = c
                 .query(
@@ -753,7 +747,7 @@ impl EventStore for PostgresStore {
                     return Ok(thread_info(&row));
                 }
             }
-            Err(StoreError::UnknownThread(thread.to_owned()))
+            Err(StoreError::unknown_thread(thread))
         })
     }
 
@@ -867,7 +861,7 @@ impl EventStore for PostgresStore {
             c.query_opt(&self.inner.sql.thread_info, &[&thread.as_bytes()])
                 .await?
                 .map(|r| thread_info(&r))
-                .ok_or_else(|| StoreError::UnknownThread(thread.to_owned()))
+                .ok_or_else(|| StoreError::unknown_thread(thread))
         })
     }
 
@@ -877,7 +871,7 @@ impl EventStore for PostgresStore {
             let (tid, _) = self
                 .thread_row(&mut c, thread)
                 .await?
-                .ok_or_else(|| StoreError::UnknownThread(thread.to_owned()))?;
+                .ok_or_else(|| StoreError::unknown_thread(thread))?;
             let rows = c.query(&self.inner.sql.runs, &[&tid]).await?;
             Ok(rows
                 .into_iter()

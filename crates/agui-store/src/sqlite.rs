@@ -511,15 +511,8 @@ fn thread_row(c: &Connection, thread: &str) -> Result<Option<(i64, u64)>> {
 /// The thread's `(tid, last_seq)` when events can be read from `from_seq` (at most one past
 /// the last sequence).
 fn readable_thread(c: &Connection, thread: &str, from_seq: u64) -> Result<(i64, u64)> {
-    let (tid, last) =
-        thread_row(c, thread)?.ok_or_else(|| StoreError::UnknownThread(thread.to_owned()))?;
-    if from_seq > last + 1 {
-        return Err(StoreError::SequenceOutOfRange {
-            thread: thread.to_owned(),
-            seq: from_seq,
-            last,
-        });
-    }
+    let (tid, last) = thread_row(c, thread)?.ok_or_else(|| StoreError::unknown_thread(thread))?;
+    StoreError::check_readable(thread, from_seq, last)?;
     Ok((tid, last))
 }
 
