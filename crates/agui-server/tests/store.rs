@@ -124,28 +124,15 @@ async fn bad_thread_run_and_sequence_are_json_errors() {
     let r = request(&addr, "GET /agent/threads/nope HTTP/1.1", "", |_| false).await;
     assert!(r.starts_with("HTTP/1.1 404"), "{r}");
     request(&addr, "POST /agent HTTP/1.1", INPUT, |_| false).await;
-    let r = request(
-        &addr,
-        "GET /agent/threads/t1/connect HTTP/1.1\r\nLast-Event-ID: abc",
-        "",
-        |_| false,
-    )
-    .await;
-    assert!(
-        r.starts_with("HTTP/1.1 400") && r.contains("invalid_sequence"),
-        "{r}"
-    );
-    let r = request(
-        &addr,
-        "GET /agent/threads/t1/connect HTTP/1.1\r\nLast-Event-ID: 999",
-        "",
-        |_| false,
-    )
-    .await;
-    assert!(
-        r.starts_with("HTTP/1.1 400") && r.contains("sequence_out_of_range"),
-        "{r}"
-    );
+    for (last_event_id, code) in [
+        ("abc", "invalid_sequence"),
+        ("999", "sequence_out_of_range"),
+    ] {
+        let head =
+            format!("GET /agent/threads/t1/connect HTTP/1.1\r\nLast-Event-ID: {last_event_id}");
+        let r = request(&addr, &head, "", |_| false).await;
+        assert!(r.starts_with("HTTP/1.1 400") && r.contains(code), "{r}");
+    }
     // Branching from an unknown run: 404 before anything runs.
     let branch = INPUT.replace(r#""runId":"r1""#, r#""runId":"r2","parentRunId":"ghost""#);
     let r = request(&addr, "POST /agent HTTP/1.1", &branch, |_| false).await;
