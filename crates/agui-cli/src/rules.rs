@@ -157,33 +157,36 @@ pub fn markdown() -> String {
          |---|---|---|---|---|---|---|\n",
     );
     for r in RULES {
-        let _ = writeln!(
-            out,
-            "| <a id=\"{id}\"></a>`{id}` | {} | {} | {} | {} | {} | {} |",
-            stage(r.stage),
-            verdict(r.verdict),
-            md_cell(r.title),
-            md_cell(r.explanation),
-            md_cell(r.reference),
-            md_cell(r.section),
-            id = r.id,
-        );
+        let cells = [r.title, r.explanation, r.reference, r.section].map(md_cell);
+        md_row(&mut out, r.id, [stage(r.stage), verdict(r.verdict)], &cells);
     }
     out.push_str(
         "\n## Transport checks of `agui check`\n\n\
          | id | check | when | the reference client |\n|---|---|---|---|\n",
     );
     for c in TRANSPORT_CHECKS {
-        let _ = writeln!(
-            out,
-            "| <a id=\"{id}\"></a>`{id}` | {} | {} | {} |",
-            md_cell(c.title),
-            md_cell(c.explanation),
-            md_cell(c.reference),
-            id = c.id,
+        md_row(
+            &mut out,
+            c.id,
+            [],
+            &[c.title, c.explanation, c.reference].map(md_cell),
         );
     }
     out
+}
+
+/// One table row: the id with its anchor, the `plain` cells as they are, then the
+/// `escaped` ones (already passed through `md_cell`).
+fn md_row<const N: usize>(out: &mut String, id: &str, plain: [&str; N], escaped: &[String]) {
+    let _ = write!(out, "| <a id=\"{id}\"></a>`{id}` |");
+    for cell in plain
+        .iter()
+        .copied()
+        .chain(escaped.iter().map(String::as_str))
+    {
+        let _ = write!(out, " {cell} |");
+    }
+    out.push('\n');
 }
 
 /// Escapes text for HTML.

@@ -1,6 +1,6 @@
 //! What can go wrong when running an agent, and how far a run had got when it did.
 
-use agui_core::engine::pipeline::PipelineError;
+use agui_core::engine::pipeline::{PipelineError, PipelineErrorKind};
 use serde_json::Value;
 use std::fmt;
 use std::time::Duration;
@@ -247,6 +247,20 @@ impl ClientError {
             | ClientError::LimitExceeded { progress, .. } => Some(progress),
             _ => None,
         }
+    }
+
+    /// A [`ClientError::Protocol`]: the input event at `index`, of wire type `event_type`,
+    /// failed with `kind` (a decode error or a rule violation).
+    pub(crate) fn protocol(
+        index: usize,
+        event_type: String,
+        kind: impl Into<PipelineErrorKind>,
+    ) -> Self {
+        ClientError::Protocol(PipelineError {
+            index,
+            event_type,
+            kind: kind.into(),
+        })
     }
 
     /// The protocol error, for [`ClientError::Protocol`].

@@ -35,7 +35,6 @@
 
 use crate::error::ClientError;
 use agui_core::engine::expand::Expander;
-use agui_core::engine::pipeline::{PipelineError, PipelineErrorKind};
 use agui_core::{Event, RunAgentInput};
 use futures_util::{Stream, StreamExt};
 use std::collections::{HashSet, VecDeque};
@@ -173,11 +172,7 @@ impl Stream for Expand {
                         Err(v) => {
                             this.inner = None;
                             this.ready
-                                .push_back(Err(ClientError::Protocol(PipelineError {
-                                    index,
-                                    event_type,
-                                    kind: PipelineErrorKind::Rule(v),
-                                })));
+                                .push_back(Err(ClientError::protocol(index, event_type, v)));
                         }
                     }
                 }
@@ -221,11 +216,7 @@ impl FilterToolCalls {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        FilterToolCalls {
-            filter: Arc::new(ToolFilter::Allow(
-                names.into_iter().map(Into::into).collect(),
-            )),
-        }
+        Self::with(ToolFilter::Allow, names)
     }
 
     /// Hides the tool calls with these names.
@@ -234,10 +225,17 @@ impl FilterToolCalls {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
+        Self::with(ToolFilter::Deny, names)
+    }
+
+    /// A filter of one kind (allow or deny) over these names.
+    fn with<I, S>(kind: fn(HashSet<String>) -> ToolFilter, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
         FilterToolCalls {
-            filter: Arc::new(ToolFilter::Deny(
-                names.into_iter().map(Into::into).collect(),
-            )),
+            filter: Arc::new(kind(names.into_iter().map(Into::into).collect())),
         }
     }
 

@@ -3,7 +3,6 @@
 use crate::error::ClientError;
 use agui_core::Event;
 use agui_core::engine::expand::Expander;
-use agui_core::engine::pipeline::{PipelineError, PipelineErrorKind};
 use agui_core::engine::verify::Verifier;
 use agui_core::event::RunError;
 use futures_util::Stream;
@@ -136,21 +135,13 @@ impl RunStream {
         let event_type = event.type_str().to_owned();
         self.scratch.clear();
         if let Err(v) = self.expander.push(event, &mut self.scratch) {
-            self.fail(ClientError::Protocol(PipelineError {
-                index,
-                event_type,
-                kind: PipelineErrorKind::Rule(v),
-            }));
+            self.fail(ClientError::protocol(index, event_type, v));
             return;
         }
         let mut scratch = std::mem::take(&mut self.scratch);
         for e in scratch.drain(..) {
             if let Err(v) = self.verifier.push(&e) {
-                self.fail(ClientError::Protocol(PipelineError {
-                    index,
-                    event_type,
-                    kind: PipelineErrorKind::Rule(v),
-                }));
+                self.fail(ClientError::protocol(index, event_type, v));
                 break;
             }
             self.ready.push_back(Ok(e));
@@ -197,12 +188,8 @@ impl Stream for RunStream {
                     this.events = None;
                     this.done = true;
                     if let Err(v) = this.verifier.finish() {
-                        this.ready
-                            .push_back(Err(ClientError::Protocol(PipelineError {
-                                index: this.index,
-                                event_type: "end of stream".into(),
-                                kind: PipelineErrorKind::Rule(v),
-                            })));
+                        let end = ClientError::protocol(this.index, "end of stream".into(), v);
+                        this.ready.push_back(Err(end));
                     }
                 }
             }

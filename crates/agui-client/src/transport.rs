@@ -8,7 +8,6 @@ use crate::error::{ClientError, FramingError, Progress, TimeoutKind, excerpt_cha
 use crate::shared::{AgentConfig, EventStream, RunShared};
 use agui_core::codec::decoder::{Frame, FrameDecoder};
 use agui_core::engine::compat::CompatBoundary;
-use agui_core::engine::pipeline::{PipelineError, PipelineErrorKind};
 use agui_core::{Event, Message, RunAgentInput};
 use bytes::Bytes;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
@@ -377,13 +376,8 @@ impl Transport {
                 let (decoded, warnings) =
                     agui_core::warning::collect(|| Event::from_json_slice(data.as_bytes()));
                 self.shared.record_warnings(index, warnings);
-                let event = decoded.map_err(|e| {
-                    ClientError::Protocol(PipelineError {
-                        index,
-                        event_type: type_hint(&data),
-                        kind: PipelineErrorKind::Decode(e),
-                    })
-                })?;
+                let event =
+                    decoded.map_err(|e| ClientError::protocol(index, type_hint(&data), e))?;
                 if let Event::Unknown(u) = &event
                     && u.type_str().is_empty()
                 {
@@ -403,13 +397,10 @@ impl Transport {
         };
         let index = self.progress.events;
         let event_type = event.type_str().to_owned();
-        let event = self.compat.translate(event).map_err(|e| {
-            ClientError::Protocol(PipelineError {
-                index,
-                event_type: event_type.clone(),
-                kind: PipelineErrorKind::Decode(e),
-            })
-        })?;
+        let event = self
+            .compat
+            .translate(event)
+            .map_err(|e| ClientError::protocol(index, event_type.clone(), e))?;
         self.progress.events += 1;
         self.progress.last_event = Some(event_type);
         match &event {

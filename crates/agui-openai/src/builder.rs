@@ -383,22 +383,23 @@ mod tests {
 
     #[test]
     fn endpoints() {
-        assert_eq!(
-            endpoint("http://127.0.0.1:11434/v1").unwrap(),
-            "http://127.0.0.1:11434/v1/chat/completions"
-        );
-        assert_eq!(
-            endpoint("https://openrouter.ai/api/v1/").unwrap(),
-            "https://openrouter.ai/api/v1/chat/completions"
-        );
-        assert_eq!(
-            endpoint("http://h:1/v1/chat/completions").unwrap(),
-            "http://h:1/v1/chat/completions"
-        );
-        assert_eq!(
-            endpoint("http://h:1").unwrap(),
-            "http://h:1/chat/completions"
-        );
+        for (base, want) in [
+            (
+                "http://127.0.0.1:11434/v1",
+                "http://127.0.0.1:11434/v1/chat/completions",
+            ),
+            (
+                "https://openrouter.ai/api/v1/",
+                "https://openrouter.ai/api/v1/chat/completions",
+            ),
+            (
+                "http://h:1/v1/chat/completions",
+                "http://h:1/v1/chat/completions",
+            ),
+            ("http://h:1", "http://h:1/chat/completions"),
+        ] {
+            assert_eq!(endpoint(base).unwrap(), want, "{base}");
+        }
         assert!(endpoint("ftp://h/v1").is_err());
         assert!(endpoint("h:1/v1").is_err());
         assert!(endpoint("http://h/v1?x=1").is_err());

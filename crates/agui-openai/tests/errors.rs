@@ -151,12 +151,8 @@ async fn a_stalled_stream_hits_the_idle_timeout() {
         Piece::Stall,
     ])])
     .await;
-    let agent = agent(&mock)
-        .idle_timeout(Duration::from_millis(300))
-        .build()
-        .unwrap();
     let started = std::time::Instant::now();
-    let run = run(agent, input("Hi")).await;
+    let run = run_with_idle_timeout(&mock, 300, "Hi").await;
     assert_error(
         &run,
         codes::TIMEOUT,

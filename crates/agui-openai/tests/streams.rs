@@ -7,7 +7,6 @@ mod common;
 use agui_core::Tool;
 use common::*;
 use serde_json::json;
-use std::time::Duration;
 
 #[tokio::test]
 async fn plain_content_becomes_one_text_message_with_usage_and_finish_reason() {
@@ -249,32 +248,22 @@ async fn keep_alive_comments_crlf_and_frames_split_across_reads() {
     first.push(euro[0]);
     let mut second = euro[1..].to_vec();
     second.extend_from_slice(b"\"}}]}\r\n\r\n");
-    let mock = Mock::start(vec![Reply::Sse(vec![
-        raw("data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Price: \"}}]}\r\n\r\n"),
-        raw(": ping\r\n\r\n"),
-        sleep_ms(100),
-        raw(": ping\r\n\r\n"),
-        sleep_ms(100),
-        raw(": ping\r\n\r\n"),
-        sleep_ms(100),
-        raw(": ping\r\n\r\n"),
-        sleep_ms(100),
-        raw(": ping\r\n\r\n"),
-        sleep_ms(100),
-        raw(": ping\r\n\r\n"),
-        sleep_ms(100),
+    let mut pieces = vec![raw(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Price: \"}}]}\r\n\r\n",
+    )];
+    // Six comments 100 ms apart: 600 ms in all, past the 400 ms idle timeout.
+    for _ in 0..6 {
+        pieces.extend([raw(": ping\r\n\r\n"), sleep_ms(100)]);
+    }
+    pieces.extend([
         raw_bytes(&first),
         sleep_ms(20),
         raw_bytes(&second),
         raw("data:{\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\r\n\r\n"),
         raw("data: [DONE]\r\n\r\n"),
-    ])])
-    .await;
-    let agent = agent(&mock)
-        .idle_timeout(Duration::from_millis(400))
-        .build()
-        .unwrap();
-    let run = run(agent, input("Price?")).await;
+    ]);
+    let mock = Mock::start(vec![Reply::Sse(pieces)]).await;
+    let run = run_with_idle_timeout(&mock, 400, "Price?").await;
     assert_eq!(run.messages()[1]["content"], "Price: 5 €");
     assert_eq!(run.finished()["metadata"]["finishReason"], "stop");
 }
@@ -289,11 +278,7 @@ async fn done_ends_the_answer_even_when_the_connection_stays_open() {
     ])])
     .await;
     // Waiting for the body to end would hit the idle timeout and fail the run.
-    let agent = agent(&mock)
-        .idle_timeout(Duration::from_millis(500))
-        .build()
-        .unwrap();
-    let run = run(agent, input("Bye")).await;
+    let run = run_with_idle_timeout(&mock, 500, "Bye").await;
     assert_eq!(run.messages()[1]["content"], "Bye.");
     run.finished();
 }

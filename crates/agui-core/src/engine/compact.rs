@@ -133,21 +133,30 @@ impl Held for Event {
     }
 }
 
+/// What a start, content or end event does to the pending streams of its kind.
+enum Step<'e, S> {
+    Start(&'e str, &'e S, Option<&'e Metadata>),
+    Delta(&'e str, &'e str, Option<&'e Metadata>),
+    End(&'e str),
+}
+
 /// The start event of a stream kind and how to build its collapsed delta event.
 trait Kind {
     type Start: Clone;
     fn metadata(start: &mut Self::Start) -> &mut Option<Metadata>;
     fn start_event(start: Self::Start) -> Event;
     fn collapsed(id: String, delta: String, metadata: Option<Metadata>) -> Event;
+    /// The step an event takes in a stream of this kind (`None` for other events).
+    fn step(event: &Event) -> Option<Step<'_, Self::Start>>;
 }
 
 struct Text;
 struct Tool;
 
-/// Implements `Kind` for a stream kind from its START and content event types (each an
-/// `Event` variant of the same name).
+/// Implements `Kind` for a stream kind from its START, content and END event types (each
+/// an `Event` variant of the same name) and the field that names the stream.
 macro_rules! stream_kind {
-    ($kind:ident, $start:ident, $content:ident) => {
+    ($kind:ident, $start:ident, $content:ident, $end:ident, $id:ident) => {
         impl Kind for $kind {
             type Start = $start;
             fn metadata(start: &mut $start) -> &mut Option<Metadata> {
@@ -161,12 +170,26 @@ macro_rules! stream_kind {
                 e.metadata = metadata;
                 Event::$content(e)
             }
+            fn step(event: &Event) -> Option<Step<'_, $start>> {
+                match event {
+                    Event::$start(e) => Some(Step::Start(&e.$id, e, e.metadata.as_ref())),
+                    Event::$content(e) => Some(Step::Delta(&e.$id, &e.delta, e.metadata.as_ref())),
+                    Event::$end(e) => Some(Step::End(&e.$id)),
+                    _ => None,
+                }
+            }
         }
     };
 }
 
-stream_kind!(Text, TextMessageStart, TextMessageContent);
-stream_kind!(Tool, ToolCallStart, ToolCallArgs);
+stream_kind!(
+    Text,
+    TextMessageStart,
+    TextMessageContent,
+    TextMessageEnd,
+    message_id
+);
+stream_kind!(Tool, ToolCallStart, ToolCallArgs, ToolCallEnd, tool_call_id);
 
 /// K1: one pending stream (text message or tool call).
 struct Pending<K: Kind, E> {
@@ -261,6 +284,20 @@ impl<K: Kind, E: Held> Lanes<K, E> {
             self.started.remove(&p.seq);
             flush(id.to_owned(), p, Some(end), out);
         }
+    }
+
+    /// K2–K4: takes a start, content or end event of this kind; gives back any other.
+    fn take(&mut self, held: E, out: &mut Vec<Event>) -> Result<(), E> {
+        match K::step(held.event()) {
+            Some(Step::Start(id, start, metadata)) => self.start(id, start, metadata),
+            Some(Step::Delta(id, delta, metadata)) => self.delta(id, delta, metadata),
+            Some(Step::End(id)) => {
+                let id = id.to_owned();
+                self.end(&id, held, out);
+            }
+            None => return Err(held),
+        }
+        Ok(())
     }
 
     /// K8: hands an event to the first open stream that has a start; gives it back when
@@ -386,29 +423,13 @@ impl<E> Default for Inner<E> {
 
 impl<E: Held> Inner<E> {
     fn push(&mut self, held: E, out: &mut Vec<Event>) {
+        let Err(held) = self.texts.take(held, out) else {
+            return;
+        };
+        let Err(held) = self.tools.take(held, out) else {
+            return;
+        };
         match held.event() {
-            Event::TextMessageStart(e) => {
-                self.texts.start(&e.message_id, e, e.metadata.as_ref());
-            }
-            Event::TextMessageContent(e) => {
-                self.texts
-                    .delta(&e.message_id, &e.delta, e.metadata.as_ref());
-            }
-            Event::TextMessageEnd(e) => {
-                let id = e.message_id.clone();
-                self.texts.end(&id, held, out);
-            }
-            Event::ToolCallStart(e) => {
-                self.tools.start(&e.tool_call_id, e, e.metadata.as_ref());
-            }
-            Event::ToolCallArgs(e) => {
-                self.tools
-                    .delta(&e.tool_call_id, &e.delta, e.metadata.as_ref());
-            }
-            Event::ToolCallEnd(e) => {
-                let id = e.tool_call_id.clone();
-                self.tools.end(&id, held, out);
-            }
             Event::RunStarted(_) | Event::RunFinished(_) | Event::RunError(_) => {
                 self.state.flush(out, &mut self.warnings);
                 out.push(held.into_event());
@@ -444,6 +465,13 @@ mod tests {
     fn compact_json(events: Value) -> Value {
         let events: Vec<Event> = events.as_array().unwrap().iter().cloned().map(ev).collect();
         serde_json::to_value(compact(&events).unwrap()).unwrap()
+    }
+
+    /// `compact_with_warnings` on a JSON array of events, the output back as JSON.
+    fn compact_json_with_warnings<const N: usize>(events: [Value; N]) -> (Value, Vec<Warning>) {
+        let events: Vec<Event> = events.into_iter().map(ev).collect();
+        let (out, warnings) = compact_with_warnings(&events);
+        (serde_json::to_value(out).unwrap(), warnings)
     }
 
     #[test]
@@ -684,7 +712,7 @@ mod tests {
 
     #[test]
     fn k11_last_snapshot_wins_metadata_of_all_and_failing_delta_skipped() {
-        let events: Vec<Event> = [
+        let (out, warnings) = compact_json_with_warnings([
             json!({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/zz", "value": 0}],
                    "metadata": {"d0": 1}}),
             json!({"type": "STATE_SNAPSHOT", "snapshot": {"old": true}, "metadata": {"s1": 1}}),
@@ -693,13 +721,9 @@ mod tests {
             json!({"type": "STATE_DELTA", "delta": [{"op": "remove", "path": "/missing"}],
                    "metadata": {"bad": 1}}),
             json!({"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": 2}]}),
-        ]
-        .into_iter()
-        .map(ev)
-        .collect();
-        let (out, warnings) = compact_with_warnings(&events);
+        ]);
         assert_eq!(
-            serde_json::to_value(out).unwrap(),
+            out,
             json!([{"type": "STATE_SNAPSHOT", "snapshot": {"n": 2},
                     "metadata": {"d0": 1, "s1": 1, "bad": 1}}])
         );
@@ -709,19 +733,15 @@ mod tests {
 
     #[test]
     fn k11_deltas_before_the_last_snapshot_are_not_applied_and_do_not_warn() {
-        let events: Vec<Event> = [
+        let (out, warnings) = compact_json_with_warnings([
             json!({"type": "STATE_SNAPSHOT", "snapshot": {"a": 1}}),
             json!({"type": "STATE_DELTA", "delta": [{"op": "remove", "path": "/missing"}]}),
             json!({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/b", "value": 2}]}),
             json!({"type": "STATE_SNAPSHOT", "snapshot": {"c": 3}}),
             json!({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/d", "value": 4}]}),
-        ]
-        .into_iter()
-        .map(ev)
-        .collect();
-        let (out, warnings) = compact_with_warnings(&events);
+        ]);
         assert_eq!(
-            serde_json::to_value(out).unwrap(),
+            out,
             json!([{"type": "STATE_SNAPSHOT", "snapshot": {"c": 3, "d": 4}}])
         );
         assert!(warnings.is_empty(), "{warnings:?}");

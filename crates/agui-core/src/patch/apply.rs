@@ -332,17 +332,10 @@ pub(super) fn apply_op<'p>(
             from.undo(Some(old))
         }
         PatchOp::Test { value, .. } => {
-            let found = walk(doc, path.tokens()).map_err(Miss::on_path)?;
-            return if json_equal(found, value) {
-                Ok(())
-            } else {
-                Err(PatchErrorKind::TestFailed)
-            };
+            return test_value(walk(doc, path.tokens()).map_err(Miss::on_path)?, value);
         }
         PatchOp::Copy { from, .. } => {
-            let copied = walk(doc, from.tokens())
-                .map_err(|_| PatchErrorKind::FromNotFound)?
-                .clone();
+            let copied = copy_from(doc, from)?;
             insert_at(doc, path, Bounds::Clamp, || copied)?
         }
         PatchOp::Move { from, .. } => {
@@ -354,8 +347,7 @@ pub(super) fn apply_op<'p>(
             // remove, then insert at the target as it resolves after the removal (an index
             // shift can make `/0/1` valid after moving `/0` away).
             check_insert_target(doc, path)?;
-            let (moved, removed_from) =
-                remove_at(doc, from).map_err(|_| PatchErrorKind::FromNotFound)?;
+            let (moved, removed_from) = take_from(doc, from)?;
             let mut moved = Some(moved);
             let result = insert_at(doc, path, Bounds::Clamp, || {
                 moved.take().unwrap_or_default()
@@ -379,6 +371,27 @@ pub(super) fn apply_op<'p>(
     Ok(())
 }
 
+/// The outcome of a `test` op that found `found` where it expected `expected`.
+fn test_value(found: &Value, expected: &Value) -> Result<(), PatchErrorKind> {
+    if json_equal(found, expected) {
+        Ok(())
+    } else {
+        Err(PatchErrorKind::TestFailed)
+    }
+}
+
+/// A clone of the value at a `copy`'s `from`, or `FromNotFound`.
+fn copy_from(doc: &Value, from: &JsonPointer) -> Result<Value, PatchErrorKind> {
+    walk(doc, from.tokens())
+        .cloned()
+        .map_err(|_| PatchErrorKind::FromNotFound)
+}
+
+/// Removes the value at a `move`'s `from`, or fails with `FromNotFound`.
+fn take_from(doc: &mut Value, from: &JsonPointer) -> Result<(Value, RemovedFrom), PatchErrorKind> {
+    remove_at(doc, from).map_err(|_| PatchErrorKind::FromNotFound)
+}
+
 pub(super) fn apply_at_root<'p>(
     doc: &mut Value,
     op: &'p PatchOp,
@@ -389,24 +402,15 @@ pub(super) fn apply_at_root<'p>(
     let new_root = match op {
         PatchOp::Add { .. } | PatchOp::Replace { .. } => value(),
         PatchOp::Remove { .. } => Value::Null,
-        PatchOp::Test { value, .. } => {
-            return if json_equal(doc, value) {
-                Ok(())
-            } else {
-                Err(PatchErrorKind::TestFailed)
-            };
-        }
-        PatchOp::Copy { from, .. } => walk(doc, from.tokens())
-            .map_err(|_| PatchErrorKind::FromNotFound)?
-            .clone(),
+        PatchOp::Test { value, .. } => return test_value(doc, value),
+        PatchOp::Copy { from, .. } => copy_from(doc, from)?,
         PatchOp::Move { from, .. } => {
             if from.is_root() {
                 return Ok(());
             }
             // Take the value out (the remainder of the old document is what the undo log
             // restores), rather than cloning it.
-            let (moved, removed_from) =
-                remove_at(doc, from).map_err(|_| PatchErrorKind::FromNotFound)?;
+            let (moved, removed_from) = take_from(doc, from)?;
             log.push(Undo {
                 at: from,
                 action: removed_from.undo(None),

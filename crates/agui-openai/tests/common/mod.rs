@@ -318,6 +318,16 @@ pub async fn run_mocked(replies: Vec<Reply>, text: &str) -> Run {
     run(agent(&mock).build().unwrap(), input(text)).await
 }
 
+/// Runs `input(text)` once against `mock` with a default agent whose idle timeout is
+/// `idle_ms` milliseconds.
+pub async fn run_with_idle_timeout(mock: &Mock, idle_ms: u64, text: &str) -> Run {
+    let agent = agent(mock)
+        .idle_timeout(Duration::from_millis(idle_ms))
+        .build()
+        .unwrap();
+    run(agent, input(text)).await
+}
+
 /// An `agui_server` serving the agent on loopback, for several runs.
 pub struct Server {
     url: String,
