@@ -69,7 +69,9 @@ mod agent;
 mod body;
 mod config;
 mod context;
-pub mod diff;
+/// The JSON differ behind `STATE_DELTA` and `ACTIVITY_DELTA`; it lives beside the patch
+/// applier in [`agui_core::patch::diff`] and is re-exported here under its earlier path.
+pub use agui_core::patch::diff;
 mod encode;
 mod error;
 mod event_ext;

@@ -71,9 +71,11 @@
 //! `ops.rs`; reading one operation strictly in `parse.rs` and a whole patch leniently in
 //! `lenient.rs`; [`PatchError`] in `error.rs`; the applier with its undo log in `apply.rs`,
 //! the reference's scalar-document quirks in `quirks.rs`; [`json_equal`] in `equal.rs`; and the
-//! JSON Schemas in `schema.rs`.
+//! JSON Schemas in `schema.rs`. Beside them, [`diff`] goes the other way: from two documents
+//! to the operations between them (what a server's `STATE_DELTA` carries).
 
 mod apply;
+pub mod diff;
 mod equal;
 mod error;
 mod lenient;

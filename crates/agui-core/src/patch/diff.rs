@@ -8,13 +8,13 @@
 //! array, number to string, ...) is a `replace`. Numbers compare by value (`1` equals `1.0`),
 //! as JavaScript does.
 
-use agui_core::patch::{JsonPatch, JsonPointer, PatchOp, json_equal};
+use super::{JsonPatch, JsonPointer, PatchOp, json_equal};
 use serde_json::Value;
 
 /// The operations that turn `from` into `to`. Empty when they are equal.
 ///
 /// ```
-/// use agui_server::diff::diff;
+/// use agui_core::patch::diff::diff;
 /// use agui_core::patch::apply_patch;
 /// use serde_json::json;
 /// let from = json!({"todos": ["a", "c"], "n": 1});
@@ -129,7 +129,7 @@ pub fn change(from: Option<&Value>, to: &Value) -> Change {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agui_core::patch::apply_patch;
+    use crate::patch::apply_patch;
     use serde_json::json;
 
     fn roundtrip(from: Value, to: Value) -> JsonPatch {
