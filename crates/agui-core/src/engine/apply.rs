@@ -39,6 +39,7 @@ use crate::message::{
     ToolMessage, UserMessage,
 };
 use crate::metadata::{Metadata, merge_metadata};
+use crate::patch::apply_patch_owned;
 use crate::{Event, Interrupt, Message, RunOutcome, ToolCall};
 use serde::Serialize;
 use serde_json::Value;
@@ -262,7 +263,22 @@ impl Applier {
                 self.state = e.snapshot;
                 Changes::STATE
             }
+            Event::StateDelta(e) => {
+                let outcome = apply_patch_owned(&mut self.state, e.delta);
+                self.state_patched(outcome.map_err(|e| e.to_string()))
+            }
             other => self.push(&other),
+        }
+    }
+
+    /// What a state delta's outcome changed (a failed patch is a warning, AP12).
+    fn state_patched(&mut self, outcome: Result<(), String>) -> Changes {
+        match outcome {
+            Ok(()) => Changes::STATE,
+            Err(err) => {
+                self.warn("AP12", format!("Failed to apply state patch: {err}"));
+                Changes::NONE
+            }
         }
     }
 
@@ -300,13 +316,10 @@ impl Applier {
                 self.state = e.snapshot.clone();
                 Changes::STATE
             }
-            Event::StateDelta(e) => match apply_json_patch(&mut self.state, &e.delta) {
-                Ok(()) => Changes::STATE,
-                Err(err) => {
-                    self.warn("AP12", format!("Failed to apply state patch: {err}"));
-                    Changes::NONE
-                }
-            },
+            Event::StateDelta(e) => {
+                let outcome = apply_json_patch(&mut self.state, &e.delta);
+                self.state_patched(outcome)
+            }
             Event::MessagesSnapshot(e) => {
                 snapshot::merge_snapshot(&mut self.store, e);
                 Changes::MESSAGES

@@ -392,11 +392,7 @@ impl Expander {
     pub fn push(&mut self, event: Event, out: &mut Vec<Event>) -> Result<(), Violation> {
         // Events are large: each is moved once (into `out`), and only a chunk's own
         // payload is moved out of it.
-        let is_chunk = matches!(
-            event,
-            Event::TextMessageChunk(_) | Event::ToolCallChunk(_) | Event::ReasoningMessageChunk(_)
-        );
-        if !is_chunk {
+        if !event.is_chunk() {
             if !self.lanes.is_empty() {
                 self.close_before(&event, out);
             }

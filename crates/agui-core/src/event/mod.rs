@@ -144,6 +144,15 @@ macro_rules! events {
                 }
             }
 
+            /// Whether this is one of the three `*_CHUNK` events the expander rewrites.
+            #[inline]
+            pub(crate) fn is_chunk(&self) -> bool {
+                matches!(
+                    self,
+                    Event::TextMessageChunk(_) | Event::ToolCallChunk(_) | Event::ReasoningMessageChunk(_)
+                )
+            }
+
             /// The wire `type` string (for unknown events, whatever they carried, or `""`).
             pub fn type_str(&self) -> &str {
                 match self {

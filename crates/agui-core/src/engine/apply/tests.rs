@@ -506,6 +506,36 @@ fn ap12_a_failing_operation_discards_the_whole_patch() {
 }
 
 #[test]
+fn ap12_owned_deltas_fold_as_borrowed_ones() {
+    // `push_owned` moves a delta's values into the state instead of cloning them; the
+    // state, the changes and the warnings must be those of `push`.
+    let events = [
+        json!({"type": "STATE_SNAPSHOT", "snapshot": {"a": 1, "l": [1], "o": {"x": 1, "y": 2}}}),
+        json!({"type": "STATE_DELTA", "delta": [
+            {"op": "add", "path": "/l/-", "value": {"deep": [1, 2]}},
+            {"op": "replace", "path": "/a", "value": "two"},
+            {"op": "copy", "from": "/l/1", "path": "/c"},
+            {"op": "move", "from": "/o/x", "path": "/o/z"}]}),
+        json!({"type": "STATE_DELTA", "delta": [
+            {"op": "add", "path": "/kept", "value": 1},
+            {"op": "test", "path": "/a", "value": "three"}]}),
+        json!({"type": "STATE_DELTA", "delta": [{"op": "remove", "path": "/o/y"}]}),
+    ];
+    let (mut borrowed, mut owned) = (Applier::new(), Applier::new());
+    for v in &events {
+        let e = ev(v.clone());
+        assert_eq!(owned.push_owned(e.clone()), borrowed.push(&e), "{v}");
+        assert_eq!(owned.state(), borrowed.state(), "{v}");
+    }
+    assert_eq!(
+        owned.state(),
+        &json!({"a": "two", "l": [1, {"deep": [1, 2]}], "o": {"z": 1}, "c": {"deep": [1, 2]}})
+    );
+    assert_eq!(rules(&owned), ["AP12"]);
+    assert_eq!(owned.warnings(), borrowed.warnings());
+}
+
+#[test]
 fn ap12_empty_patch_still_changes_state() {
     let mut a = Applier::new();
     assert_eq!(
