@@ -278,9 +278,14 @@ pub(super) fn remove_at(doc: &mut Value, ptr: &JsonPointer) -> Result<(Value, Re
     let (parent, last) = parent_mut(doc, ptr)?;
     match parent {
         Value::Object(map) => {
-            // serde_json's map does not expose an entry's index; find it first so that an
-            // undo can put the member back where it was.
-            let pos = map.keys().position(|k| *k == *last).ok_or(Miss::NotFound)?;
+            // serde_json's map does not expose an entry's index, which an undo needs to put
+            // the member back where it was: find the member by its hash, then its position
+            // by address (no key is compared on the way).
+            let target: *const Value = map.get(&*last).ok_or(Miss::NotFound)?;
+            let pos = map
+                .values()
+                .position(|v| std::ptr::eq(v, target))
+                .ok_or(Miss::NotFound)?;
             let value = map.shift_remove(&*last).ok_or(Miss::NotFound)?;
             Ok((value, RemovedFrom::Member(pos)))
         }
