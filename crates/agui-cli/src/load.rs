@@ -5,8 +5,10 @@
 use crate::net::fresh_id;
 use crate::term::{Paint, ProgressBar, Unit, sgr};
 use crate::wire::{self, Failure, Request};
-use agui_core::Message;
+use agui_core::codec::decoder::Frame;
 use agui_core::engine::apply::Applier;
+use agui_core::engine::pipeline::{Pipeline, PipelineError};
+use agui_core::{Event, Message};
 use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -204,7 +206,7 @@ pub async fn load(opts: &LoadOptions) -> Result<LoadReport, String> {
     Ok(summarise(opts, &outcomes, t0.elapsed()))
 }
 
-/// One run: fresh thread, run and message ids, read to the end, verified.
+/// One run: fresh thread, run and message ids, read to the end, verified as it arrives.
 async fn one(client: &reqwest::Client, template: &Request) -> Outcome {
     let mut request = template.clone();
     request.input.thread_id = fresh_id();
@@ -214,13 +216,26 @@ async fn one(client: &reqwest::Client, template: &Request) -> Outcome {
             u.id = fresh_id();
         }
     }
-    let response = wire::fetch(client, &request, |_| {}).await;
+    let history = Applier::with_history(
+        request.input.messages.clone(),
+        request.input.state.clone().unwrap_or_else(|| json!({})),
+    );
+    let mut check = LiveCheck::new(history);
+    let response = wire::fetch_frames(client, &request, |frame, at| check.frame(frame, at)).await;
+    let LiveCheck {
+        mut pipeline,
+        error,
+        frames,
+        first,
+        terminal,
+        error_code,
+    } = check;
     let mut outcome = Outcome {
         failure: None,
-        terminal: response.terminal().map(str::to_owned),
-        events: response.events.len(),
+        terminal: terminal.clone(),
+        events: frames,
         latency: response.elapsed,
-        first_event: response.events.first().map(|r| r.at),
+        first_event: first,
         answered: response.status_ok(),
     };
     outcome.failure = match (&response.failure, response.status) {
@@ -236,39 +251,97 @@ async fn one(client: &reqwest::Client, template: &Request) -> Outcome {
         _ => None,
     };
     if outcome.failure.is_none() {
-        let history = Applier::with_history(
-            request.input.messages.clone(),
-            request.input.state.clone().unwrap_or_else(|| json!({})),
-        );
-        let (_, error) = wire::verify_events(&response.raw_events(), history, false);
+        let error = error.or_else(|| pipeline.finish().err());
         outcome.failure = match error {
             Some(e) => Some(format!("{} at {}", e.rule(), e.event_type)),
-            None if outcome.terminal.is_none() => {
-                Some("no RUN_FINISHED or RUN_ERROR at the end".into())
-            }
-            None if outcome.terminal.as_deref() == Some("RUN_ERROR") => {
-                Some(run_error_reason(&response))
-            }
+            None if terminal.is_none() => Some("no RUN_FINISHED or RUN_ERROR at the end".into()),
+            None if terminal.as_deref() == Some("RUN_ERROR") => Some(match error_code {
+                // The code only, not the message, so that failures group.
+                Some(c) => format!("RUN_ERROR ({c})"),
+                None => "RUN_ERROR".to_owned(),
+            }),
             None => None,
         };
     }
     outcome
 }
 
-/// `RUN_ERROR`, with the last one's `code` when it has one (the message is left out so
-/// that failures group).
-fn run_error_reason(response: &wire::Response) -> String {
-    let code = response
-        .events
-        .iter()
-        .rev()
-        .filter_map(|r| r.event.as_ref().ok())
-        .find(|v| wire::event_type(v) == Some("RUN_ERROR"))
-        .and_then(|v| v.get("code"))
-        .and_then(serde_json::Value::as_str);
-    match code {
-        Some(c) => format!("RUN_ERROR ({c})"),
-        None => "RUN_ERROR".to_owned(),
+/// The client pipeline (expansion, verification, application onto the run's history) fed
+/// each frame as it arrives, through the typed fast path; nothing is kept but the fold and
+/// what the report needs.
+struct LiveCheck {
+    pipeline: Pipeline,
+    /// The first error: the pipeline stops there, as `wire::verify_events` does.
+    error: Option<PipelineError>,
+    frames: usize,
+    first: Option<Duration>,
+    /// `RUN_FINISHED` or `RUN_ERROR` when one came after the last `RUN_STARTED`.
+    terminal: Option<String>,
+    /// The `code` of the last `RUN_ERROR`.
+    error_code: Option<String>,
+}
+
+impl LiveCheck {
+    fn new(history: Applier) -> Self {
+        LiveCheck {
+            pipeline: Pipeline::with_applier(history).with_emitted(false),
+            error: None,
+            frames: 0,
+            first: None,
+            terminal: None,
+            error_code: None,
+        }
+    }
+
+    fn frame(&mut self, frame: Frame, at: Duration) {
+        self.frames += 1;
+        self.first.get_or_insert(at);
+        let event = match frame {
+            Frame::Event(event) => Ok(*event),
+            Frame::Json { data, .. } => Event::from_json_slice(data.as_bytes()).map_err(|_| data),
+        };
+        match event {
+            Ok(event) => {
+                let code = match &event {
+                    Event::RunError(e) => e.code.as_deref(),
+                    _ => None,
+                };
+                self.note(event.type_str(), code);
+                if self.error.is_none() {
+                    self.error = self.pipeline.push(event).err();
+                }
+            }
+            // Not an event (not JSON, a missing field, not an object): read as the other
+            // commands read a frame, so that the error is the same.
+            Err(data) => {
+                let (raw, _) = wire::received(Frame::Json { data, id: None });
+                if let Ok(v) = &raw {
+                    let code = v.get("code").and_then(serde_json::Value::as_str);
+                    self.note(wire::event_type(v).unwrap_or(""), code);
+                }
+                if self.error.is_none() {
+                    let result = match raw {
+                        Ok(v) => self.pipeline.push_value(v).map(|_| ()),
+                        Err(e) => crate::inspect::push_not_json(&mut self.pipeline, &e),
+                    };
+                    self.error = result.err();
+                }
+            }
+        }
+    }
+
+    /// Follows the run lifecycle by the events' `type`.
+    fn note(&mut self, ty: &str, code: Option<&str>) {
+        match ty {
+            "RUN_STARTED" => self.terminal = None,
+            "RUN_FINISHED" | "RUN_ERROR" => {
+                self.terminal = Some(ty.to_owned());
+                if ty == "RUN_ERROR" {
+                    self.error_code = code.map(str::to_owned);
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -434,5 +507,81 @@ mod tests {
         assert_eq!(r.terminals["RUN_FINISHED"], 2);
         assert_eq!(r.runs_per_sec, 2.0);
         assert_eq!(r.events_per_sec, 6.0);
+    }
+
+    const RS: &str = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
+    const RF: &str = r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#;
+
+    fn json_frame(data: &str) -> Frame {
+        Frame::Json {
+            data: data.to_owned(),
+            id: None,
+        }
+    }
+
+    /// A check fed `stream`, one frame a millisecond.
+    fn checked(stream: &[&str]) -> LiveCheck {
+        let mut check = LiveCheck::new(Applier::new());
+        for (i, data) in stream.iter().enumerate() {
+            check.frame(json_frame(data), ms(i as u64 + 1));
+        }
+        check
+    }
+
+    #[test]
+    fn live_check_stops_where_the_stored_check_stops() {
+        let streams: &[&[&str]] = &[
+            &[
+                RS,
+                r#"{"type":"TEXT_MESSAGE_START","messageId":"m"}"#,
+                r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"}"#,
+                r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+                RF,
+            ],
+            &[RS, "not json", RF],
+            &[RS, r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m"}"#, RF],
+            &[RS, "[1, 2]", RF],
+            &[RS, "null", RF],
+            &[RS, r#"{"type":"TEXT_MESSAGE_END","messageId":"nope"}"#, RF],
+            &[RS, r#"{"type":"THINKING_START"}"#, RF],
+            &[RS, RF, RS],
+            &[RF],
+        ];
+        for stream in streams {
+            let mut check = checked(stream);
+            let got = check
+                .error
+                .clone()
+                .or_else(|| check.pipeline.finish().err());
+            let raw: Vec<_> = stream
+                .iter()
+                .map(|data| wire::received(json_frame(data)).0)
+                .collect();
+            let (_, expected) = wire::verify_events(&raw, Applier::new(), false);
+            // (Ids the compatibility layer makes up are fresh each time: not compared.)
+            let key =
+                |e: Option<PipelineError>| e.map(|e| (e.index, e.rule().to_owned(), e.event_type));
+            assert_eq!(key(got), key(expected), "{stream:?}");
+            assert_eq!(check.frames, stream.len());
+            assert_eq!(check.first, Some(ms(1)));
+        }
+    }
+
+    #[test]
+    fn live_check_follows_the_last_run_and_its_error_code() {
+        let error = r#"{"type":"RUN_ERROR","message":"boom","code":"quota"}"#;
+        let check = checked(&[RS, RF, RS, error]);
+        assert_eq!(check.terminal.as_deref(), Some("RUN_ERROR"));
+        assert_eq!(check.error_code.as_deref(), Some("quota"));
+        assert!(check.error.is_none());
+
+        let check = checked(&[RS, RF, RS]);
+        assert_eq!(check.terminal, None);
+
+        // A RUN_ERROR the engine refuses (no message) still ends the run for the report.
+        let check = checked(&[RS, r#"{"type":"RUN_ERROR","code":"x"}"#]);
+        assert_eq!(check.terminal.as_deref(), Some("RUN_ERROR"));
+        assert_eq!(check.error_code.as_deref(), Some("x"));
+        assert_eq!(check.error.as_ref().map(|e| e.index), Some(1));
     }
 }

@@ -168,6 +168,26 @@ pub async fn fetch(
     req: &Request,
     mut on_event: impl FnMut(&Received),
 ) -> Response {
+    let mut events = Vec::new();
+    let mut out = fetch_frames(client, req, |frame, at| {
+        let (event, text) = received(frame);
+        let r = Received { event, text, at };
+        on_event(&r);
+        events.push(r);
+    })
+    .await;
+    out.events = events;
+    out
+}
+
+/// Sends one run and hands each frame of the response to `on_frame` as it arrives, with
+/// its arrival time from the start of the request; nothing is kept (`events` stays empty).
+/// Never fails: every problem is in the [`Response`].
+pub async fn fetch_frames(
+    client: &reqwest::Client,
+    req: &Request,
+    mut on_frame: impl FnMut(Frame, Duration),
+) -> Response {
     let t0 = Instant::now();
     let deadline = tokio::time::Instant::now() + req.timeout;
     let mut out = Response::default();
@@ -234,7 +254,7 @@ pub async fn fetch(
                 break;
             }
             Ok(Ok(None)) => {
-                if let Err(e) = decoder.finish(&mut out, t0, &mut on_event) {
+                if let Err(e) = decoder.finish(t0, &mut on_frame) {
                     out.failure = Some(Failure::Framing(e));
                 }
                 break;
@@ -242,7 +262,7 @@ pub async fn fetch(
             Ok(Ok(Some(c))) => c,
         };
         out.bytes += chunk.len() as u64;
-        if let Err(e) = decoder.push(&chunk, &mut out, t0, &mut on_event) {
+        if let Err(e) = decoder.push(&chunk, &mut out, t0, &mut on_frame) {
             out.failure = Some(Failure::Framing(e));
             break;
         }
@@ -263,7 +283,7 @@ impl Decoder {
         chunk: &[u8],
         out: &mut Response,
         t0: Instant,
-        on_event: &mut impl FnMut(&Received),
+        on_frame: &mut impl FnMut(Frame, Duration),
     ) -> Result<(), String> {
         match self {
             Decoder::Excerpt => {
@@ -275,7 +295,7 @@ impl Decoder {
             Decoder::Frames(d) => {
                 d.push(chunk);
                 while let Some(frame) = d.next_frame().map_err(|e| frame_error(&e))? {
-                    emit(out, received(frame), t0, on_event);
+                    on_frame(frame, t0.elapsed());
                 }
                 Ok(())
             }
@@ -284,15 +304,14 @@ impl Decoder {
 
     fn finish(
         &mut self,
-        out: &mut Response,
         t0: Instant,
-        on_event: &mut impl FnMut(&Received),
+        on_frame: &mut impl FnMut(Frame, Duration),
     ) -> Result<(), String> {
         match self {
             Decoder::Excerpt => Ok(()),
             Decoder::Frames(d) => {
                 while let Some(frame) = d.finish().map_err(|e| frame_error(&e))? {
-                    emit(out, received(frame), t0, on_event);
+                    on_frame(frame, t0.elapsed());
                 }
                 Ok(())
             }
@@ -310,24 +329,9 @@ fn frame_error(e: &agui_core::codec::decoder::FrameError) -> String {
     }
 }
 
-fn emit(
-    out: &mut Response,
-    (event, text): (RawEvent, Option<String>),
-    t0: Instant,
-    on_event: &mut impl FnMut(&Received),
-) {
-    let r = Received {
-        event,
-        text,
-        at: t0.elapsed(),
-    };
-    on_event(&r);
-    out.events.push(r);
-}
-
 /// A frame as the event's JSON and, for SSE, the `data` text exactly as received
 /// (protobuf has no text form).
-fn received(frame: Frame) -> (RawEvent, Option<String>) {
+pub fn received(frame: Frame) -> (RawEvent, Option<String>) {
     match frame {
         Frame::Json { data, .. } => {
             let event = serde_json::from_str::<Value>(&data).map_err(|e| format!("not JSON: {e}"));
