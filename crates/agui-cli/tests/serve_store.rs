@@ -339,7 +339,7 @@ fn main() {
         .ok()
         .filter(|u| !u.is_empty());
     if pg.is_none() {
-        println!("postgres: AGUI_TEST_POSTGRES_URL is not set: its test is reported as ignored");
+        eprintln!("postgres: AGUI_TEST_POSTGRES_URL is not set: its test is reported as ignored");
     }
     let trials = vec![
         libtest_mimic::Trial::test("a_sqlite_store_keeps_threads_across_restarts", || {
