@@ -158,8 +158,16 @@ struct WriteJob {
     thread: String,
     run: String,
     work: Work,
+    /// What the write did.
+    done: tokio::sync::oneshot::Sender<Result<Done>>,
+}
+
+/// What a grouped write answers.
+enum Done {
     /// The appended range (empty for a lease).
-    done: tokio::sync::oneshot::Sender<Result<Range<u64>>>,
+    Range(Range<u64>),
+    /// The thread as a claim left it.
+    Claimed(ThreadInfo),
 }
 
 /// What a grouped write does.
@@ -170,6 +178,8 @@ enum Work {
     Lease(u64),
     /// Appends, then (when the append was accepted) records the lease, in one savepoint.
     AppendLeased(Prepared, u64),
+    /// Creates the thread if it is new (with this owner), as a run's first step.
+    Claim(Option<String>),
 }
 
 impl Inner {
@@ -407,7 +417,7 @@ impl SqliteStore {
     /// group (each write in its own savepoint, so that one refused append does not undo
     /// the others). Returns after the group's commit, so an acknowledged write is durable
     /// as before; under concurrent runs the syncs are shared instead of queued one by one.
-    async fn write_grouped(&self, thread: String, run: String, work: Work) -> Result<Range<u64>> {
+    async fn write_grouped(&self, thread: String, run: String, work: Work) -> Result<Done> {
         let (done, result) = tokio::sync::oneshot::channel();
         self.inner
             .writes
@@ -453,7 +463,8 @@ impl SqliteStore {
         };
         let range = self
             .write_grouped(thread.to_owned(), run.to_owned(), work)
-            .await?;
+            .await
+            .and_then(Done::range)?;
         if !range.is_empty() {
             self.inner.notifier.notify(thread, range.end - 1);
         }
@@ -597,20 +608,23 @@ fn commit_group(conn: &mut Connection, jobs: Vec<WriteJob>, path: &Path) {
     for job in jobs {
         let outcome = (|| {
             let sp = tx.savepoint().map_err(backend)?;
-            let range = match &job.work {
-                Work::Append(prepared) => append_in(&sp, &job.thread, &job.run, prepared)?,
+            let done = match &job.work {
+                Work::Append(prepared) => {
+                    Done::Range(append_in(&sp, &job.thread, &job.run, prepared)?)
+                }
                 Work::Lease(until_ms) => {
                     lease_in(&sp, &job.thread, &job.run, *until_ms)?;
-                    0..0
+                    Done::Range(0..0)
                 }
                 Work::AppendLeased(prepared, until_ms) => {
                     let range = append_in(&sp, &job.thread, &job.run, prepared)?;
                     lease_in(&sp, &job.thread, &job.run, *until_ms)?;
-                    range
+                    Done::Range(range)
                 }
+                Work::Claim(owner) => Done::Claimed(claim_in(&sp, &job.thread, owner.as_deref())?),
             };
             sp.commit().map_err(backend)?;
-            Ok(range)
+            Ok(done)
         })()
         .map_err(|e| advise(path, e));
         answers.push((job.done, outcome));
@@ -636,6 +650,30 @@ fn copy_error(e: &StoreError) -> StoreError {
         StoreError::Damaged(m) => StoreError::Damaged(m.clone()),
         other => StoreError::Backend(other.to_string()),
     }
+}
+
+impl Done {
+    /// The appended range; an error for a claim's answer (never asked of one).
+    fn range(self) -> Result<Range<u64>> {
+        match self {
+            Done::Range(range) => Ok(range),
+            Done::Claimed(_) => Err(StoreError::Backend(
+                "the store answered an append with a claim".into(),
+            )),
+        }
+    }
+}
+
+/// Creates `thread` if it is new, inside the group's write transaction, and reads it back.
+fn claim_in(tx: &Connection, thread: &str, owner: Option<&str>) -> Result<ThreadInfo> {
+    tx.prepare_cached(
+        "INSERT INTO threads (thread_id, last_seq, owner, created_ms, updated_ms)
+         VALUES (?1, 0, ?2, ?3, ?3) ON CONFLICT (thread_id) DO NOTHING",
+    )
+    .map_err(backend)?
+    .execute(params![thread, owner, now_ms() as i64])
+    .map_err(backend)?;
+    thread_info_of(tx, thread)?.ok_or_else(|| StoreError::UnknownThread(thread.to_owned()))
 }
 
 /// Records a run's lease inside the group's write transaction.
@@ -850,23 +888,17 @@ impl EventStore for SqliteStore {
             if thread.is_empty() {
                 return Err(StoreError::Invalid("thread id is empty".into()));
             }
-            self.write(move |conn| {
-                let tx = conn
-                    .transaction_with_behavior(TransactionBehavior::Immediate)
-                    .map_err(backend)?;
-                tx.prepare_cached(
-                    "INSERT INTO threads (thread_id, last_seq, owner, created_ms, updated_ms)
-                     VALUES (?1, 0, ?2, ?3, ?3) ON CONFLICT (thread_id) DO NOTHING",
-                )
-                .map_err(backend)?
-                .execute(params![thread, owner, now_ms() as i64])
-                .map_err(backend)?;
-                let info = thread_info_of(&tx, &thread)?
-                    .ok_or_else(|| StoreError::UnknownThread(thread.clone()))?;
-                tx.commit().map_err(backend)?;
-                Ok(info)
-            })
-            .await
+            // In the next group commit: a claim per run would otherwise cost a transaction
+            // and a sync of its own, queued behind the writer.
+            match self
+                .write_grouped(thread, String::new(), Work::Claim(owner))
+                .await?
+            {
+                Done::Claimed(info) => Ok(info),
+                Done::Range(_) => Err(StoreError::Backend(
+                    "the store answered a claim with an append".into(),
+                )),
+            }
         })
     }
 
@@ -1003,7 +1035,7 @@ impl EventStore for SqliteStore {
     ) -> BoxFuture<'a, Result<()>> {
         // In the next group commit.
         let work = self.write_grouped(thread.to_owned(), run.to_owned(), Work::Lease(until_ms));
-        Box::pin(async move { work.await.map(|_| ()) })
+        Box::pin(async move { work.await.map(drop) })
     }
 
     fn append_leased<'a>(

@@ -415,7 +415,7 @@ fn main() {
         .ok()
         .filter(|u| !u.is_empty());
     if pg_url.is_none() || cfg!(not(feature = "postgres")) {
-        println!(
+        eprintln!(
             "postgres: skipped ({}): reported as ignored, not passed",
             if cfg!(feature = "postgres") {
                 "AGUI_TEST_POSTGRES_URL is not set"

@@ -805,6 +805,28 @@ async fn threads_are_claimed_once(open: Open) {
     );
     let ids = thread_ids(&s).await;
     assert_eq!(ids, ["c", "plain", "free", "race"]);
+    // Runs that each claim a thread and append to it at once (claims and appends share
+    // the store's write transactions): every thread keeps its own owner and events.
+    let mut tasks = Vec::new();
+    for i in 0..12 {
+        let s = s.clone();
+        tasks.push(tokio::spawn(async move {
+            let thread = format!("busy{i}");
+            let claimed = s
+                .claim_thread(&thread, Some(&format!("u{i}")))
+                .await
+                .unwrap();
+            append_ok(&s, &thread, "r1", &[started(&thread, "r1")]).await;
+            claimed
+        }));
+    }
+    for (i, t) in tasks.into_iter().enumerate() {
+        let claimed = t.await.unwrap();
+        assert_eq!(claimed.last_seq, 0, "busy{i} was claimed before its append");
+        let after = s.thread(&format!("busy{i}")).await.unwrap();
+        assert_eq!(after.owner, Some(format!("u{i}")));
+        assert_eq!((after.last_seq, after.run_count), (1, 1));
+    }
 }
 
 async fn threads_carry_title_status_and_times(open: Open) {
