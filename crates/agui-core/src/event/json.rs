@@ -219,18 +219,29 @@ fn needs_escape(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
+/// Whether no byte of `bytes` needs escaping. Tested 16 bytes at a time without an early
+/// exit inside a block, so each test compiles to vector code; the last, partial block is
+/// copied into a block padded with spaces (which need no escaping) rather than tested byte
+/// by byte, since most strings (keys, ids, pointers) are shorter than one block.
+#[inline(always)]
+fn is_plain(bytes: &[u8]) -> bool {
+    let block_is_plain = |block: &[u8]| !block.iter().fold(false, |acc, &b| acc | needs_escape(b));
+    let mut blocks = bytes.chunks_exact(16);
+    if !blocks.by_ref().all(block_is_plain) {
+        return false;
+    }
+    let rest = blocks.remainder();
+    let mut last = [b' '; 16];
+    last[..rest.len()].copy_from_slice(rest);
+    block_is_plain(&last)
+}
+
 /// Writes `s` as a JSON string: copied as is when nothing in it needs escaping, otherwise
 /// escaped by `serde_json`.
 #[inline]
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
-    // Chunks of 16 without an early exit inside, so the test compiles to vector code.
-    let mut chunks = bytes.chunks_exact(16);
-    let plain = chunks
-        .by_ref()
-        .all(|c| !c.iter().fold(false, |acc, &b| acc | needs_escape(b)))
-        && !chunks.remainder().iter().any(|&b| needs_escape(b));
-    if plain {
+    if is_plain(bytes) {
         out.reserve(bytes.len() + 2);
         out.push(b'"');
         out.extend_from_slice(bytes);
@@ -269,6 +280,21 @@ mod tests {
             long_quote.as_str(),
         ] {
             assert_eq!(str_json(s), serde_json::to_vec(s).unwrap(), "{s:?}");
+        }
+        // Every length across two blocks, plain and with one byte to escape at each end
+        // (the padded last block included).
+        for len in 0..40 {
+            let plain = "p".repeat(len);
+            assert_eq!(
+                str_json(&plain),
+                serde_json::to_vec(&plain).unwrap(),
+                "{len}"
+            );
+            for bad in ["\"", "\\", "\n", "\u{1}"] {
+                for s in [format!("{bad}{plain}"), format!("{plain}{bad}")] {
+                    assert_eq!(str_json(&s), serde_json::to_vec(&s).unwrap(), "{s:?}");
+                }
+            }
         }
     }
 
