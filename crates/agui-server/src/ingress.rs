@@ -12,6 +12,11 @@ use agui_core::{Message, RunAgentInput};
 /// correctly (escaped quotes included); the input is assumed to be otherwise well-formed
 /// JSON or is rejected later by the parser.
 pub(crate) fn check_depth(bytes: &[u8], max: usize) -> Result<(), String> {
+    // Nothing can nest deeper than the number of opening brackets (counting those inside
+    // strings too): a count that vectorises settles almost every document without the walk.
+    if bytes.iter().filter(|&&b| b == b'{' || b == b'[').count() <= max {
+        return Ok(());
+    }
     // One entry per open container: the key or index leading to it.
     let mut path: Vec<Step> = Vec::new();
     // Per open container: whether it is an array and the index of the current element.
@@ -156,6 +161,12 @@ mod tests {
         assert!(check_depth(br#"{"a":"[[[[\"[[[[","b":{"c":1}}"#, 2).is_ok());
         assert_eq!(check_depth(b"[[[]]]", 2).unwrap_err(), "[0][0]");
         assert!(check_depth(b"", 1).is_ok());
+        // Past the bracket count's shortcut: brackets in strings count there, not here.
+        assert!(check_depth(br#"{"a":"[[[[","b":{"c":[1]}}"#, 3).is_ok());
+        assert_eq!(
+            check_depth(br#"{"a":"[[[[","b":{"c":[[1]]}}"#, 3).unwrap_err(),
+            "b.c[0]"
+        );
         // Unterminated input does not panic.
         assert!(check_depth(b"{\"a", 1).is_ok());
         assert!(check_depth(b"\"\\", 1).is_ok());
