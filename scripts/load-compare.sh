@@ -8,7 +8,8 @@
 #   RUNS=5000 CONC=32 scripts/load-compare.sh
 #
 # Needs: the interop peers installed in target/interop (see .ci/run), and for PostgreSQL
-# AGUI_TEST_POSTGRES_URL (skipped without it). Every server runs with --no-auth on loopback.
+# AGUI_TEST_POSTGRES_URL (skipped without it; with psql, the run gets a fresh database on
+# that server, dropped at the end). Every server runs with --no-auth on loopback.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5000}
@@ -18,7 +19,14 @@ cargo build --release -q -p agui-cli
 agui=target/release/agui
 work=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+  if [ -n "${pg_admin:-}" ]; then
+    sleep 0.5 # the server's connections close first
+    psql "$pg_admin" -qAtc "DROP DATABASE IF EXISTS $pg_db WITH (FORCE)" >/dev/null 2>&1 || true
+  fi
+}
 trap cleanup EXIT
 
 # Starts `agui serve` with a store; prints its agent URL.
@@ -41,7 +49,17 @@ targets=(memory sqlite)
 url_memory=$(serve memory memory)
 url_sqlite=$(serve sqlite "sqlite:$work/load.db")
 if [ -n "${AGUI_TEST_POSTGRES_URL:-}" ]; then
-  url_postgres=$(serve postgres "$AGUI_TEST_POSTGRES_URL")
+  pg_url=$AGUI_TEST_POSTGRES_URL
+  # A fresh database for this run (dropped at the end) when psql can make one: the threads
+  # of earlier runs would otherwise pile up in the store's schema and slow the next ones.
+  if command -v psql >/dev/null; then
+    pg_db="agui_load_$$"
+    if psql "$pg_url" -qAtc "CREATE DATABASE $pg_db" >/dev/null 2>&1; then
+      pg_admin=$pg_url
+      pg_url=$(python3 -c 'import sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); print(u.urlunsplit(p._replace(path="/" + sys.argv[2])))' "$pg_url" "$pg_db")
+    fi
+  fi
+  url_postgres=$(serve postgres "$pg_url")
   targets+=(postgres)
 fi
 if [ -x target/interop/.venv/bin/python ]; then
