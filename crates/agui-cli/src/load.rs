@@ -232,7 +232,7 @@ async fn one(client: &reqwest::Client, template: &Request) -> Outcome {
     } = check;
     let mut outcome = Outcome {
         failure: None,
-        terminal: terminal.clone(),
+        terminal: terminal.map(str::to_owned),
         events: frames,
         latency: response.elapsed,
         first_event: first,
@@ -255,7 +255,7 @@ async fn one(client: &reqwest::Client, template: &Request) -> Outcome {
         outcome.failure = match error {
             Some(e) => Some(format!("{} at {}", e.rule(), e.event_type)),
             None if terminal.is_none() => Some("no RUN_FINISHED or RUN_ERROR at the end".into()),
-            None if terminal.as_deref() == Some("RUN_ERROR") => Some(match error_code {
+            None if terminal == Some("RUN_ERROR") => Some(match error_code {
                 // The code only, not the message, so that failures group.
                 Some(c) => format!("RUN_ERROR ({c})"),
                 None => "RUN_ERROR".to_owned(),
@@ -276,7 +276,7 @@ struct LiveCheck {
     frames: usize,
     first: Option<Duration>,
     /// `RUN_FINISHED` or `RUN_ERROR` when one came after the last `RUN_STARTED`.
-    terminal: Option<String>,
+    terminal: Option<&'static str>,
     /// The `code` of the last `RUN_ERROR`.
     error_code: Option<String>,
 }
@@ -320,27 +320,17 @@ impl LiveCheck {
                     self.note(wire::event_type(v).unwrap_or(""), code);
                 }
                 if self.error.is_none() {
-                    let result = match raw {
-                        Ok(v) => self.pipeline.push_value(v).map(|_| ()),
-                        Err(e) => crate::inspect::push_not_json(&mut self.pipeline, &e),
-                    };
-                    self.error = result.err();
+                    self.error = wire::push_raw(&mut self.pipeline, raw).err();
                 }
             }
         }
     }
 
-    /// Follows the run lifecycle by the events' `type`.
+    /// Follows the run lifecycle by the events' `type` (as `wire::Response::terminal`).
     fn note(&mut self, ty: &str, code: Option<&str>) {
-        match ty {
-            "RUN_STARTED" => self.terminal = None,
-            "RUN_FINISHED" | "RUN_ERROR" => {
-                self.terminal = Some(ty.to_owned());
-                if ty == "RUN_ERROR" {
-                    self.error_code = code.map(str::to_owned);
-                }
-            }
-            _ => {}
+        self.terminal = wire::terminal_after(self.terminal, ty);
+        if ty == "RUN_ERROR" {
+            self.error_code = code.map(str::to_owned);
         }
     }
 }
@@ -571,7 +561,7 @@ mod tests {
     fn live_check_follows_the_last_run_and_its_error_code() {
         let error = r#"{"type":"RUN_ERROR","message":"boom","code":"quota"}"#;
         let check = checked(&[RS, RF, RS, error]);
-        assert_eq!(check.terminal.as_deref(), Some("RUN_ERROR"));
+        assert_eq!(check.terminal, Some("RUN_ERROR"));
         assert_eq!(check.error_code.as_deref(), Some("quota"));
         assert!(check.error.is_none());
 
@@ -580,7 +570,7 @@ mod tests {
 
         // A RUN_ERROR the engine refuses (no message) still ends the run for the report.
         let check = checked(&[RS, r#"{"type":"RUN_ERROR","code":"x"}"#]);
-        assert_eq!(check.terminal.as_deref(), Some("RUN_ERROR"));
+        assert_eq!(check.terminal, Some("RUN_ERROR"));
         assert_eq!(check.error_code.as_deref(), Some("x"));
         assert_eq!(check.error.as_ref().map(|e| e.index), Some(1));
     }

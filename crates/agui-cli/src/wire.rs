@@ -121,16 +121,25 @@ impl Response {
 
     /// The `type` of the last event that is a terminal one, if any event after the last
     /// `RUN_STARTED` is (`None`: the stream ended with a run still open, or had no run).
-    pub fn terminal(&self) -> Option<&str> {
-        let mut terminal = None;
-        for r in &self.events {
+    pub fn terminal(&self) -> Option<&'static str> {
+        self.events.iter().fold(None, |terminal, r| {
             match r.event.as_ref().ok().and_then(event_type) {
-                Some("RUN_STARTED") => terminal = None,
-                Some(t @ ("RUN_FINISHED" | "RUN_ERROR")) => terminal = Some(t),
-                _ => {}
+                Some(ty) => terminal_after(terminal, ty),
+                None => terminal,
             }
-        }
-        terminal
+        })
+    }
+}
+
+/// The terminal event type of the stream after an event of type `ty`, given the one before:
+/// a `RUN_STARTED` opens a run (no terminal yet), a `RUN_FINISHED` or `RUN_ERROR` ends it,
+/// anything else leaves it.
+pub fn terminal_after(before: Option<&'static str>, ty: &str) -> Option<&'static str> {
+    match ty {
+        "RUN_STARTED" => None,
+        "RUN_FINISHED" => Some("RUN_FINISHED"),
+        "RUN_ERROR" => Some("RUN_ERROR"),
+        _ => before,
     }
 }
 
@@ -344,6 +353,14 @@ pub fn received(frame: Frame) -> (RawEvent, Option<String>) {
     }
 }
 
+/// Feeds one event as it arrived (its JSON, or why the frame is not JSON) to `p`.
+pub fn push_raw(p: &mut Pipeline, raw: RawEvent) -> Result<(), PipelineError> {
+    match raw {
+        Ok(v) => p.push_value(v).map(|_| ()),
+        Err(e) => crate::inspect::push_not_json(p, &e),
+    }
+}
+
 /// Runs the client pipeline (expansion, verification, application) over `events`, folding
 /// into `applier`, recording the stages' warnings when `warnings`; stops at the first error,
 /// which is returned with the pipeline.
@@ -354,11 +371,7 @@ pub fn verify_events(
 ) -> (Pipeline, Option<PipelineError>) {
     let mut p = Pipeline::with_applier(applier).with_warnings(warnings);
     for raw in events {
-        let result = match raw {
-            Ok(v) => p.push_value(v.clone()).map(|_| ()),
-            Err(e) => crate::inspect::push_not_json(&mut p, e),
-        };
-        if let Err(e) = result {
+        if let Err(e) = push_raw(&mut p, raw.clone()) {
             return (p, Some(e));
         }
     }

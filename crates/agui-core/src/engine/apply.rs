@@ -39,7 +39,6 @@ use crate::message::{
     ToolMessage, UserMessage,
 };
 use crate::metadata::{Metadata, merge_metadata};
-use crate::patch::apply_patch_owned;
 use crate::{Event, Interrupt, Message, RunOutcome, ToolCall};
 use serde::Serialize;
 use serde_json::Value;
@@ -264,8 +263,8 @@ impl Applier {
                 Changes::STATE
             }
             Event::StateDelta(e) => {
-                let outcome = apply_patch_owned(&mut self.state, e.delta);
-                self.state_patched(outcome.map_err(|e| e.to_string()))
+                let outcome = patching::apply_owned(&mut self.state, e.delta);
+                self.state_patched(outcome)
             }
             other => self.push(&other),
         }
