@@ -733,10 +733,10 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     // With a store, the run is claimed first (one run per run id, the thread's owner
     // checked) by storing its RUN_STARTED, which echoes what the thread did not hold yet.
     #[cfg(feature = "store")]
-    let first_seq = match (&server.store, &prepared) {
+    let claimed = match (&server.store, &prepared) {
         (Some(options), Some(prepared)) => {
             match crate::store::claim(options, prepared, &mut input, &started).await {
-                Ok(seq) => Some(seq),
+                Ok(first) => Some(first),
                 Err(res) => return res,
             }
         }
@@ -751,7 +751,7 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     // RUN_STARTED always fits: nothing precedes it.
     let _ = sink.push_runtime(started.into(), false);
     #[cfg(feature = "store")]
-    let taps = first_seq.map(|_| {
+    let taps = claimed.as_ref().map(|_| {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         sink.set_tap(tx);
         rx
@@ -793,7 +793,7 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     let run_for_store = run.clone();
     let body = RunBody::new(run, drive, keep_alive, span);
     #[cfg(feature = "store")]
-    if let (Some(options), Some(taps), Some(first)) = (&server.store, taps, first_seq) {
+    if let (Some(options), Some(taps), Some(first)) = (&server.store, taps, claimed) {
         return crate::store::start(
             options,
             run_for_store,

@@ -40,6 +40,13 @@ pub(crate) enum Taken {
     Pending,
 }
 
+/// An event sent while a tap is set ([`Sink::set_tap`]), with its frame in the response's
+/// encoding (an SSE frame without an `id:` line, or a protobuf frame).
+pub(crate) struct Tapped {
+    pub(crate) event: Event,
+    pub(crate) frame: Bytes,
+}
+
 pub(crate) struct Sink {
     inner: Mutex<Inner>,
     /// Woken when buffered bytes were taken or the run closed.
@@ -74,8 +81,9 @@ struct Inner {
     pub(crate) interrupts: Vec<Interrupt>,
     /// Why the run ended, when the runtime ended it (for logs and tests).
     pub(crate) end_reason: Option<String>,
-    /// Receives a copy of every event sent (the store hook persists them).
-    tap: Option<tokio::sync::mpsc::UnboundedSender<Event>>,
+    /// Receives every event sent, with its frame, instead of the buffer (the store hook
+    /// persists them and feeds the response with their frames).
+    tap: Option<tokio::sync::mpsc::UnboundedSender<Tapped>>,
 }
 
 impl Sink {
@@ -113,9 +121,11 @@ impl Sink {
         }
     }
 
-    /// Sends a copy of every event that is sent from now on to `tap`.
+    /// Sends every event that is sent from now on to `tap`, with its encoded frame, instead
+    /// of writing the frame to the buffer: the response body then gets nothing more than
+    /// the end (and keep-alives), and the tap's reader answers the client.
     #[cfg_attr(not(feature = "store"), allow(dead_code))]
-    pub(crate) fn set_tap(&self, tap: tokio::sync::mpsc::UnboundedSender<Event>) {
+    pub(crate) fn set_tap(&self, tap: tokio::sync::mpsc::UnboundedSender<Tapped>) {
         self.lock().tap = Some(tap);
     }
 
@@ -349,7 +359,8 @@ impl Sink {
             g.first_event = None;
         }
         if let Some(tap) = &g.tap {
-            let _ = tap.send(event);
+            let frame = g.buf.split_off(start).freeze();
+            let _ = tap.send(Tapped { event, frame });
         }
         if let Some(w) = g.waker.take() {
             w.wake();
@@ -364,11 +375,13 @@ impl Sink {
         error.timestamp.get_or_insert_with(now_ms);
         g.end_reason = Some(error.message.clone());
         let event = Event::from(error);
+        let start = g.buf.len();
         let Inner { encoder, buf, .. } = g;
         if encoder.encode(&event, buf).is_ok() {
             g.events += 1;
             if let Some(tap) = &g.tap {
-                let _ = tap.send(event);
+                let frame = g.buf.split_off(start).freeze();
+                let _ = tap.send(Tapped { event, frame });
             }
         }
         g.status = Status::Ended;

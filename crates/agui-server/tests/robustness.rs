@@ -192,11 +192,13 @@ async fn last_event_id_out_of_range_is_400_everywhere() {
 }
 
 /// A memory store whose stored event `bad` reads back as JSON that does not decode, as a
-/// damaged record would.
+/// damaged record would, and that refuses (as a backend error) an append that would store
+/// past sequence `full_at`.
 #[derive(Clone)]
 struct Damaged {
     inner: Arc<MemoryStore>,
     bad: u64,
+    full_at: u64,
 }
 
 impl EventStore for Damaged {
@@ -206,7 +208,15 @@ impl EventStore for Damaged {
         run: &'a str,
         events: &'a [Event],
     ) -> BoxFuture<'a, agui_server::agui_store::Result<std::ops::Range<u64>>> {
-        self.inner.append(thread, run, events)
+        Box::pin(async move {
+            let last = self.inner.thread(thread).await.map_or(0, |t| t.last_seq);
+            if last + events.len() as u64 > self.full_at {
+                return Err(agui_server::agui_store::StoreError::Backend(
+                    "disk full".into(),
+                ));
+            }
+            self.inner.append(thread, run, events).await
+        })
     }
     fn read_raw<'a>(
         &'a self,
@@ -306,6 +316,7 @@ async fn a_corrupt_event_never_hides_the_others() {
     let store: Arc<dyn EventStore> = Arc::new(Damaged {
         inner: inner.clone(),
         bad: 10,
+        full_at: u64::MAX,
     });
     let addr = common::spawn(&stored(talker(21), Arc::new(inner.clone()))).await;
     let written = post_json(addr, "/", &input("t", "hi")).await.events().await;
@@ -507,4 +518,31 @@ async fn request_bodies_in_memory_are_bounded() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(ok);
+}
+
+/// When the store refuses the run's events, the run's response ends with a `RUN_ERROR`
+/// carrying the store's code after what was stored: the client is not left waiting.
+#[tokio::test]
+async fn a_store_that_refuses_a_run_ends_its_response_with_the_error() {
+    let store = Damaged {
+        inner: Arc::new(MemoryStore::new()),
+        bad: 0,
+        full_at: 12,
+    };
+    let addr = common::spawn(&stored(talker(21), Arc::new(store.clone()))).await;
+    let res = post_json(addr, "/", &input("t", "hi")).await;
+    assert_eq!(res.status, 200);
+    let events = tokio::time::timeout(Duration::from_secs(10), res.events())
+        .await
+        .expect("the response ends");
+    let stored = store.inner.read("t", 1).await.unwrap();
+    assert!(!stored.is_empty() && stored.len() <= 12, "{}", stored.len());
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "RUN_ERROR", "{events:?}");
+    assert_eq!(last["code"], "store_backend");
+    assert!(
+        last["message"].as_str().unwrap().contains("disk full"),
+        "{last}"
+    );
+    assert_eq!(events.len(), stored.len() + 1, "{events:?}");
 }

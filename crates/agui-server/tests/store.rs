@@ -3,7 +3,7 @@
 #![cfg(feature = "store")]
 #![allow(missing_docs)]
 
-use agui_server::agui_store::{EventStore, MemoryStore};
+use agui_server::agui_store::{EventStore, MemoryStore, RunStatus};
 use agui_server::{AgentServer, Finish, StoreOptions, agent_fn};
 use std::sync::Arc;
 use std::time::Duration;
@@ -199,4 +199,79 @@ async fn store_streams_get_keep_alive_comments_while_the_run_is_silent() {
     // The ids are untouched by the comments: 1..=n on the run's own response.
     let seen = ids(&run);
     assert_eq!(seen, (1..=seen.len() as u64).collect::<Vec<_>>());
+}
+
+/// A run's own response is handed each event as it is stored; a client that reads nothing
+/// until the run is over falls behind by more than the response holds and is served the
+/// rest from the store. Either way it gets every event once, in order, numbered with its
+/// sequence, byte for byte what a replay of the thread sends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_response_live_or_behind_is_the_stored_run_byte_for_byte() {
+    // Thread "live" runs fewer events than a response holds (it cannot fall behind);
+    // thread "late" many more.
+    let deltas = |thread: &str| if thread == "live" { 20 } else { 300 };
+    let agent = agent_fn(move |input, ctx| async move {
+        let m = ctx.text_message().start().await?;
+        for i in 0..deltas(&input.thread_id) {
+            m.delta(format!("{i} ")).await?;
+        }
+        m.end().await?;
+        Ok(Finish::success())
+    });
+    let store: Arc<dyn EventStore> = Arc::new(MemoryStore::new());
+    let server = AgentServer::new(agent).store(StoreOptions::new(store.clone()));
+    let post = |thread: &str| {
+        let body = INPUT.replace(r#""t1""#, &format!("{thread:?}"));
+        axum::http::Request::builder()
+            .method("POST")
+            .uri("/")
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(body))
+            .unwrap()
+    };
+    let connect = |thread: &str| {
+        axum::http::Request::builder()
+            .uri(format!("/threads/{thread}/connect"))
+            .body(axum::body::Body::empty())
+            .unwrap()
+    };
+    let read = |res: axum::response::Response| async move {
+        assert_eq!(res.status(), 200);
+        let body = axum::body::to_bytes(res.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        String::from_utf8(body.to_vec()).unwrap()
+    };
+    let total = |thread| 1 + 1 + deltas(thread) + 1 + 1;
+    // Read as it comes.
+    let live = read(server.handle(post("live")).await).await;
+    // Read nothing until the whole run is stored.
+    let late = server.handle(post("late")).await;
+    for _ in 0..500 {
+        if store.run("late", "r1").await.unwrap().status != RunStatus::Running {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(store.read("late", 1).await.unwrap().len(), total("late"));
+    let late = read(late).await;
+    let router = server.router();
+    for (thread, got) in [("live", live), ("late", late)] {
+        assert_eq!(
+            ids(&got),
+            (1..=total(thread) as u64).collect::<Vec<_>>(),
+            "{thread}"
+        );
+        let replay = read(tower_oneshot(&router, connect(thread)).await).await;
+        assert_eq!(got, replay, "{thread}");
+    }
+}
+
+async fn tower_oneshot(
+    router: &axum::Router,
+    request: axum::http::Request<axum::body::Body>,
+) -> axum::response::Response {
+    use tower_service::Service;
+    // A router is always ready.
+    router.clone().call(request).await.unwrap()
 }

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-use super::stream::is_terminal;
+use super::stream::{Live, is_terminal};
+use crate::sink::Tapped;
 
 /// Now, in Unix milliseconds, as leases count it.
 pub(super) fn lease_now() -> u64 {
@@ -38,14 +39,17 @@ pub(super) const LEASE_CHECK: Duration = Duration::from_secs(1);
 /// serde_json's 128-level limit, with room to spare.
 const MAX_STORED_DEPTH: usize = 120;
 
-/// Appends the run's events as they come, in batches of what is waiting, and renews the
-/// run's lease (every third of `lease`) until it ends. An event nested too deeply to be
-/// read back is not stored: the run ends there with `RUN_ERROR` (code `event_too_deep`).
+/// Appends the run's events as they come, in batches of what is waiting, hands each to
+/// the response once stored (`live`) and renews the run's lease (every third of `lease`)
+/// until it ends. An event nested too deeply to be read back is not stored: the run ends
+/// there with `RUN_ERROR` (code `event_too_deep`).
 pub(super) async fn persist(
     store: Arc<dyn EventStore>,
     run: Arc<RunShared>,
-    mut taps: mpsc::UnboundedReceiver<Event>,
+    mut taps: mpsc::UnboundedReceiver<Tapped>,
     lease: Duration,
+    encoding: crate::negotiate::Encoding,
+    mut live: Option<Live>,
     _writer: RunGuard,
 ) {
     let renew = || async {
@@ -59,8 +63,10 @@ pub(super) async fn persist(
     let mut ticks = tokio::time::interval(lease / 3);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     ticks.tick().await;
+    let mut batch = Vec::new();
+    let mut frames = Vec::new();
     loop {
-        let e = tokio::select! {
+        let first = tokio::select! {
             e = taps.recv() => match e {
                 Some(e) => e,
                 None => break,
@@ -70,20 +76,31 @@ pub(super) async fn persist(
                 continue;
             }
         };
-        let mut batch = vec![e];
-        while batch.len() < 1024 {
-            match taps.try_recv() {
-                Ok(e) => batch.push(e),
-                Err(_) => break,
-            }
+        batch.clear();
+        frames.clear();
+        let sse = encoding == crate::negotiate::Encoding::Sse;
+        let mut next = Some(first);
+        while let Some(Tapped { event, frame }) = next {
+            batch.push(event);
+            frames.push(Some(frame));
+            next = if batch.len() < 1024 {
+                taps.try_recv().ok()
+            } else {
+                None
+            };
         }
-        if let Some(i) = batch.iter().position(|e| {
-            !matches!(e, Event::RunError(_))
-                && crate::ingress::check_depth(&e.to_json_vec(), MAX_STORED_DEPTH).is_err()
-        }) {
+        if let Some(i) = batch
+            .iter()
+            .zip(&frames)
+            // The event's JSON is in its SSE frame; a protobuf frame has none.
+            .position(|(e, f)| {
+                !matches!(e, Event::RunError(_)) && too_deep(e, f.as_ref().filter(|_| sse))
+            })
+        {
             let kind = batch[i].event_type();
             tracing::warn!(thread_id = %run.thread_id, run_id = %run.run_id, "a {kind:?} event nests deeper than {MAX_STORED_DEPTH} levels; run ended");
             batch.truncate(i);
+            frames.truncate(i);
             batch.push(
                 RunError::new(format!(
                     "the agent emitted a {kind:?} event nested deeper than {MAX_STORED_DEPTH} levels, which could not be read back"
@@ -91,13 +108,17 @@ pub(super) async fn persist(
                 .with_code("event_too_deep")
                 .into(),
             );
+            frames.push(None);
             run.sink.disconnect();
         }
         let t0 = std::time::Instant::now();
         let appended = store.append(&run.thread_id, &run.run_id, &batch).await;
         crate::metrics::store_append(t0.elapsed());
         match appended {
-            Ok(_) => {
+            Ok(range) => {
+                for (seq, (event, frame)) in range.zip(batch.iter().zip(&frames)) {
+                    live = live.and_then(|l| l.feed(seq, event, frame.as_ref()));
+                }
                 if batch.iter().any(is_terminal) {
                     return;
                 }
@@ -105,8 +126,22 @@ pub(super) async fn persist(
             Err(e) => {
                 tracing::error!(thread_id = %run.thread_id, run_id = %run.run_id, "cannot store events: {e}");
                 run.sink.disconnect();
+                if let Some(l) = live {
+                    l.fail(&e);
+                }
                 return;
             }
         }
+    }
+}
+
+/// Whether `event` nests deeper than the store reads back. Its JSON is taken from its SSE
+/// frame when given (`data: <json>` and two LFs), else written anew.
+fn too_deep(event: &Event, frame: Option<&bytes::Bytes>) -> bool {
+    let json = frame.and_then(|f| f.strip_prefix(b"data: ")?.strip_suffix(b"\n\n"));
+    let check = |json: &[u8]| crate::ingress::check_depth(json, MAX_STORED_DEPTH).is_err();
+    match json {
+        Some(json) => check(json),
+        None => check(&event.to_json_vec()),
     }
 }

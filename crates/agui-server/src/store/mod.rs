@@ -37,7 +37,7 @@ use crate::context::RunShared;
 use crate::server::RunGuard;
 use agui_core::event::RunStarted;
 use agui_core::{Event, RunAgentInput};
-use agui_store::{EventStore, RunStatus, StoreError, StoredEvent, ThreadInfo, ThreadQuery};
+use agui_store::{EventStore, RunStatus, StoreError, ThreadInfo, ThreadQuery};
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -48,10 +48,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use lease::{lease_now, persist, sweep_abandoned};
-use stream::{
-    CancelGuard, encoded, follow, frame, is_terminal, read_failure, read_failure_event, sse,
-    streamed,
-};
+use stream::{CancelGuard, Live, Out, follow, frame, read_failure, sse, streamed};
 
 /// A store error as the JSON error response (404 unknown thread/run, 400 bad sequence...).
 pub(crate) fn store_error(e: &StoreError) -> Response {
@@ -183,14 +180,15 @@ pub(crate) async fn prepare(
 }
 
 /// Claims the run by storing its `RUN_STARTED` with the run's first lease — refused with
-/// `409` when the run id was already used in the thread. The stored `RUN_STARTED` echoes the input with only the
-/// messages the thread does not hold yet. Returns the event's sequence.
+/// `409` when the run id was already used in the thread. The stored `RUN_STARTED` echoes the
+/// input with only the messages the thread does not hold yet. Returns the event's sequence
+/// and the event as stored.
 pub(crate) async fn claim(
     options: &StoreOptions,
     prepared: &Prepared,
     input: &mut RunAgentInput,
     started: &RunStarted,
-) -> Result<u64, Response> {
+) -> Result<(u64, Event), Response> {
     // The echo copies only the messages the thread does not hold (not the whole history
     // first): the input's messages are set aside while the rest is cloned.
     let messages = std::mem::take(&mut input.messages);
@@ -207,18 +205,15 @@ pub(crate) async fn claim(
     // The run's lease is recorded with its RUN_STARTED (one transaction where the store
     // can), so a claimed run always has a lease for readers to find expired.
     let until = lease_now() + options.lease.as_millis() as u64;
+    let stored = [Event::from(stored)];
     let appended = options
         .store
-        .append_leased(
-            &input.thread_id,
-            &input.run_id,
-            &[Event::from(stored)],
-            until,
-        )
+        .append_leased(&input.thread_id, &input.run_id, &stored, until)
         .await;
     crate::metrics::store_append(t0.elapsed());
+    let [stored] = stored;
     match appended {
-        Ok(range) => Ok(range.start),
+        Ok(range) => Ok((range.start, stored)),
         Err(e @ StoreError::RunExists { .. }) => Err(error(
             StatusCode::CONFLICT,
             "run_exists",
@@ -232,26 +227,36 @@ pub(crate) async fn claim(
 }
 
 /// Runs `drive` (the run's response body, which drives the agent) in the background,
-/// persisting every event after the stored `RUN_STARTED` (sequence `first`), and answers
-/// with the run's events from the store.
+/// persisting every event after the stored `RUN_STARTED` (`first`: its sequence and the
+/// event as stored), and answers with the run's events as they are stored.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn start(
     options: &StoreOptions,
     run: Arc<RunShared>,
-    taps: mpsc::UnboundedReceiver<Event>,
+    taps: mpsc::UnboundedReceiver<crate::sink::Tapped>,
     drive: crate::body::RunBody,
     encoding: crate::negotiate::Encoding,
     keep_alive: Option<Duration>,
-    first: u64,
+    first: (u64, Event),
     writer: RunGuard,
 ) -> Response {
     let store = options.store.clone();
-    let (thread, run_id) = (run.thread_id.clone(), run.run_id.clone());
+    let (tx, rx) = mpsc::channel(LIVE_FRAMES);
+    let live = Live {
+        out: Out { tx, encoding },
+        store: store.clone(),
+        thread: run.thread_id.clone(),
+        run: run.run_id.clone(),
+    };
+    // The channel is empty: the stored RUN_STARTED always fits.
+    let live = live.feed(first.0, &first.1, None);
     tokio::spawn(persist(
-        store.clone(),
+        store,
         run.clone(),
         taps,
         options.lease,
+        encoding,
+        live,
         writer,
     ));
     tokio::spawn(async move {
@@ -259,36 +264,12 @@ pub(crate) async fn start(
         while drive.next().await.is_some() {}
     });
     let guard = options.cancel_on_disconnect.then(|| CancelGuard(run));
-    let (tx, rx) = mpsc::channel(64);
-    tokio::spawn(async move {
-        let mut tail = store.tail(&thread, first);
-        while let Some(item) = tail.next().await {
-            let StoredEvent {
-                seq,
-                run_id: r,
-                event,
-            } = match item {
-                Ok(item) => item,
-                Err(e) => {
-                    if let Some(f) = encoded(encoding, None, &read_failure_event(&thread, &e)) {
-                        let _ = tx.send(f).await;
-                    }
-                    break;
-                }
-            };
-            if r != run_id {
-                continue;
-            }
-            let Some(bytes) = encoded(encoding, Some(seq), &event) else {
-                continue;
-            };
-            if tx.send(bytes).await.is_err() || is_terminal(&event) {
-                break;
-            }
-        }
-    });
     streamed(rx, guard, encoding, keep_alive)
 }
+
+/// How many frames a run's response holds for its client before the client is served from
+/// the store instead (see [`stream::Live`]).
+const LIVE_FRAMES: usize = 64;
 
 /// `GET P/threads?limit=N&cursor=C`.
 pub(crate) async fn threads(
@@ -512,7 +493,11 @@ pub(crate) async fn connect(
                 return;
             }
         }
-        follow(store, thread, next, None, tx).await;
+        let out = Out {
+            tx,
+            encoding: crate::negotiate::Encoding::Sse,
+        };
+        follow(store, thread, next, None, out).await;
     });
     sse(rx, keep_alive)
 }
@@ -554,7 +539,11 @@ pub(crate) async fn reattach(
     };
     let (thread, run_id) = (thread.to_owned(), run_id.to_owned());
     let (tx, rx) = mpsc::channel(64);
-    tokio::spawn(follow(store, thread, first, Some(run_id), tx));
+    let out = Out {
+        tx,
+        encoding: crate::negotiate::Encoding::Sse,
+    };
+    tokio::spawn(follow(store, thread, first, Some(run_id), out));
     Some(sse(rx, keep_alive))
 }
 

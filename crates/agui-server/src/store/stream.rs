@@ -23,19 +23,36 @@ pub(super) async fn send_rest(
     thread: &str,
     from: u64,
     run: Option<&str>,
-    tx: &mpsc::Sender<bytes::Bytes>,
+    out: &Out,
 ) {
     let (rest, bad) = match store.read_until_corrupt(thread, from).await {
         Ok(r) => r,
         Err(e) => (Vec::new(), Some(e)),
     };
     for item in rest.iter().filter(|i| run.is_none_or(|r| i.run_id == r)) {
-        if tx.send(frame(Some(item.seq), &item.event)).await.is_err() {
+        if !out.send(Some(item.seq), &item.event).await {
             return;
         }
     }
     if let Some(e) = bad {
-        let _ = tx.send(read_failure(thread, &e)).await;
+        out.send(None, &read_failure_event(thread, &e)).await;
+    }
+}
+
+/// Where a stream of stored events goes: a response's channel, in its encoding.
+pub(super) struct Out {
+    pub(super) tx: mpsc::Sender<bytes::Bytes>,
+    pub(super) encoding: crate::negotiate::Encoding,
+}
+
+impl Out {
+    /// Sends `event` as one frame (numbered `seq` in SSE); an event without a protobuf
+    /// form is skipped. False when the response is gone.
+    async fn send(&self, seq: Option<u64>, event: &Event) -> bool {
+        match encoded(self.encoding, seq, event) {
+            Some(f) => self.tx.send(f).await.is_ok(),
+            None => true,
+        }
     }
 }
 
@@ -49,7 +66,7 @@ pub(super) async fn follow(
     thread: String,
     mut next: u64,
     run: Option<String>,
-    tx: mpsc::Sender<bytes::Bytes>,
+    out: Out,
 ) {
     let mut tail = store.tail(&thread, next);
     let mut last_lease_check = std::time::Instant::now() - LEASE_CHECK;
@@ -57,7 +74,7 @@ pub(super) async fn follow(
         let item = match tokio::time::timeout(Duration::from_millis(50), tail.next()).await {
             Ok(Some(Ok(item))) => item,
             Ok(Some(Err(e))) => {
-                let _ = tx.send(read_failure(&thread, &e)).await;
+                out.send(None, &read_failure_event(&thread, &e)).await;
                 return;
             }
             Ok(None) => return,
@@ -83,7 +100,7 @@ pub(super) async fn follow(
                 };
                 if !running {
                     // Its end may have been appended just before the tail stopped.
-                    send_rest(&*store, &thread, next, run.as_deref(), &tx).await;
+                    send_rest(&*store, &thread, next, run.as_deref(), &out).await;
                     return;
                 }
                 continue;
@@ -93,10 +110,79 @@ pub(super) async fn follow(
         if run.as_deref().is_some_and(|r| r != item.run_id) {
             continue;
         }
-        if tx.send(frame(Some(item.seq), &item.event)).await.is_err()
+        if !out.send(Some(item.seq), &item.event).await
             || (run.is_some() && is_terminal(&item.event))
         {
             return;
+        }
+    }
+}
+
+/// The live side of a new run's response. The persisting task hands each event to it once
+/// the event is stored, numbered with its sequence, so the response never reads back what
+/// it was just handed. The persisting task never waits for a client: one that falls more
+/// than the channel behind is handed to a follower of the store from the first event it
+/// missed (the store is a slow client's buffer), and one that went away is let go.
+pub(super) struct Live {
+    pub(super) out: Out,
+    pub(super) store: Arc<dyn EventStore>,
+    pub(super) thread: String,
+    pub(super) run: String,
+}
+
+impl Live {
+    /// Delivers `event`, stored as `seq`; `frame` is its frame as the sink wrote it (no
+    /// `id:` line), when it has one. `None` once the live feed is over: the client went
+    /// away, or fell behind and a follower of the store took over.
+    pub(super) fn feed(
+        self,
+        seq: u64,
+        event: &Event,
+        frame: Option<&bytes::Bytes>,
+    ) -> Option<Live> {
+        let bytes = match (self.out.encoding, frame) {
+            (crate::negotiate::Encoding::Sse, Some(f)) => {
+                // The sink's frame is `data: <json>` and two LFs: the id line goes first.
+                let id = seq.to_string();
+                let mut b = bytes::BytesMut::with_capacity(f.len() + id.len() + 5);
+                b.extend_from_slice(b"id: ");
+                b.extend_from_slice(id.as_bytes());
+                b.extend_from_slice(b"\n");
+                b.extend_from_slice(f);
+                b.freeze()
+            }
+            (_, Some(f)) => f.clone(),
+            (encoding, None) => match encoded(encoding, Some(seq), event) {
+                Some(b) => b,
+                None => return Some(self),
+            },
+        };
+        match self.out.tx.try_send(bytes) {
+            Ok(()) => Some(self),
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                tokio::spawn(follow(
+                    self.store,
+                    self.thread,
+                    seq,
+                    Some(self.run),
+                    self.out,
+                ));
+                None
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => None,
+        }
+    }
+
+    /// Ends the response with a `RUN_ERROR` (code of `e`) when the run's events could not
+    /// be stored: the run ends there, and nothing after the last stored event was sent.
+    pub(super) fn fail(self, e: &StoreError) {
+        let event: Event = RunError::new(format!("the run's events could not be stored: {e}"))
+            .with_code(e.code())
+            .into();
+        if let Some(f) = encoded(self.out.encoding, None, &event) {
+            tokio::spawn(async move {
+                let _ = self.out.tx.send(f).await;
+            });
         }
     }
 }
