@@ -13,8 +13,10 @@ use agui_core::{Message, RunAgentInput};
 /// JSON or is rejected later by the parser.
 pub(crate) fn check_depth(bytes: &[u8], max: usize) -> Result<(), String> {
     // Nothing can nest deeper than the number of opening brackets (counting those inside
-    // strings too): a count that vectorises settles almost every document without the walk.
-    if bytes.iter().filter(|&&b| b == b'{' || b == b'[').count() <= max {
+    // strings too), and a well-formed document no deeper than half its length (each level
+    // opens and closes; a malformed one is refused by the parser). The length settles most
+    // events, and a count that vectorises almost every other document, without the walk.
+    if bytes.len() / 2 <= max || bytes.iter().filter(|&&b| b == b'{' || b == b'[').count() <= max {
         return Ok(());
     }
     // One entry per open container: the key or index leading to it.
@@ -161,6 +163,8 @@ mod tests {
         assert!(check_depth(br#"{"a":"[[[[\"[[[[","b":{"c":1}}"#, 2).is_ok());
         assert_eq!(check_depth(b"[[[]]]", 2).unwrap_err(), "[0][0]");
         assert!(check_depth(b"", 1).is_ok());
+        assert!(check_depth(b"[[]]", 2).is_ok());
+        assert_eq!(check_depth(b"[[[]]]", 2).unwrap_err(), "[0][0]");
         // Past the bracket count's shortcut: brackets in strings count there, not here.
         assert!(check_depth(br#"{"a":"[[[[","b":{"c":[1]}}"#, 3).is_ok());
         assert_eq!(

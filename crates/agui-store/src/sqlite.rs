@@ -12,8 +12,8 @@
 //! acknowledged event is never lost", hence not the default. Batching appends amortises the
 //! sync.
 //!
-//! Blocking calls run on `tokio::task::spawn_blocking`. One connection writes (SQLite allows
-//! one writer at a time); reads use a small pool of further connections, which WAL lets run
+//! One connection writes (SQLite allows one writer at a time): group commits run on the
+//! store's own writer thread, other blocking calls on `tokio::task::spawn_blocking`; reads use a small pool of further connections, which WAL lets run
 //! while a write is in progress. Sequence numbers are assigned inside the write transaction
 //! from the stored last sequence, so several processes may share one file; live tails see
 //! other processes' appends by polling (once a second), their own at once.
@@ -143,14 +143,16 @@ const EVENTS_FROM: &str =
 struct Inner {
     path: PathBuf,
     options: SqliteOptions,
-    writer: Mutex<Connection>,
+    /// The writing connection: the writer thread's for group commits, shared with the few
+    /// other writes (deleting a thread...), which run on the blocking pool.
+    writer: Arc<Mutex<Connection>>,
     readers: Mutex<Vec<Connection>>,
     notifier: Notifier,
     /// Statements started, for the idle release of page caches.
     activity: AtomicU64,
-    /// Writes waiting for the writer: whoever holds it next commits them all in one
-    /// transaction (group commit).
-    writes: Mutex<Vec<WriteJob>>,
+    /// To the writer thread ([`spawn_writer`]), which commits the writes waiting for it in
+    /// one transaction (group commit). It ends when this is dropped with the store.
+    writes: std::sync::mpsc::Sender<WriteJob>,
 }
 
 /// One waiting write: its run, what to write, and where its result goes.
@@ -372,14 +374,16 @@ impl SqliteStore {
                 tx.commit().map_err(backend)
             })();
             made.map_err(|e| advise(&path, e))?;
+            let writer = Arc::new(Mutex::new(writer));
+            let writes = spawn_writer(writer.clone(), path.clone())?;
             Ok(Arc::new(Inner {
                 path,
                 options,
-                writer: Mutex::new(writer),
+                writer,
                 readers: Mutex::new(Vec::new()),
                 notifier: Notifier::default(),
                 activity: AtomicU64::new(0),
-                writes: Mutex::new(Vec::new()),
+                writes,
             }))
         })
         .await?;
@@ -413,38 +417,24 @@ impl SqliteStore {
     }
 
     /// Does one run's write (an append or a lease), committed together with every other
-    /// write waiting for the writer at that moment: one transaction and one sync for the
-    /// group (each write in its own savepoint, so that one refused append does not undo
+    /// write waiting for the writer thread at that moment: one transaction and one sync for
+    /// the group (each write in its own savepoint, so that one refused append does not undo
     /// the others). Returns after the group's commit, so an acknowledged write is durable
     /// as before; under concurrent runs the syncs are shared instead of queued one by one.
     async fn write_grouped(&self, thread: String, run: String, work: Work) -> Result<Done> {
         let (done, result) = tokio::sync::oneshot::channel();
+        self.inner.activity.fetch_add(1, Ordering::Relaxed);
+        let ended = || StoreError::Backend("the store's writer thread ended".into());
         self.inner
             .writes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(WriteJob {
+            .send(WriteJob {
                 thread,
                 run,
                 work,
                 done,
-            });
-        self.on_blocking_pool(move |inner| {
-            let mut conn = inner.writer.lock().unwrap_or_else(|p| p.into_inner());
-            // Taken under the writer's lock: an append queued while another group commits
-            // goes with the next group (this task's, or that of an append queued after it).
-            let jobs = std::mem::take(&mut *inner.writes.lock().unwrap_or_else(|p| p.into_inner()));
-            if !jobs.is_empty() {
-                commit_group(&mut conn, jobs, &inner.path);
-            }
-            Ok(())
-        })
-        .await?;
-        result.await.unwrap_or_else(|_| {
-            Err(StoreError::Backend(
-                "the store's write task ended without an answer".into(),
-            ))
-        })
+            })
+            .map_err(|_| ended())?;
+        result.await.unwrap_or_else(|_| Err(ended()))
     }
 
     /// Appends `events` in the next group commit, with the run's lease when `lease` is
@@ -642,6 +632,36 @@ fn commit_group(conn: &mut Connection, jobs: Vec<WriteJob>, path: &Path) {
             }
         }
     }
+}
+
+/// Starts the thread that owns group commits: it waits for a write, takes every write
+/// waiting by then (and those that came while it waited for the connection), and commits
+/// them as one group ([`commit_group`]); while it commits, the next group gathers. One
+/// thread instead of a blocking task per write: a write costs the writer one wake-up when
+/// it is idle and none when it is busy, and no task queues on the connection's lock.
+/// It ends when the store (the sender) is dropped.
+fn spawn_writer(
+    writer: Arc<Mutex<Connection>>,
+    path: PathBuf,
+) -> Result<std::sync::mpsc::Sender<WriteJob>> {
+    let (tx, rx) = std::sync::mpsc::channel::<WriteJob>();
+    std::thread::Builder::new()
+        .name("agui-sqlite-writer".into())
+        .spawn(move || {
+            while let Ok(first) = rx.recv() {
+                let mut jobs = vec![first];
+                jobs.extend(rx.try_iter());
+                let mut conn = writer.lock().unwrap_or_else(|p| p.into_inner());
+                jobs.extend(rx.try_iter());
+                // A panic drops the group's answers (each caller gets an error), not the
+                // writer.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    commit_group(&mut conn, jobs, &path)
+                }));
+            }
+        })
+        .map_err(|e| StoreError::Backend(format!("cannot start the store's writer thread: {e}")))?;
+    Ok(tx)
 }
 
 /// The same error again, for each append of a group that failed as a whole.
