@@ -95,9 +95,21 @@ impl Sql {
             notify: "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)"
                 .to_owned(),
             delete: format!("SELECT {s}.delete_v1($1, $2)"),
+            // One statement, one round trip: the thread as inserted, or (when it existed) as
+            // stored. The second branch reads the statement's snapshot, which lacks a thread
+            // made concurrently after it began: then no row comes back and the caller asks
+            // again.
             claim: format!(
-                "INSERT INTO {s}.threads (thread_id, last_seq, owner, created_ms, updated_ms)
-                 VALUES ($1, 0, $2, $3, $3) ON CONFLICT (thread_id) DO NOTHING"
+                "WITH ins AS (
+                     INSERT INTO {s}.threads (thread_id, last_seq, owner, created_ms, updated_ms)
+                     VALUES ($1, 0, $2, $3, $3) ON CONFLICT (thread_id) DO NOTHING
+                     RETURNING thread_id, last_seq, owner, created_ms, updated_ms, title
+                 )
+                 SELECT thread_id, last_seq, 0::bigint, owner, created_ms, updated_ms, title,
+                     NULL::text
+                 FROM ins
+                 UNION ALL
+                 ({info} WHERE t.thread_id = $1 AND NOT EXISTS (SELECT 1 FROM ins))"
             ),
             thread_row: format!("SELECT tid, last_seq FROM {s}.threads WHERE thread_id = $1"),
             thread_info: format!("{info} WHERE t.thread_id = $1"),
@@ -733,15 +745,14 @@ impl EventStore for PostgresStore {
             }
             let mut c = self.inner.pool.get().await?;
             let owner = owner.map(str::as_bytes);
-            // A thread deleted between the insert and the read is claimed again.
+            // A thread made or deleted by another transaction while the claim ran is
+            // claimed again.
             for _ in 0..3 {
-                c.execute(
-                    &self.inner.sql.claim,
-                    &[&thread.as_bytes(), &owner, &(now_ms() as i64)],
-                )
-                .await?;
                 if let Some(row) = c
-                    .query_opt(&self.inner.sql.thread_info, &[&thread.as_bytes()])
+                    .query_opt(
+                        &self.inner.sql.claim,
+                        &[&thread.as_bytes(), &owner, &(now_ms() as i64)],
+                    )
                     .await?
                 {
                     return Ok(thread_info(&row));
