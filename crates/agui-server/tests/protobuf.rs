@@ -72,3 +72,27 @@ async fn protobuf_runs_end_with_run_error_too() {
     let (_, events) = proto_events(addr, PROTO_FIRST, &input("t", "x")).await;
     assert!(matches!(events.last(), Some(Event::RunError(e)) if e.code.as_deref() == Some("x")));
 }
+
+/// With a store, a protobuf response carries the run's events as they are stored (the
+/// stored RUN_STARTED first), in protobuf frames.
+#[cfg(feature = "store")]
+#[tokio::test]
+async fn protobuf_runs_with_a_store_carry_the_stored_events() {
+    use agui_server::StoreOptions;
+    use agui_server::agui_store::{EventStore, MemoryStore};
+    let store = std::sync::Arc::new(MemoryStore::new());
+    let server = every_emitter::server().store(StoreOptions::new(store.clone()));
+    let addr = spawn(&server).await;
+    let (ct, events) = proto_events(addr, PROTO_FIRST, &input("t-proto-store", "hello")).await;
+    assert_eq!(ct.as_deref(), Some("application/vnd.ag-ui.event+proto"));
+    let stored = store.read("t-proto-store", 1).await.unwrap();
+    let stored_types: Vec<&str> = stored.iter().map(|s| s.event.type_str()).collect();
+    let proto_types: Vec<&str> = events.iter().map(Event::type_str).collect();
+    assert_eq!(proto_types, stored_types);
+    assert!(stored_types.len() > 10, "{stored_types:?}");
+    let mut p = Pipeline::new();
+    for e in events {
+        p.push(e).unwrap();
+    }
+    p.finish().unwrap();
+}
