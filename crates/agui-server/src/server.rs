@@ -503,15 +503,24 @@ fn parse_input(bytes: &[u8]) -> Result<RunAgentInput, Response> {
             Value::Null,
         ));
     }
-    let (parsed, warnings) = agui_core::warning::collect(|| {
+    // A valid body is parsed once, without tracking paths; the path of an error comes
+    // from a second, tracked parse of the refused body.
+    let (fast, warnings) = agui_core::warning::collect(|| {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let input = <RunAgentInput as serde::Deserialize>::deserialize(&mut de);
+        (input, de.end())
+    });
+    for w in warnings {
+        tracing::debug!(warning = %w, "run input: unknown material dropped");
+    }
+    if let (Ok(input), Ok(())) = fast {
+        return Ok(input);
+    }
+    let ((parsed, trailing), _) = agui_core::warning::collect(|| {
         let mut de = serde_json::Deserializer::from_slice(bytes);
         let input = serde_path_to_error::deserialize::<_, RunAgentInput>(&mut de);
         (input, de.end())
     });
-    let (parsed, trailing) = parsed;
-    for w in warnings {
-        tracing::debug!(warning = %w, "run input: unknown material dropped");
-    }
     if let (Ok(_), Err(e)) = (&parsed, trailing) {
         return Err(error(
             StatusCode::BAD_REQUEST,
