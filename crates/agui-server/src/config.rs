@@ -25,8 +25,9 @@ pub struct ServerConfig {
     pub keep_alive: Option<Duration>,
     /// Encoded bytes that may wait between the agent and the socket. When this much is
     /// buffered, emitters wait until the client has read some: a slow client slows the agent
-    /// and memory stays bounded. Default 16 KiB. (One event is always accepted, so a single
-    /// event larger than this still goes through.)
+    /// and memory stays bounded. With a store, events sent but not stored yet count too: a
+    /// slow store slows the agent the same way. Default 16 KiB. (One event is always
+    /// accepted, so a single event larger than this still goes through.)
     pub buffer_bytes: usize,
     /// Largest single encoded event. Default 10 MiB minus 16 bytes, under the reference
     /// client's 10 MiB frame limit for both SSE and protobuf. A larger event ends the run

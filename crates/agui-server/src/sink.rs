@@ -71,6 +71,9 @@ struct Inner {
     /// Times the agent's first event (metrics).
     first_event: Option<crate::metrics::FirstEvent>,
     high_water: usize,
+    /// Bytes of frames handed to the tap and not stored yet ([`Sink::stored`]): they count
+    /// against `high_water` like buffered bytes.
+    tapped: usize,
     max_event_bytes: usize,
     max_events: Option<u64>,
     verify: bool,
@@ -107,6 +110,7 @@ impl Sink {
                 events_taken: 0,
                 first_event,
                 high_water: config.buffer_bytes,
+                tapped: 0,
                 max_event_bytes: config.max_event_bytes,
                 max_events: config.max_events_per_run,
                 verify: config.verify,
@@ -162,7 +166,7 @@ impl Sink {
             if g.status != Status::Open {
                 return Err(EmitError::Closed);
             }
-            if g.buf.len() < g.high_water {
+            if g.has_room() {
                 return self.push_locked(&mut g, event, true);
             }
         }
@@ -189,13 +193,25 @@ impl Sink {
                 if g.status != Status::Open {
                     return Err(EmitError::Closed);
                 }
-                if g.buf.len() < g.high_water {
+                if g.has_room() {
                     return Ok(());
                 }
                 g.waiting += 1;
             }
             notified.await;
             self.lock().waiting -= 1;
+        }
+    }
+
+    /// `bytes` of tapped frames were stored: they no longer count against the buffer.
+    #[cfg_attr(not(feature = "store"), allow(dead_code))]
+    pub(crate) fn stored(&self, bytes: usize) {
+        let mut g = self.lock();
+        g.tapped = g.tapped.saturating_sub(bytes);
+        let waiting = g.waiting > 0;
+        drop(g);
+        if waiting {
+            self.space.notify_waiters();
         }
     }
 
@@ -360,6 +376,7 @@ impl Sink {
         }
         if let Some(tap) = &g.tap {
             let frame = g.buf.split_off(start).freeze();
+            g.tapped += frame.len();
             let _ = tap.send(Tapped { event, frame });
         }
         if let Some(w) = g.waker.take() {
@@ -381,6 +398,7 @@ impl Sink {
             g.events += 1;
             if let Some(tap) = &g.tap {
                 let frame = g.buf.split_off(start).freeze();
+                g.tapped += frame.len();
                 let _ = tap.send(Tapped { event, frame });
             }
         }
@@ -394,6 +412,12 @@ impl Sink {
 }
 
 impl Inner {
+    /// Whether an async emitter may push now: what waits for the client (or, with a
+    /// store, to be stored) is under the high-water mark.
+    fn has_room(&self) -> bool {
+        self.buf.len() + self.tapped < self.high_water
+    }
+
     /// Expands (only once chunks appeared: until then expansion is the identity) and
     /// verifies one event.
     fn check(&mut self, event: &Event) -> Result<(), Violation> {

@@ -193,12 +193,27 @@ async fn last_event_id_out_of_range_is_400_everywhere() {
 
 /// A memory store whose stored event `bad` reads back as JSON that does not decode, as a
 /// damaged record would, and that refuses (as a backend error) an append that would store
-/// past sequence `full_at`.
+/// past sequence `full_at`. Each append takes `delay` at least, and its size is recorded in
+/// `batches`.
 #[derive(Clone)]
 struct Damaged {
     inner: Arc<MemoryStore>,
     bad: u64,
     full_at: u64,
+    delay: Duration,
+    batches: Arc<std::sync::Mutex<Vec<usize>>>,
+}
+
+impl Damaged {
+    fn new(inner: Arc<MemoryStore>) -> Damaged {
+        Damaged {
+            inner,
+            bad: 0,
+            full_at: u64::MAX,
+            delay: Duration::ZERO,
+            batches: Default::default(),
+        }
+    }
 }
 
 impl EventStore for Damaged {
@@ -209,6 +224,8 @@ impl EventStore for Damaged {
         events: &'a [Event],
     ) -> BoxFuture<'a, agui_server::agui_store::Result<std::ops::Range<u64>>> {
         Box::pin(async move {
+            self.batches.lock().unwrap().push(events.len());
+            tokio::time::sleep(self.delay).await;
             let last = self.inner.thread(thread).await.map_or(0, |t| t.last_seq);
             if last + events.len() as u64 > self.full_at {
                 return Err(agui_server::agui_store::StoreError::Backend(
@@ -314,9 +331,8 @@ impl EventStore for Damaged {
 async fn a_corrupt_event_never_hides_the_others() {
     let inner = Arc::new(MemoryStore::new());
     let store: Arc<dyn EventStore> = Arc::new(Damaged {
-        inner: inner.clone(),
         bad: 10,
-        full_at: u64::MAX,
+        ..Damaged::new(inner.clone())
     });
     let addr = common::spawn(&stored(talker(21), Arc::new(inner.clone()))).await;
     let written = post_json(addr, "/", &input("t", "hi")).await.events().await;
@@ -525,9 +541,8 @@ async fn request_bodies_in_memory_are_bounded() {
 #[tokio::test]
 async fn a_store_that_refuses_a_run_ends_its_response_with_the_error() {
     let store = Damaged {
-        inner: Arc::new(MemoryStore::new()),
-        bad: 0,
         full_at: 12,
+        ..Damaged::new(Arc::new(MemoryStore::new()))
     };
     let addr = common::spawn(&stored(talker(21), Arc::new(store.clone()))).await;
     let res = post_json(addr, "/", &input("t", "hi")).await;
@@ -545,4 +560,36 @@ async fn a_store_that_refuses_a_run_ends_its_response_with_the_error() {
         "{last}"
     );
     assert_eq!(events.len(), stored.len() + 1, "{events:?}");
+}
+
+/// A slow store slows the agent: events sent but not stored yet count against the run's
+/// buffer, so the agent never gets further ahead of the store than the buffer holds (here
+/// 4 KiB, four of its 1 KB events) and memory stays bounded.
+#[tokio::test]
+async fn a_slow_store_slows_the_agent() {
+    let store = Damaged {
+        delay: Duration::from_millis(5),
+        ..Damaged::new(Arc::new(MemoryStore::new()))
+    };
+    let agent = AgentServer::new(agent_fn(|_input, ctx| async move {
+        let m = ctx.text_message().start().await?;
+        for _ in 0..60 {
+            m.delta("x".repeat(1000)).await?;
+        }
+        m.end().await?;
+        Ok(Finish::success())
+    }))
+    .config(ServerConfig::default().buffer_bytes(4096));
+    let addr = common::spawn(&stored(agent, Arc::new(store.clone()))).await;
+    let events = post_json(addr, "/", &input("t", "hi")).await.events().await;
+    assert_eq!(events.len(), 64);
+    assert_eq!(events[63]["type"], "RUN_FINISHED");
+    let batches = store.batches.lock().unwrap().clone();
+    assert_eq!(batches.iter().sum::<usize>(), 64, "{batches:?}");
+    // Up to four deltas wait to be stored, then one more is accepted (an event always
+    // fits); the run's end is pushed without waiting.
+    assert!(
+        batches.iter().all(|&n| n <= 6),
+        "the agent ran ahead of the store: {batches:?}"
+    );
 }

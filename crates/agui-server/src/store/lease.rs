@@ -89,6 +89,8 @@ pub(super) async fn persist(
                 None
             };
         }
+        // What the sink counts as waiting to be stored, released once this batch is.
+        let taken: usize = frames.iter().flatten().map(bytes::Bytes::len).sum();
         if let Some(i) = batch
             .iter()
             .zip(&frames)
@@ -116,6 +118,7 @@ pub(super) async fn persist(
         crate::metrics::store_append(t0.elapsed());
         match appended {
             Ok(range) => {
+                run.sink.stored(taken);
                 for (seq, (event, frame)) in range.zip(batch.iter().zip(&frames)) {
                     live = live.and_then(|l| l.feed(seq, event, frame.as_ref()));
                 }
