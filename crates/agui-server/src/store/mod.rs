@@ -1,7 +1,15 @@
 //! Persistent runs (feature `store`): every event sent is appended to an
-//! [`agui_store::EventStore`]; responses stream from the store with the event's sequence in
-//! the SSE `id:` field, so a client resumes with `Last-Event-ID`; runs go on when their
-//! client goes away unless [`StoreOptions::cancel_on_disconnect`] is set.
+//! [`agui_store::EventStore`], and a client gets an event only once it is stored, with its
+//! sequence in the SSE `id:` field, so a client resumes with `Last-Event-ID`; runs go on
+//! when their client goes away unless [`StoreOptions::cancel_on_disconnect`] is set.
+//!
+//! A run's own response is handed each event by the task that stores it, without reading
+//! it back. A client that falls behind by more than the response holds is served from the
+//! store from the first event it missed, so the storing never waits for a client; events
+//! waiting to be stored count against the run's buffer
+//! ([`ServerConfig::buffer_bytes`](crate::ServerConfig::buffer_bytes)), so a slow store
+//! slows the agent. When the store refuses the run's events, the response ends with a
+//! `RUN_ERROR` carrying the store's error code.
 //!
 //! Routes (under the agent's path `P`):
 //! - `POST P` runs the agent (`409 run_exists` when the run id was used in the thread);
