@@ -88,6 +88,12 @@ pub enum StreamTools {
         /// Runs in flight at once.
         #[arg(long, default_value_t = 8)]
         concurrency: usize,
+        /// Threads that make the runs. One keeps the tool's own cost per run lowest (a
+        /// run's tasks never change threads), which leaves the most CPU to a server on the
+        /// same machine; raise it when one core cannot drive a remote server (runs/s stops
+        /// growing with --concurrency while that server has CPU to spare).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
         /// The user message of every run (default "hello").
         #[arg(long)]
         text: Option<String>,
@@ -175,6 +181,7 @@ impl StreamTools {
                 url,
                 runs,
                 concurrency,
+                threads,
                 text,
                 proto,
                 json,
@@ -186,6 +193,7 @@ impl StreamTools {
                     url,
                     runs,
                     concurrency,
+                    threads,
                     text,
                     proto,
                     json,
@@ -193,7 +201,7 @@ impl StreamTools {
                     timeout,
                     color,
                 };
-                crate::run_async(crate::load::run(opts))
+                crate::run_async_on(threads, crate::load::run(opts))
             }
         }
     }

@@ -140,3 +140,23 @@ fn run_async<T>(f: impl std::future::Future<Output = Result<T, String>>) -> Resu
         .map_err(|e| format!("starting the async runtime: {e}"))?
         .block_on(f)
 }
+
+/// Runs a future on a tokio runtime of `threads` threads: the calling thread alone for
+/// one (or zero), else that many workers.
+fn run_async_on<T>(
+    threads: usize,
+    f: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    let mut builder = if threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(threads);
+        b
+    };
+    builder
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting the async runtime: {e}"))?
+        .block_on(f)
+}

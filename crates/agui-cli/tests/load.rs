@@ -4,6 +4,28 @@ mod common;
 
 use common::{Serve, agui, assert_has, scripted};
 
+/// With several threads the runs are the same, and the report says how many made them.
+#[test]
+fn runs_on_several_threads_verify_the_same() {
+    let server = Serve::start();
+    let out = agui(&[
+        "load",
+        &server.url,
+        "--runs",
+        "40",
+        "--concurrency",
+        "8",
+        "--threads",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let r = out.json();
+    assert_eq!(r["threads"], 3);
+    assert_eq!(r["okCount"], 40, "{r:#}");
+    assert_eq!(r["terminals"], serde_json::json!({"RUN_FINISHED": 40}));
+}
+
 #[test]
 fn fifty_runs_eight_at_a_time_all_ok() {
     let server = Serve::start();
@@ -20,6 +42,7 @@ fn fifty_runs_eight_at_a_time_all_ok() {
     let r = out.json();
     assert_eq!(r["runs"], 50);
     assert_eq!(r["concurrency"], 8);
+    assert_eq!(r["threads"], 1);
     assert_eq!(r["okCount"], 50, "{r:#}");
     assert_eq!(r["failed"], 0);
     assert_eq!(r["failures"], serde_json::json!([]));
