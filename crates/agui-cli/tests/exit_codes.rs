@@ -5,12 +5,11 @@
 mod common;
 
 use common::{Out, Serve, TEST_TOKEN, agui_command, assert_has, closed_port, run_piped, scripted};
-use std::sync::OnceLock;
 
-/// One `agui serve` (in-memory store, demo agent) for the whole file.
-fn server() -> &'static Serve {
-    static SERVER: OnceLock<Serve> = OnceLock::new();
-    SERVER.get_or_init(|| Serve::start_with(&["--store", "memory"]))
+/// An `agui serve` (in-memory store, demo agent) for one test. Not one shared through a
+/// static: a static is never dropped, so its server would outlive the test process.
+fn server() -> Serve {
+    Serve::start_with(&["--store", "memory"])
 }
 
 /// The command's arguments around `url` (the output of `record` is thrown away, `load`
