@@ -63,7 +63,8 @@ if [ -n "${AGUI_TEST_POSTGRES_URL:-}" ]; then
   targets+=(postgres)
 fi
 if [ -x target/interop/.venv/bin/python ]; then
-  (cd target/interop && .venv/bin/python py-server/server.py --port 0 --port-file "$work/py.port" >/dev/null 2>&1) &
+  # exec: the recorded pid is Python's own, so the cleanup stops the server itself.
+  (cd target/interop && exec .venv/bin/python py-server/server.py --port 0 --port-file "$work/py.port" >/dev/null 2>&1) &
   pids+=($!)
   for _ in $(seq 100); do [ -s "$work/py.port" ] && break; sleep 0.1; done
   url_python="http://127.0.0.1:$(cat "$work/py.port")/agent"
