@@ -20,7 +20,9 @@ agui=target/release/agui
 work=$(mktemp -d)
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  # Servers started inside $(...) record their pid in $work/*.pid (a subshell cannot add
+  # to this shell's array).
+  for p in "${pids[@]}" $(cat "$work"/*.pid 2>/dev/null); do kill "$p" 2>/dev/null || true; done
   rm -rf "$work"
   if [ -n "${pg_admin:-}" ]; then
     sleep 0.5 # the server's connections close first
@@ -33,7 +35,7 @@ trap cleanup EXIT
 serve() {
   local log="$work/serve-$1.log"
   "$agui" serve --listen 127.0.0.1:0 --delay-ms 0 --no-auth --store "$2" >"$log" 2>&1 &
-  pids+=($!)
+  echo $! >"$work/serve-$1.pid"
   for _ in $(seq 100); do grep -q "Press Ctrl-C" "$log" && break; sleep 0.1; done
   echo "$(sed -n 's/^agui serve: listening on \(http:[^ ]*\)/\1/p' "$log")agent"
 }
