@@ -59,10 +59,12 @@ pub(super) async fn persist(
         }
     };
     // The first lease was recorded with the run's RUN_STARTED (`claim`); renewals follow
-    // every third of the lease.
-    let mut ticks = tokio::time::interval(lease / 3);
+    // every third of the lease, the first a period from now (awaiting an interval's
+    // immediate first tick would wait for the timer driver's next turn, up to a
+    // millisecond, before the run's first append).
+    let every = lease / 3;
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    ticks.tick().await;
     let mut batch = Vec::new();
     let mut frames = Vec::new();
     loop {
