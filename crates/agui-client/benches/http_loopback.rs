@@ -7,6 +7,10 @@
 //!   sees per run (criterion reports the time per run).
 //! - `runs_c32`: 32 runs in flight at once: throughput (criterion reports runs/s).
 //!
+//! Each against three servers: without a store (`http_loopback`), with the in-memory
+//! store (`http_loopback_memory`) and with a SQLite file in the temporary directory
+//! (`http_loopback_sqlite`): with a store every event is stored before the client gets it.
+//!
 //! ```sh
 //! cargo bench -p agui-client --bench http_loopback
 //! ```
@@ -16,9 +20,11 @@
 
 use agui_client::HttpAgent;
 use agui_core::RunAgentInput;
-use agui_server::{AgentServer, Finish, agent_fn};
+use agui_server::agui_store::{EventStore, MemoryStore};
+use agui_server::{AgentServer, Finish, StoreOptions, agent_fn};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures_util::StreamExt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -50,11 +56,32 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
+    let db = std::env::temp_dir().join(format!("agui-http-loopback-{}.db", std::process::id()));
+    let sqlite = rt.block_on(agui_store::SqliteStore::open(&db)).unwrap();
+    let stores: [(&str, Option<Arc<dyn EventStore>>); 3] = [
+        ("http_loopback", None),
+        ("http_loopback_memory", Some(Arc::new(MemoryStore::new()))),
+        ("http_loopback_sqlite", Some(Arc::new(sqlite))),
+    ];
+    for (name, store) in stores {
+        let server = match store {
+            Some(store) => server().store(StoreOptions::new(store)),
+            None => server(),
+        };
+        bench_server(c, &rt, name, server);
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+}
+
+/// The two figures against `server`, in criterion group `name`.
+fn bench_server(c: &mut Criterion, rt: &tokio::runtime::Runtime, name: &str, server: AgentServer) {
     let url = rt.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
-            server()
+            server
                 .serve(listener, std::future::pending::<()>())
                 .await
                 .unwrap()
@@ -73,10 +100,14 @@ fn bench(c: &mut Criterion) {
             while let Some(e) = stream.next().await {
                 pipeline.push(e.unwrap()).unwrap();
             }
-            assert_eq!(pipeline.applier().messages().len(), 1);
+            // The reply (after the user's message, which a stored RUN_STARTED echoes).
+            assert!(matches!(
+                pipeline.applier().messages().last(),
+                Some(agui_core::Message::Assistant(_))
+            ));
         }
     };
-    let mut g = c.benchmark_group("http_loopback");
+    let mut g = c.benchmark_group(name);
     g.measurement_time(Duration::from_secs(8));
     g.throughput(Throughput::Elements(1));
     g.bench_function("run_c1", |b| {
