@@ -42,6 +42,7 @@ pub(crate) enum Taken {
 
 /// An event sent while a tap is set ([`Sink::set_tap`]), with its frame in the response's
 /// encoding (an SSE frame without an `id:` line, or a protobuf frame).
+#[cfg_attr(not(feature = "store"), allow(dead_code))]
 pub(crate) struct Tapped {
     pub(crate) event: Event,
     pub(crate) frame: Bytes,
