@@ -3,10 +3,11 @@
 
 mod common;
 
+#[cfg(feature = "store")]
+use agui_server::StoreOptions;
+#[cfg(feature = "store")]
 use agui_server::agui_store::MemoryStore;
-use agui_server::{
-    Access, AgentServer, AllowOrigin, CorsLayer, Finish, StoreOptions, Tokens, agent_fn,
-};
+use agui_server::{Access, AgentServer, AllowOrigin, CorsLayer, Finish, Tokens, agent_fn};
 use common::{input, post, post_value, request, serve};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -49,6 +50,7 @@ async fn post_as(addr: SocketAddr, token: Option<&str>, body: &Value) -> common:
     post_value(addr, "/agent", &headers, body).await
 }
 
+#[cfg(feature = "store")]
 async fn get(addr: SocketAddr, token: &str, path: &str) -> common::Response {
     let auth = format!("Bearer {token}");
     request(
@@ -62,12 +64,14 @@ async fn get(addr: SocketAddr, token: &str, path: &str) -> common::Response {
 }
 
 /// A [`counting`] server that wants a token and stores its threads (in memory).
+#[cfg(feature = "store")]
 fn guarded_with_store(runs: &Arc<AtomicUsize>) -> AgentServer {
     counting(runs.clone())
         .access(Access::default().auth(tokens()))
         .store(StoreOptions::new(Arc::new(MemoryStore::new())))
 }
 
+#[cfg(feature = "store")]
 #[tokio::test]
 async fn every_api_route_needs_a_token() {
     let runs = Arc::new(AtomicUsize::new(0));
@@ -213,6 +217,7 @@ async fn a_foreign_host_gets_421_on_a_loopback_listener() {
     assert_eq!(runs.load(Ordering::SeqCst), 3);
 }
 
+#[cfg(feature = "store")]
 #[tokio::test]
 async fn another_principals_thread_is_404_and_absent_from_listings() {
     let runs = Arc::new(AtomicUsize::new(0));
