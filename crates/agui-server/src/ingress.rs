@@ -164,7 +164,6 @@ mod tests {
         assert_eq!(check_depth(b"[[[]]]", 2).unwrap_err(), "[0][0]");
         assert!(check_depth(b"", 1).is_ok());
         assert!(check_depth(b"[[]]", 2).is_ok());
-        assert_eq!(check_depth(b"[[[]]]", 2).unwrap_err(), "[0][0]");
         // Past the bracket count's shortcut: brackets in strings count there, not here.
         assert!(check_depth(br#"{"a":"[[[[","b":{"c":[1]}}"#, 3).is_ok());
         assert_eq!(

@@ -13,8 +13,9 @@
 //! sync.
 //!
 //! One connection writes (SQLite allows one writer at a time): group commits run on the
-//! store's own writer thread, other blocking calls on `tokio::task::spawn_blocking`; reads use a small pool of further connections, which WAL lets run
-//! while a write is in progress. Sequence numbers are assigned inside the write transaction
+//! store's own writer thread, other blocking calls on `tokio::task::spawn_blocking`; reads
+//! use a small pool of further connections, which WAL lets run while a write is in
+//! progress. Sequence numbers are assigned inside the write transaction
 //! from the stored last sequence, so several processes may share one file; live tails see
 //! other processes' appends by polling (once a second), their own at once.
 //!

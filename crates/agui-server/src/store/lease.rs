@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-use super::stream::{Live, is_terminal};
+use super::stream::{Live, is_terminal, sse_json};
 use crate::sink::Tapped;
 
 /// Now, in Unix milliseconds, as leases count it.
@@ -65,6 +65,7 @@ pub(super) async fn persist(
     let every = lease / 3;
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let sse = encoding == crate::negotiate::Encoding::Sse;
     let mut batch = Vec::new();
     let mut frames = Vec::new();
     loop {
@@ -80,7 +81,6 @@ pub(super) async fn persist(
         };
         batch.clear();
         frames.clear();
-        let sse = encoding == crate::negotiate::Encoding::Sse;
         let mut next = Some(first);
         while let Some(Tapped { event, frame }) = next {
             batch.push(event);
@@ -141,9 +141,9 @@ pub(super) async fn persist(
 }
 
 /// Whether `event` nests deeper than the store reads back. Its JSON is taken from its SSE
-/// frame when given (`data: <json>` and two LFs), else written anew.
+/// frame when given, else written anew.
 fn too_deep(event: &Event, frame: Option<&bytes::Bytes>) -> bool {
-    let json = frame.and_then(|f| f.strip_prefix(b"data: ")?.strip_suffix(b"\n\n"));
+    let json = frame.and_then(|f| sse_json(f));
     let check = |json: &[u8]| crate::ingress::check_depth(json, MAX_STORED_DEPTH).is_err();
     match json {
         Some(json) => check(json),

@@ -140,19 +140,13 @@ impl Live {
         event: &Event,
         frame: Option<&bytes::Bytes>,
     ) -> Option<Live> {
-        let bytes = match (self.out.encoding, frame) {
-            (crate::negotiate::Encoding::Sse, Some(f)) => {
-                // The sink's frame is `data: <json>` and two LFs: the id line goes first.
-                let id = seq.to_string();
-                let mut b = bytes::BytesMut::with_capacity(f.len() + id.len() + 5);
-                b.extend_from_slice(b"id: ");
-                b.extend_from_slice(id.as_bytes());
-                b.extend_from_slice(b"\n");
-                b.extend_from_slice(f);
-                b.freeze()
-            }
-            (_, Some(f)) => f.clone(),
-            (encoding, None) => match encoded(encoding, Some(seq), event) {
+        let sse = self.out.encoding == crate::negotiate::Encoding::Sse;
+        let bytes = match frame {
+            // The sink's SSE frame again, with the id line (its JSON is not written again).
+            Some(f) if sse && let Some(json) = sse_json(f) => json_frame(Some(seq), json),
+            // A protobuf frame has no id.
+            Some(f) if !sse => f.clone(),
+            _ => match encoded(self.out.encoding, Some(seq), event) {
                 Some(b) => b,
                 None => return Some(self),
             },
@@ -222,13 +216,23 @@ pub(super) fn encoded(
 /// `event` as one SSE frame, with its store sequence as the `id:` when given (core's SSE
 /// writer: the bytes the reference encoder writes, after the id line).
 pub(super) fn frame(seq: Option<u64>, event: &Event) -> bytes::Bytes {
-    let json = event.to_json_vec();
+    json_frame(seq, &event.to_json_vec())
+}
+
+/// One SSE frame of an event's `json`, with `seq` as the `id:` when given.
+fn json_frame(seq: Option<u64>, json: &[u8]) -> bytes::Bytes {
     let mut out = Vec::with_capacity(json.len() + 32);
     match seq {
-        Some(seq) => sse::write_frame_with_id(&mut out, &seq.to_string(), &json),
-        None => sse::write_frame(&mut out, &json),
+        Some(seq) => sse::write_frame_with_id(&mut out, &seq.to_string(), json),
+        None => sse::write_frame(&mut out, json),
     }
     out.into()
+}
+
+/// The event's JSON in an SSE data frame as the sink writes it (`data: <json>` and two
+/// LFs, no `id:` line).
+pub(super) fn sse_json(frame: &[u8]) -> Option<&[u8]> {
+    frame.strip_prefix(b"data: ")?.strip_suffix(b"\n\n")
 }
 
 pub(super) fn is_terminal(e: &Event) -> bool {
