@@ -8,14 +8,20 @@
 //! parameter. An append is one call of a PL/pgSQL function of the schema, which locks the
 //! thread's row, checks the run and stores the batch (one multi-row insert) and, for
 //! [`EventStore::append_leased`], the run's lease: sequence
-//! numbers stay contiguous and a run starts once whichever instance writes. The wake-up of
-//! the other instances' tails (`pg_notify`) follows in its own transaction, sent in the
-//! same round trip. `append` returns after the commit, which PostgreSQL makes durable
-//! (with its default `synchronous_commit = on`).
+//! numbers stay contiguous and a run starts once whichever instance writes.
+//!
+//! Appends and thread claims are committed in groups (`group`): a writer takes every
+//! write waiting and sends them as one transaction in one round trip, so that concurrent
+//! runs share a WAL flush; a write the database refuses is refused alone. The wake-up of
+//! the other instances' tails (`pg_notify`) follows in its own transaction, in the same
+//! round trip. `append` returns after the commit, which PostgreSQL makes durable (with its
+//! default `synchronous_commit = on`).
 //!
 //! Queries run on a small pool of connections ([`PostgresOptions::pool_size`]), each
 //! keeping its prepared statements; a connection that broke is replaced at its next use.
 //! Schemas made by earlier versions are migrated at connection (missing columns added).
+
+mod group;
 
 use crate::notify::Notifier;
 use crate::prepare::prepare;
@@ -41,14 +47,17 @@ const DELETED_CHANNEL: &str = "agui_store_deleted";
 #[derive(Debug, Clone)]
 pub struct PostgresOptions {
     /// The most connections the store opens for queries (opened when needed; at least
-    /// 1; default 16). Appends to different threads run in parallel on them, and
-    /// PostgreSQL flushes their commits together: with 32 runs at once, 16 connections
-    /// store over ten times as many runs per second as one. Each is a server process:
-    /// keep `instances × (pool_size + 1)` under the server's `max_connections`. A further
-    /// connection listens for notifications.
+    /// 1; default 16): reads, and the [`writers`](Self::writers)' groups. Each is a
+    /// server process: keep `instances × (pool_size + 1)` under the server's
+    /// `max_connections`. A further connection listens for notifications.
     pub pool_size: usize,
     /// How often a live tail re-reads the store when no notification came.
     pub poll_interval: Duration,
+    /// How many writers commit the store's appends and thread claims (at least 1; default
+    /// 2). Each takes every write waiting when it is free and commits them as one
+    /// transaction, in one round trip: one WAL flush for the group. While one waits for its
+    /// commit, the next gathers. Each holds one of the pool's connections while it writes.
+    pub writers: usize,
 }
 
 impl Default for PostgresOptions {
@@ -56,6 +65,7 @@ impl Default for PostgresOptions {
         PostgresOptions {
             pool_size: 16,
             poll_interval: Duration::from_secs(1),
+            writers: 2,
         }
     }
 }
@@ -92,7 +102,9 @@ impl Sql {
             // from its commit on until the commit is flushed, which would serialise every
             // append's flush; without a flush to wait for (the wake-up need not be durable)
             // the lock is held only for a moment.
-            notify: "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)"
+            // $2: the payloads (one wake-up each).
+            notify: "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, t)
+                     FROM unnest($2::text[]) AS t"
                 .to_owned(),
             delete: format!("SELECT {s}.delete_v1($1, $2)"),
             // One statement, one round trip: the thread as inserted, or (when it existed) as
@@ -418,8 +430,10 @@ impl Pool {
 
 struct Inner {
     schema: String,
-    sql: Sql,
-    pool: Pool,
+    sql: Arc<Sql>,
+    pool: Arc<Pool>,
+    /// To the writers that commit appends and claims in groups.
+    writes: group::Writes,
     options: PostgresOptions,
     /// Kept so that the LISTEN connection stays open.
     _listener: Client,
@@ -562,11 +576,19 @@ impl PostgresStore {
             .batch_execute(&format!("LISTEN {schema}; LISTEN {DELETED_CHANNEL}"))
             .await
             .map_err(pg)?;
+        let (pool, sql) = (Arc::new(pool), Arc::new(Sql::new(schema)));
+        let writes = group::spawn(
+            pool.clone(),
+            sql.clone(),
+            schema.to_owned(),
+            options.writers,
+        );
         Ok(PostgresStore {
             inner: Arc::new(Inner {
                 schema: schema.to_owned(),
-                sql: Sql::new(schema),
+                sql,
                 pool,
+                writes,
                 options,
                 _listener: listener,
                 notifier,
@@ -596,8 +618,8 @@ impl PostgresStore {
 
 impl PostgresStore {
     /// One append (with the run's lease when `lease` is given, in the same transaction):
-    /// a single call of the schema's append function, with the tails' wake-up sent in the
-    /// same round trip.
+    /// a single call of the schema's append function, committed by a writer with the other
+    /// writes waiting (see `group`), and the tails' wake-up.
     async fn append_with(
         &self,
         thread: &str,
@@ -606,8 +628,8 @@ impl PostgresStore {
         lease: Option<i64>,
     ) -> Result<Range<u64>> {
         let prepared = prepare(thread, run, events)?;
-        let mut c = self.inner.pool.get().await?;
         if prepared.bodies.is_empty() {
+            let mut c = self.inner.pool.get().await?;
             let last = self.thread_row(&mut c, thread).await?.map_or(0, |(_, l)| l);
             if let Some(until) = lease {
                 c.execute(
@@ -618,34 +640,22 @@ impl PostgresStore {
             }
             return Ok(last + 1..last + 1);
         }
-        let bodies: Vec<&[u8]> = prepared.bodies.iter().map(Vec::as_slice).collect();
-        let parent = prepared.parent.as_deref().map(str::as_bytes);
-        let status = prepared.closes.unwrap_or(RunStatus::Running).as_str();
-        let title = prepared.title.as_deref().map(str::as_bytes);
-        let now = now_ms() as i64;
-        let append = c.statement(&self.inner.sql.append).await?;
-        let notify = c.statement(&self.inner.sql.notify).await?;
-        // Sent together (one round trip); the server runs the notification after the
-        // append's commit. A refused append wakes the tails for nothing, harmlessly.
-        let (thread_b, run_b, wake) = (thread.as_bytes(), run.as_bytes(), payload(thread));
-        let args: [&(dyn ToSql + Sync); 9] = [
-            &thread_b,
-            &run_b,
-            &bodies,
-            &prepared.starts_run,
-            &parent,
-            &status,
-            &title,
-            &now,
-            &lease,
+        let n = prepared.bodies.len() as u64;
+        let params: Vec<group::Param> = vec![
+            Box::new(thread.as_bytes().to_vec()),
+            Box::new(run.as_bytes().to_vec()),
+            Box::new(prepared.bodies),
+            Box::new(prepared.starts_run),
+            Box::new(prepared.parent.as_deref().map(|p| p.as_bytes().to_vec())),
+            Box::new(prepared.closes.unwrap_or(RunStatus::Running).as_str()),
+            Box::new(prepared.title.map(String::into_bytes)),
+            Box::new(now_ms() as i64),
+            Box::new(lease),
         ];
-        let wake_args: [&(dyn ToSql + Sync); 2] = [&self.inner.schema, &wake];
-        let (row, _) = tokio::join!(
-            c.client.query_one(&append, &args),
-            c.client.execute(&notify, &wake_args)
-        );
-        let row = row.map_err(pg)?;
-        drop(c);
+        let rows = group::run(&self.inner.writes, group::Kind::Append, thread, params).await?;
+        let row = rows
+            .first()
+            .ok_or_else(|| backend("postgres: append returned no row"))?;
         let first: i64 = row.get(0);
         let (thread_id, run_id) = (thread.to_owned(), run.to_owned());
         match first {
@@ -663,7 +673,7 @@ impl PostgresStore {
             }),
             first if first >= 1 => {
                 let first = first as u64;
-                let end = first + prepared.bodies.len() as u64;
+                let end = first + n;
                 self.inner.notifier.notify(thread, end - 1);
                 Ok(first..end)
             }
@@ -743,19 +753,19 @@ impl EventStore for PostgresStore {
             if thread.is_empty() {
                 return Err(StoreError::Invalid("thread id is empty".into()));
             }
-            let mut c = self.inner.pool.get().await?;
-            let owner = owner.map(str::as_bytes);
             // A thread made or deleted by another transaction while the claim ran is
-            // claimed again.
+            // claimed again. The claim is durable (committed by a writer, see `group`)
+            // before the run's events, which name the thread's owner, can be.
             for _ in 0..3 {
-                if let Some(row) = c
-                    .query_opt(
-                        &self.inner.sql.claim,
-                        &[&thread.as_bytes(), &owner, &(now_ms() as i64)],
-                    )
-                    .await?
-                {
-                    return Ok(thread_info(&row));
+                let params: Vec<group::Param> = vec![
+                    Box::new(thread.as_bytes().to_vec()),
+                    Box::new(owner.map(|o| o.as_bytes().to_vec())),
+                    Box::new(now_ms() as i64),
+                ];
+                let rows =
+                    group::run(&self.inner.writes, group::Kind::Claim, thread, params).await?;
+                if let Some(row) = rows.first() {
+                    return Ok(thread_info(row));
                 }
             }
             Err(StoreError::unknown_thread(thread))

@@ -385,6 +385,75 @@ fn pg_integrity_names_what_is_missing(url: String, schema: String) -> BoxFuture<
     })
 }
 
+/// Writes committed in one group share their transaction; a write that the database
+/// refuses inside a group is refused alone, and the others of its group are stored.
+#[cfg(feature = "postgres")]
+fn pg_group_commit_refuses_alone(url: String, schema: String) -> BoxFuture<'static, ()> {
+    use agui_core::event::{RunFinished, RunStarted};
+    Box::pin(async move {
+        let options = agui_store::PostgresOptions {
+            writers: 1,
+            ..Default::default()
+        };
+        let s = Arc::new(
+            agui_store::PostgresStore::connect_with(&url, &schema, options)
+                .await
+                .unwrap(),
+        );
+        // The database refuses any event that mentions "poison".
+        let c = pg_client(&url).await;
+        c.batch_execute(&format!(
+            "ALTER TABLE {schema}.events ADD CONSTRAINT poison
+                 CHECK (position(convert_to('poison', 'UTF8') in body) = 0)"
+        ))
+        .await
+        .unwrap();
+        const N: usize = 64;
+        let threads: Vec<String> = (0..N)
+            .map(|i| match i {
+                37 => "t-poison".to_owned(),
+                i => format!("t{i}"),
+            })
+            .collect();
+        let writes = threads.iter().map(|t| {
+            let s = s.clone();
+            let t = t.clone();
+            tokio::spawn(async move {
+                let events = [
+                    RunStarted::new(&t, "r1").into(),
+                    RunFinished::new(&t, "r1").into(),
+                ];
+                s.append(&t, "r1", &events).await
+            })
+        });
+        let results = futures_util::future::join_all(writes).await;
+        for (t, r) in threads.iter().zip(results) {
+            let r = r.unwrap();
+            if t == "t-poison" {
+                let e = r.expect_err("the poisoned write is refused");
+                assert!(e.to_string().contains("poison"), "{e}");
+                assert!(s.read(t, 1).await.unwrap_or_default().is_empty());
+            } else {
+                assert_eq!(r.unwrap(), 1..3, "{t}");
+                assert_eq!(s.read(t, 1).await.unwrap().len(), 2, "{t}");
+            }
+        }
+        // Grouped: far fewer transactions wrote the events than there were appends.
+        let xacts: i64 = c
+            .query_one(
+                &format!("SELECT count(DISTINCT xmin::text) FROM {schema}.events"),
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert!(
+            xacts <= (N / 4) as i64,
+            "{xacts} transactions for {N} appends"
+        );
+    })
+}
+
 /// A PostgreSQL-only trial: `(url, schema)` → the test.
 #[cfg(feature = "postgres")]
 type PgCase = fn(String, String) -> BoxFuture<'static, ()>;
@@ -392,10 +461,14 @@ type PgCase = fn(String, String) -> BoxFuture<'static, ()>;
 type PgCase = ();
 
 #[cfg(feature = "postgres")]
-const PG_ONLY: [(&str, PgCase); 2] = [
+const PG_ONLY: [(&str, PgCase); 3] = [
     (
         "postgres::connects_to_a_schema_of_the_previous_version",
         pg_opens_previous_version,
+    ),
+    (
+        "postgres::a_write_refused_in_a_commit_group_is_refused_alone",
+        pg_group_commit_refuses_alone,
     ),
     (
         "postgres::integrity_names_what_is_missing",
@@ -403,8 +476,12 @@ const PG_ONLY: [(&str, PgCase); 2] = [
     ),
 ];
 #[cfg(not(feature = "postgres"))]
-const PG_ONLY: [(&str, PgCase); 2] = [
+const PG_ONLY: [(&str, PgCase); 3] = [
     ("postgres::connects_to_a_schema_of_the_previous_version", ()),
+    (
+        "postgres::a_write_refused_in_a_commit_group_is_refused_alone",
+        (),
+    ),
     ("postgres::integrity_names_what_is_missing", ()),
 ];
 
