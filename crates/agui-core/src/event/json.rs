@@ -105,8 +105,10 @@ impl JsonField for Map<String, Value> {
 /// members the operation does not define.
 impl JsonField for PatchOp {
     fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"op\":");
-        write_str(out, self.op());
+        // The op names need no escaping.
+        out.extend_from_slice(b"{\"op\":\"");
+        out.extend_from_slice(self.op().as_bytes());
+        out.push(b'"');
         if let Some(from) = self.from() {
             out.extend_from_slice(b",\"from\":");
             write_str(out, from.as_str());
@@ -221,19 +223,47 @@ fn needs_escape(b: u8) -> bool {
 
 /// Whether no byte of `bytes` needs escaping. Tested 16 bytes at a time without an early
 /// exit inside a block, so each test compiles to vector code; the last, partial block is
-/// copied into a block padded with spaces (which need no escaping) rather than tested byte
-/// by byte, since most strings (keys, ids, pointers) are shorter than one block.
+/// tested as the last 16 bytes (overlapping the block before). Shorter strings (most keys,
+/// ids and pointers) are tested as two overlapping words, 8 or 4 bytes each: no copy and no
+/// loop.
 #[inline(always)]
 fn is_plain(bytes: &[u8]) -> bool {
     let block_is_plain = |block: &[u8]| !block.iter().fold(false, |acc, &b| acc | needs_escape(b));
-    let mut blocks = bytes.chunks_exact(16);
-    if !blocks.by_ref().all(block_is_plain) {
-        return false;
+    let n = bytes.len();
+    if n >= 16 {
+        let mut blocks = bytes.chunks_exact(16);
+        return blocks.by_ref().all(block_is_plain)
+            && (blocks.remainder().is_empty() || block_is_plain(&bytes[n - 16..]));
     }
-    let rest = blocks.remainder();
-    let mut last = [b' '; 16];
-    last[..rest.len()].copy_from_slice(rest);
-    block_is_plain(&last)
+    if n >= 8 {
+        let word = |at: usize| {
+            let mut w = [0; 8];
+            w.copy_from_slice(&bytes[at..at + 8]);
+            u64::from_le_bytes(w)
+        };
+        word_is_plain(word(0)) && word_is_plain(word(n - 8))
+    } else if n >= 4 {
+        let mut w = [0; 8];
+        w[..4].copy_from_slice(&bytes[..4]);
+        w[4..].copy_from_slice(&bytes[n - 4..]);
+        word_is_plain(u64::from_le_bytes(w))
+    } else {
+        !bytes.iter().any(|&b| needs_escape(b))
+    }
+}
+
+/// Whether no byte of the word `x` needs escaping (below U+0020, the quote, the backslash):
+/// the usual bit tricks for "a byte below n" and "a zero byte", which may misplace a hit
+/// but never miss or invent one.
+#[inline(always)]
+fn word_is_plain(x: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below_space = x.wrapping_sub(ONES * 0x20) & !x;
+    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v;
+    let quote = zero_byte(x ^ (ONES * u64::from(b'"')));
+    let backslash = zero_byte(x ^ (ONES * u64::from(b'\\')));
+    (below_space | quote | backslash) & HIGH == 0
 }
 
 /// Writes `s` as a JSON string: copied as is when nothing in it needs escaping, otherwise
@@ -293,6 +323,28 @@ mod tests {
             for bad in ["\"", "\\", "\n", "\u{1}"] {
                 for s in [format!("{bad}{plain}"), format!("{plain}{bad}")] {
                     assert_eq!(str_json(&s), serde_json::to_vec(&s).unwrap(), "{s:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_byte_to_escape_is_found_at_any_place() {
+        // Every length across the word and block paths, every position, every byte that
+        // needs escaping, amid plain ASCII and amid multi-byte characters (bytes with the
+        // high bit set must not hide or fake a hit).
+        let bad: Vec<char> = (0u8..0x20).map(char::from).chain(['"', '\\']).collect();
+        for filler in ['p', 'é', '\u{7f}', '~'] {
+            for len in 0..40 {
+                let plain: String = std::iter::repeat_n(filler, len).collect();
+                assert_eq!(str_json(&plain), serde_json::to_vec(&plain).unwrap());
+                for at in 0..=len {
+                    for &b in &bad {
+                        let mut s: String = std::iter::repeat_n(filler, at).collect();
+                        s.push(b);
+                        s.extend(std::iter::repeat_n(filler, len - at));
+                        assert_eq!(str_json(&s), serde_json::to_vec(&s).unwrap(), "{s:?}");
+                    }
                 }
             }
         }
