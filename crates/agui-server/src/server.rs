@@ -696,17 +696,23 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         Ok(p) => p,
         Err(res) => return res,
     };
-    // With a store, the thread's owner is checked (and a new thread claimed) and its
-    // history folded: the interrupts it left open are the store's, whichever server ran it.
+    let mut started = RunStarted::new(input.thread_id.clone(), input.run_id.clone())
+        .with_protocol_version(PROTOCOL_VERSION);
+    started.parent_run_id = input.parent_run_id.clone();
+    // With a store, the thread's owner is checked (the first run of a new thread claims
+    // it, storing its RUN_STARTED) and its history folded: the interrupts it left open
+    // are the store's, whichever server ran it.
     #[cfg(feature = "store")]
-    let prepared = match &server.store {
-        Some(options) => match crate::store::prepare(options, &principal, &input.thread_id).await {
-            Ok(p) => {
-                inner.interrupts.set(&input.thread_id, p.pending.clone());
-                Some(p)
+    let mut prepared = match &server.store {
+        Some(options) => {
+            match crate::store::prepare(options, &principal, &mut input, &started).await {
+                Ok(p) => {
+                    inner.interrupts.set(&input.thread_id, p.pending.clone());
+                    Some(p)
+                }
+                Err(res) => return res,
             }
-            Err(res) => return res,
-        },
+        }
         None => None,
     };
     // The interrupt contract (interrupts.md §6): a resume that does not answer the
@@ -736,13 +742,10 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         run_id = %input.run_id,
         encoding = encoding.media_type(),
     );
-    let mut started = RunStarted::new(input.thread_id.clone(), input.run_id.clone())
-        .with_protocol_version(PROTOCOL_VERSION);
-    started.parent_run_id = input.parent_run_id.clone();
     // With a store, the run is claimed first (one run per run id, the thread's owner
     // checked) by storing its RUN_STARTED, which echoes what the thread did not hold yet.
     #[cfg(feature = "store")]
-    let claimed = match (&server.store, &prepared) {
+    let claimed = match (&server.store, &mut prepared) {
         (Some(options), Some(prepared)) => {
             match crate::store::claim(options, prepared, &mut input, &started).await {
                 Ok(first) => Some(first),

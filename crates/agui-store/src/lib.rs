@@ -268,6 +268,17 @@ pub struct RunInfo {
     pub last_seq: u64,
 }
 
+/// What [`EventStore::append_if_new`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FirstRun {
+    /// The thread held no events (it may have been made now): the run's events were
+    /// stored at these sequences, with the run's lease.
+    Stored(Range<u64>),
+    /// The thread holds events, or is another owner's: nothing was stored. The thread as
+    /// it is.
+    Existing(ThreadInfo),
+}
+
 /// An append-only event log of threads. Object safe: servers hold an `Arc<dyn EventStore>`.
 ///
 /// Sequence numbers start at 1 and are contiguous per thread. An `append` that returned `Ok`
@@ -389,6 +400,52 @@ pub trait EventStore: Send + Sync + 'static {
             let range = self.append(thread, run, events).await?;
             self.renew_lease(thread, run, until_ms).await?;
             Ok(range)
+        })
+    }
+
+    /// A run's first events, stored as [`append_leased`](Self::append_leased) stores
+    /// them, if thread `thread` holds no events yet: a missing thread is made first, owned
+    /// by `owner` (as [`claim_thread`](Self::claim_thread) makes it). A thread that holds
+    /// events, or that is owned by another than `owner` (unless `any_owner`: a caller who
+    /// may write to every thread), is left as it is, and returned.
+    ///
+    /// What a server does first with a run: the first run of a new thread is claimed and
+    /// stored in one step, and for any other the caller learns the thread (to check its
+    /// owner and read its history) before it appends. The default claims, compares and
+    /// appends in turn; the SQLite and PostgreSQL stores do it in one write (one commit
+    /// instead of two for a new thread).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use agui_core::event::RunStarted;
+    /// use agui_store::{EventStore, FirstRun, MemoryStore};
+    /// let store = MemoryStore::new();
+    /// let r1 = [RunStarted::new("t", "r1").into()];
+    /// let first = store.append_if_new("t", Some("alice"), false, "r1", &r1, 9_000).await;
+    /// assert_eq!(first.unwrap(), FirstRun::Stored(1..2));
+    /// let r2 = [RunStarted::new("t", "r2").into()];
+    /// match store.append_if_new("t", Some("alice"), false, "r2", &r2, 9_000).await {
+    ///     Ok(FirstRun::Existing(info)) => assert_eq!(info.last_seq, 1),
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// # });
+    /// ```
+    fn append_if_new<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+        any_owner: bool,
+        run: &'a str,
+        events: &'a [Event],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<FirstRun>> {
+        Box::pin(async move {
+            let info = self.claim_thread(thread, owner).await?;
+            if info.last_seq != 0 || (!any_owner && info.owner.as_deref() != owner) {
+                return Ok(FirstRun::Existing(info));
+            }
+            let range = self.append_leased(thread, run, events, until_ms).await?;
+            Ok(FirstRun::Stored(range))
         })
     }
 
@@ -616,6 +673,17 @@ impl<S: EventStore + ?Sized> EventStore for Arc<S> {
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         (**self).append_leased(thread, run, events, until_ms)
     }
+    fn append_if_new<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+        any_owner: bool,
+        run: &'a str,
+        events: &'a [Event],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<FirstRun>> {
+        (**self).append_if_new(thread, owner, any_owner, run, events, until_ms)
+    }
     fn lease<'a>(&'a self, thread: &'a str, run: &'a str) -> BoxFuture<'a, Result<Option<u64>>> {
         (**self).lease(thread, run)
     }
@@ -788,6 +856,17 @@ mod tests {
         ) -> BoxFuture<'a, Result<Range<u64>>> {
             named("append_leased")
         }
+        fn append_if_new<'a>(
+            &'a self,
+            _: &'a str,
+            _: Option<&'a str>,
+            _: bool,
+            _: &'a str,
+            _: &'a [Event],
+            _: u64,
+        ) -> BoxFuture<'a, Result<FirstRun>> {
+            named("append_if_new")
+        }
         fn lease<'a>(&'a self, _: &'a str, _: &'a str) -> BoxFuture<'a, Result<Option<u64>>> {
             named("lease")
         }
@@ -855,6 +934,10 @@ mod tests {
             assert_eq!(
                 name(s.append_leased("t", "r", &[], 1).await),
                 "append_leased"
+            );
+            assert_eq!(
+                name(s.append_if_new("t", None, true, "r", &[], 1).await),
+                "append_if_new"
             );
             assert_eq!(name(s.lease("t", "r").await), "lease");
             assert_eq!(

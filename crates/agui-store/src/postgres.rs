@@ -26,8 +26,8 @@ mod group;
 use crate::notify::Notifier;
 use crate::prepare::prepare;
 use crate::{
-    EventStore, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent, ThreadInfo,
-    ThreadPage, ThreadQuery, decode_cursor, now_ms, page_limit, page_of,
+    EventStore, FirstRun, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
+    ThreadInfo, ThreadPage, ThreadQuery, decode_cursor, now_ms, page_limit, page_of,
 };
 use agui_core::Event;
 use futures_util::future::BoxFuture;
@@ -73,6 +73,7 @@ impl Default for PostgresOptions {
 /// The store's SQL, with its schema in it, made once.
 struct Sql {
     append: String,
+    append_if_new: String,
     notify: String,
     delete: String,
     claim: String,
@@ -98,6 +99,9 @@ impl Sql {
         );
         Sql {
             append: format!("SELECT {s}.append_v2($1, $2, $3, $4, $5, $6, $7, $8, $9)"),
+            append_if_new: format!(
+                "SELECT {s}.append_if_new_v1($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+            ),
             // Its own transaction, after the append's: a NOTIFY takes a database-wide lock
             // from its commit on until the commit is flushed, which would serialise every
             // append's flush; without a flush to wait for (the wake-up need not be durable)
@@ -245,6 +249,30 @@ fn ddl(s: &str) -> String {
                      ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = EXCLUDED.until_ms;
              END IF;
              RETURN v_last + 1;
+         END
+         $fn$;
+
+         -- A run's first append, if the thread holds no events: a missing thread is made,
+         -- owned by p_owner. -4 (nothing written) when the thread holds events, or when
+         -- another owner has it and not p_any_owner; else as append_v2.
+         CREATE OR REPLACE FUNCTION {s}.append_if_new_v1(
+             p_thread BYTEA, p_run BYTEA, p_bodies BYTEA[], p_starts BOOLEAN,
+             p_parent BYTEA, p_status TEXT, p_title BYTEA, p_now BIGINT, p_lease BIGINT,
+             p_owner BYTEA, p_any_owner BOOLEAN
+         ) RETURNS BIGINT LANGUAGE plpgsql AS $fn$
+         DECLARE
+             v_owner BYTEA;
+             v_last BIGINT;
+         BEGIN
+             INSERT INTO {s}.threads (thread_id, last_seq, owner, created_ms, updated_ms)
+                 VALUES (p_thread, 0, p_owner, p_now, p_now) ON CONFLICT (thread_id) DO NOTHING;
+             SELECT owner, last_seq INTO v_owner, v_last
+                 FROM {s}.threads WHERE thread_id = p_thread FOR UPDATE;
+             IF v_last <> 0 OR (NOT p_any_owner AND v_owner IS DISTINCT FROM p_owner) THEN
+                 RETURN -4;
+             END IF;
+             RETURN {s}.append_v2(p_thread, p_run, p_bodies, p_starts, p_parent, p_status,
+                 p_title, p_now, p_lease);
          END
          $fn$;
 
@@ -617,7 +645,8 @@ impl PostgresStore {
 }
 
 impl PostgresStore {
-    /// One append (with the run's lease when `lease` is given, in the same transaction):
+    /// One append (with the run's lease when `lease` is given, in the same transaction;
+    /// with `if_new`, `(owner, any_owner)`, only into a thread without events, else `None`):
     /// a single call of the schema's append function, committed by a writer with the other
     /// writes waiting (see `group`), and the tails' wake-up.
     async fn append_with(
@@ -626,7 +655,8 @@ impl PostgresStore {
         run: &str,
         events: &[Event],
         lease: Option<i64>,
-    ) -> Result<Range<u64>> {
+        if_new: Option<(Option<&str>, bool)>,
+    ) -> Result<Option<Range<u64>>> {
         let prepared = prepare(thread, run, events)?;
         if prepared.bodies.is_empty() {
             let mut c = self.inner.pool.get().await?;
@@ -638,10 +668,10 @@ impl PostgresStore {
                 )
                 .await?;
             }
-            return Ok(last + 1..last + 1);
+            return Ok(Some(last + 1..last + 1));
         }
         let n = prepared.bodies.len() as u64;
-        let params: Vec<group::Param> = vec![
+        let mut params: Vec<group::Param> = vec![
             Box::new(thread.as_bytes().to_vec()),
             Box::new(run.as_bytes().to_vec()),
             Box::new(prepared.bodies),
@@ -652,7 +682,15 @@ impl PostgresStore {
             Box::new(now_ms() as i64),
             Box::new(lease),
         ];
-        let rows = group::run(&self.inner.writes, group::Kind::Append, thread, params).await?;
+        let kind = match if_new {
+            Some((owner, any_owner)) => {
+                params.push(Box::new(owner.map(|o| o.as_bytes().to_vec())));
+                params.push(Box::new(any_owner));
+                group::Kind::AppendIfNew
+            }
+            None => group::Kind::Append,
+        };
+        let rows = group::run(&self.inner.writes, kind, thread, params).await?;
         let row = rows
             .first()
             .ok_or_else(|| backend("postgres: append returned no row"))?;
@@ -671,16 +709,33 @@ impl PostgresStore {
                 thread: thread_id,
                 run: prepared.parent.unwrap_or_default(),
             }),
+            -4 => Ok(None),
             first if first >= 1 => {
                 let first = first as u64;
                 let end = first + n;
                 self.inner.notifier.notify(thread, end - 1);
-                Ok(first..end)
+                Ok(Some(first..end))
             }
             other => Err(StoreError::Backend(format!(
                 "postgres: append returned {other}"
             ))),
         }
+    }
+}
+
+impl PostgresStore {
+    /// An append that is not [`EventStore::append_if_new`]'s (so always answered with a
+    /// range).
+    async fn append_plain(
+        &self,
+        thread: &str,
+        run: &str,
+        events: &[Event],
+        lease: Option<i64>,
+    ) -> Result<Range<u64>> {
+        self.append_with(thread, run, events, lease, None)
+            .await?
+            .ok_or_else(|| backend("postgres: an append was refused as not new"))
     }
 }
 
@@ -691,7 +746,7 @@ impl EventStore for PostgresStore {
         run: &'a str,
         events: &'a [Event],
     ) -> BoxFuture<'a, Result<Range<u64>>> {
-        Box::pin(self.append_with(thread, run, events, None))
+        Box::pin(self.append_plain(thread, run, events, None))
     }
 
     fn append_leased<'a>(
@@ -702,7 +757,36 @@ impl EventStore for PostgresStore {
         until_ms: u64,
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         let until = i64::try_from(until_ms).unwrap_or(i64::MAX);
-        Box::pin(self.append_with(thread, run, events, Some(until)))
+        Box::pin(self.append_plain(thread, run, events, Some(until)))
+    }
+
+    fn append_if_new<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+        any_owner: bool,
+        run: &'a str,
+        events: &'a [Event],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<FirstRun>> {
+        Box::pin(async move {
+            if events.is_empty() {
+                // Nothing to append: the claim and the owner's check on their own.
+                let info = self.claim_thread(thread, owner).await?;
+                if info.last_seq != 0 || (!any_owner && info.owner.as_deref() != owner) {
+                    return Ok(FirstRun::Existing(info));
+                }
+            }
+            let until = i64::try_from(until_ms).unwrap_or(i64::MAX);
+            let if_new = Some((owner, any_owner));
+            match self
+                .append_with(thread, run, events, Some(until), if_new)
+                .await?
+            {
+                Some(range) => Ok(FirstRun::Stored(range)),
+                None => Ok(FirstRun::Existing(self.thread(thread).await?)),
+            }
+        })
     }
 
     fn read_raw<'a>(

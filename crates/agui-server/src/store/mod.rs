@@ -45,7 +45,7 @@ use crate::context::RunShared;
 use crate::server::RunGuard;
 use agui_core::event::RunStarted;
 use agui_core::{Event, RunAgentInput};
-use agui_store::{EventStore, RunStatus, StoreError, ThreadInfo, ThreadQuery};
+use agui_store::{EventStore, FirstRun, RunStatus, StoreError, ThreadInfo, ThreadQuery};
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -147,20 +147,48 @@ pub(crate) struct Prepared {
     known: Option<std::collections::HashSet<String>>,
     /// The interrupts the thread's last run left open.
     pub(crate) pending: Vec<agui_core::Interrupt>,
+    /// The run's `RUN_STARTED`, already stored (its sequence and the event as stored) when
+    /// the run is the first of a new thread.
+    stored: Option<(u64, Event)>,
 }
 
-/// Checks that `principal` may use the thread (creating it, owned by the principal, when
-/// new) and folds its history: the messages it holds and the interrupts left open.
+/// Checks that `principal` may use the thread and folds its history: the messages it
+/// holds and the interrupts left open. The first run of a new thread is claimed at once
+/// (the thread made, owned by the principal, with the run's `RUN_STARTED`, in one write);
+/// any other is claimed by [`claim`], once the history tells what to echo.
 pub(crate) async fn prepare(
     options: &StoreOptions,
     principal: &Principal,
-    thread: &str,
+    input: &mut RunAgentInput,
+    started: &RunStarted,
 ) -> Result<Prepared, Response> {
     let store = &*options.store;
-    let info = store
-        .claim_thread(thread, principal.owner())
-        .await
-        .map_err(|e| store_error(&e))?;
+    let first = [stored_started(input, started, None)];
+    let thread = input.thread_id.as_str();
+    let t0 = std::time::Instant::now();
+    let attempt = store
+        .append_if_new(
+            thread,
+            principal.owner(),
+            principal.is_admin(),
+            &input.run_id,
+            &first,
+            lease_until(options),
+        )
+        .await;
+    crate::metrics::store_append(t0.elapsed());
+    let info = match attempt {
+        Ok(FirstRun::Stored(range)) => {
+            let [first] = first;
+            return Ok(Prepared {
+                known: Some(Default::default()),
+                pending: Vec::new(),
+                stored: Some((range.start, first)),
+            });
+        }
+        Ok(FirstRun::Existing(info)) => info,
+        Err(e) => return Err(claim_error(e)),
+    };
     if !principal.may_see(info.owner.as_deref()) {
         return Err(no_thread(thread));
     }
@@ -168,6 +196,7 @@ pub(crate) async fn prepare(
         return Ok(Prepared {
             known: Some(Default::default()),
             pending: Vec::new(),
+            stored: None,
         });
     }
     sweep_abandoned(store, thread).await;
@@ -184,53 +213,82 @@ pub(crate) async fn prepare(
     Ok(Prepared {
         known: readable.then_some(ids),
         pending,
+        stored: None,
     })
 }
 
-/// Claims the run by storing its `RUN_STARTED` with the run's first lease — refused with
-/// `409` when the run id was already used in the thread. The stored `RUN_STARTED` echoes the
-/// input with only the messages the thread does not hold yet. Returns the event's sequence
-/// and the event as stored.
-pub(crate) async fn claim(
-    options: &StoreOptions,
-    prepared: &Prepared,
+/// When the lease of a run claimed now ends.
+fn lease_until(options: &StoreOptions) -> u64 {
+    lease_now() + options.lease.as_millis() as u64
+}
+
+/// The `RUN_STARTED` a run stores: `started`, echoing the input with only the messages
+/// the thread does not hold (`known`; all of them when `None`). The input's messages are
+/// set aside while the rest is cloned, so the history is not copied first.
+fn stored_started(
     input: &mut RunAgentInput,
     started: &RunStarted,
-) -> Result<(u64, Event), Response> {
-    // The echo copies only the messages the thread does not hold (not the whole history
-    // first): the input's messages are set aside while the rest is cloned.
+    known: Option<&std::collections::HashSet<String>>,
+) -> Event {
     let messages = std::mem::take(&mut input.messages);
     let mut echo = input.clone();
     echo.messages = messages
         .iter()
-        .filter(|m| prepared.known.as_ref().is_none_or(|k| !k.contains(m.id())))
+        .filter(|m| known.is_none_or(|k| !k.contains(m.id())))
         .cloned()
         .collect();
     input.messages = messages;
     let mut stored = started.clone();
     stored.input = Some(Box::new(echo));
-    let t0 = std::time::Instant::now();
-    // The run's lease is recorded with its RUN_STARTED (one transaction where the store
-    // can), so a claimed run always has a lease for readers to find expired.
-    let until = lease_now() + options.lease.as_millis() as u64;
-    let stored = [Event::from(stored)];
-    let appended = options
-        .store
-        .append_leased(&input.thread_id, &input.run_id, &stored, until)
-        .await;
-    crate::metrics::store_append(t0.elapsed());
-    let [stored] = stored;
-    match appended {
-        Ok(range) => Ok((range.start, stored)),
-        Err(e @ StoreError::RunExists { .. }) => Err(error(
+    stored.into()
+}
+
+/// The response to a refused claim: `409` when the run id was already used in the thread.
+fn claim_error(e: StoreError) -> Response {
+    match e {
+        e @ StoreError::RunExists { .. } => error(
             StatusCode::CONFLICT,
             "run_exists",
             format!(
                 "{e}: a run id is used once per thread (resume a broken stream with Last-Event-ID)"
             ),
             Value::Null,
-        )),
-        Err(e) => Err(store_error(&e)),
+        ),
+        e => store_error(&e),
+    }
+}
+
+/// Claims the run by storing its `RUN_STARTED` with the run's first lease — refused with
+/// `409` when the run id was already used in the thread — unless [`prepare`] stored it
+/// already. The stored `RUN_STARTED` echoes the input with only the messages the thread
+/// does not hold yet. Returns the event's sequence and the event as stored.
+pub(crate) async fn claim(
+    options: &StoreOptions,
+    prepared: &mut Prepared,
+    input: &mut RunAgentInput,
+    started: &RunStarted,
+) -> Result<(u64, Event), Response> {
+    if let Some(stored) = prepared.stored.take() {
+        return Ok(stored);
+    }
+    let stored = [stored_started(input, started, prepared.known.as_ref())];
+    let t0 = std::time::Instant::now();
+    // The run's lease is recorded with its RUN_STARTED (one transaction where the store
+    // can), so a claimed run always has a lease for readers to find expired.
+    let appended = options
+        .store
+        .append_leased(
+            &input.thread_id,
+            &input.run_id,
+            &stored,
+            lease_until(options),
+        )
+        .await;
+    crate::metrics::store_append(t0.elapsed());
+    let [stored] = stored;
+    match appended {
+        Ok(range) => Ok((range.start, stored)),
+        Err(e) => Err(claim_error(e)),
     }
 }
 

@@ -32,6 +32,8 @@ pub(super) enum Kind {
     Claim,
     /// [`Sql::append`] with the job's parameters; wakes the thread's tails once committed.
     Append,
+    /// [`Sql::append_if_new`] with the job's parameters; wakes the tails as `Append`.
+    AppendIfNew,
 }
 
 /// One durable write and where its rows go.
@@ -109,6 +111,7 @@ fn refs(job: &Job) -> Vec<&(dyn ToSql + Sync)> {
 struct Prepared {
     claim: Statement,
     append: Statement,
+    append_if_new: Statement,
     notify: Statement,
 }
 
@@ -117,6 +120,7 @@ impl Prepared {
         match kind {
             Kind::Claim => &self.claim,
             Kind::Append => &self.append,
+            Kind::AppendIfNew => &self.append_if_new,
         }
     }
 }
@@ -126,7 +130,7 @@ impl Prepared {
 fn wakes<'a>(jobs: impl IntoIterator<Item = &'a Job>) -> Vec<&'a str> {
     let mut threads: Vec<&str> = jobs
         .into_iter()
-        .filter(|j| j.kind == Kind::Append)
+        .filter(|j| j.kind != Kind::Claim)
         .map(|j| payload(&j.thread))
         .collect();
     threads.dedup();
@@ -162,6 +166,7 @@ async fn write(
     let statements = Prepared {
         claim: c.statement(&sql.claim).await?,
         append: c.statement(&sql.append).await?,
+        append_if_new: c.statement(&sql.append_if_new).await?,
         notify: c.statement(&sql.notify).await?,
     };
     let mut answers: Vec<Option<Result<Vec<Row>>>> = jobs.iter().map(|_| None).collect();

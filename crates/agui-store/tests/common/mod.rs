@@ -9,7 +9,7 @@ pub mod rt;
 use agui_core::Event;
 use agui_core::engine::pipeline::Pipeline;
 use agui_store::{
-    EventStore, RunStatus, StoreError, StoredEvent, ThreadInfo, ThreadPage, ThreadQuery,
+    EventStore, FirstRun, RunStatus, StoreError, StoredEvent, ThreadInfo, ThreadPage, ThreadQuery,
 };
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
@@ -743,6 +743,67 @@ async fn racing_starts_of_one_run_have_one_winner(open: Open) {
     assert_eq!(b.thread("shared").await.unwrap().last_seq, 20);
 }
 
+/// A run's first events stored with the claim of its thread (`append_if_new`, what a
+/// server does first with a run): a new (or empty) thread takes them, made with its
+/// owner; a thread with events, or another owner's, is returned untouched.
+async fn first_runs_of_new_threads_are_stored_with_their_claim(open: Open) {
+    let s = open().await;
+    let start = |run: &str| [started("t", run)];
+    let r = s
+        .append_if_new("t", Some("alice"), false, "r1", &start("r1"), 9_000)
+        .await;
+    assert_eq!(r.unwrap(), FirstRun::Stored(1..2));
+    let info = s.thread("t").await.unwrap();
+    assert_eq!(info.owner.as_deref(), Some("alice"));
+    assert_eq!((info.last_seq, info.run_count), (1, 1));
+    assert_eq!(s.lease("t", "r1").await.unwrap(), Some(9_000));
+    // Not new any more: the thread as it is, for its owner or anyone else; nothing stored.
+    for (owner, any) in [(Some("alice"), false), (Some("bob"), false), (None, true)] {
+        let r = s
+            .append_if_new("t", owner, any, "r2", &start("r2"), 9_000)
+            .await;
+        assert_eq!(r.unwrap(), FirstRun::Existing(info.clone()), "{owner:?}");
+    }
+    assert_eq!(s.lease("t", "r2").await.unwrap(), None);
+    // A claimed thread without events takes the first run of its owner (or of a caller
+    // who may write everywhere), not another's.
+    let claimed = s.claim_thread("c", Some("alice")).await.unwrap();
+    let r = s
+        .append_if_new("c", Some("bob"), false, "r1", &[started("c", "r1")], 1)
+        .await;
+    assert_eq!(r.unwrap(), FirstRun::Existing(claimed));
+    let r = s
+        .append_if_new("c", Some("root"), true, "r1", &[started("c", "r1")], 1)
+        .await;
+    assert_eq!(r.unwrap(), FirstRun::Stored(1..2));
+    assert_eq!(s.thread("c").await.unwrap().owner.as_deref(), Some("alice"));
+    // Concurrent first runs of a new thread by different owners, through two handles:
+    // exactly one is stored, and the others see the thread it made.
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let s = if i % 2 == 0 { s.clone() } else { open().await };
+        tasks.push(tokio::spawn(async move {
+            let (owner, run) = (format!("owner{i}"), format!("r{i}"));
+            let first = [started("race", &run)];
+            s.append_if_new("race", Some(&owner), false, &run, &first, 1)
+                .await
+                .unwrap()
+        }));
+    }
+    let mut stored = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            FirstRun::Stored(range) => {
+                assert_eq!(range, 1..2);
+                stored += 1;
+            }
+            FirstRun::Existing(info) => assert_eq!(info.last_seq, 1),
+        }
+    }
+    assert_eq!(stored, 1);
+    assert_eq!(s.thread("race").await.unwrap().last_seq, 1);
+}
+
 async fn threads_are_claimed_once(open: Open) {
     let s = open().await;
     let claimed = s.claim_thread("c", Some("alice")).await.unwrap();
@@ -1241,6 +1302,7 @@ pub fn cases() -> Vec<(&'static str, Case)> {
         case!(starting_an_existing_run_is_refused),
         case!(racing_starts_of_one_run_have_one_winner),
         case!(threads_are_claimed_once),
+        case!(first_runs_of_new_threads_are_stored_with_their_claim),
         case!(threads_carry_title_status_and_times),
         case!(threads_are_paged_newest_first),
         case!(deleted_threads_are_gone),
