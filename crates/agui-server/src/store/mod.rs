@@ -163,32 +163,32 @@ pub(crate) async fn prepare(
     started: &RunStarted,
 ) -> Result<Prepared, Response> {
     let store = &*options.store;
-    let first = [stored_started(input, started, None)];
-    let thread = input.thread_id.as_str();
-    let t0 = std::time::Instant::now();
-    let attempt = store
-        .append_if_new(
-            thread,
-            principal.owner(),
-            principal.is_admin(),
-            &input.run_id,
-            &first,
-            lease_until(options),
-        )
-        .await;
-    crate::metrics::store_append(t0.elapsed());
-    let info = match attempt {
-        Ok(FirstRun::Stored(range)) => {
-            let [first] = first;
-            return Ok(Prepared {
-                known: Some(Default::default()),
-                pending: Vec::new(),
-                stored: Some((range.start, first)),
-            });
+    // A thread this server folded before holds events: it is only read here, and the run's
+    // RUN_STARTED (echoing only what the thread lacks) waits for the fold. Any other may be
+    // new: its first run is stored at once, with the thread's claim.
+    let folded = if options.folds.knows(&input.thread_id) {
+        match store.thread(&input.thread_id).await {
+            Ok(info) => Some(info),
+            Err(StoreError::UnknownThread(_)) => None,
+            Err(e) => return Err(store_error(&e)),
         }
-        Ok(FirstRun::Existing(info)) => info,
-        Err(e) => return Err(claim_error(e)),
+    } else {
+        None
     };
+    let info = match folded {
+        Some(info) => info,
+        None => match first_run(options, principal, input, started).await? {
+            Ok(stored) => {
+                return Ok(Prepared {
+                    known: Some(Default::default()),
+                    pending: Vec::new(),
+                    stored: Some(stored),
+                });
+            }
+            Err(info) => info,
+        },
+    };
+    let thread = input.thread_id.as_str();
     if !principal.may_see(info.owner.as_deref()) {
         return Err(no_thread(thread));
     }
@@ -215,6 +215,40 @@ pub(crate) async fn prepare(
         pending,
         stored: None,
     })
+}
+
+/// Stores the run's `RUN_STARTED` (echoing the whole input) if the thread has no events
+/// yet, making the thread, owned by the principal, when it does not exist
+/// ([`EventStore::append_if_new`]): the event's sequence and the event as stored, or the
+/// thread as it is.
+async fn first_run(
+    options: &StoreOptions,
+    principal: &Principal,
+    input: &mut RunAgentInput,
+    started: &RunStarted,
+) -> Result<Result<(u64, Event), ThreadInfo>, Response> {
+    let first = [stored_started(input, started, None)];
+    let t0 = std::time::Instant::now();
+    let attempt = options
+        .store
+        .append_if_new(
+            &input.thread_id,
+            principal.owner(),
+            principal.is_admin(),
+            &input.run_id,
+            &first,
+            lease_until(options),
+        )
+        .await;
+    crate::metrics::store_append(t0.elapsed());
+    match attempt {
+        Ok(FirstRun::Stored(range)) => {
+            let [first] = first;
+            Ok(Ok((range.start, first)))
+        }
+        Ok(FirstRun::Existing(info)) => Ok(Err(info)),
+        Err(e) => Err(claim_error(e)),
+    }
 }
 
 /// When the lease of a run claimed now ends.

@@ -79,6 +79,12 @@ impl FoldCache {
         }
     }
 
+    /// Whether a fold of `thread` is kept (then the thread held events when it was made).
+    pub(super) fn knows(&self, thread: &str) -> bool {
+        let g = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        g.0.contains_key(thread)
+    }
+
     pub(super) fn forget(&self, thread: &str) {
         self.take(thread);
     }
