@@ -155,7 +155,7 @@ async fn commit(pool: &Pool, sql: &Sql, schema: &str, mut jobs: Vec<Job>) {
     }
 }
 
-/// Each job's answer, or the error that answers them all.
+/// Each job's answer, or the error that answers them all (when no connection could be had).
 async fn write(
     pool: &Pool,
     sql: &Sql,
@@ -178,7 +178,18 @@ async fn write(
             break;
         }
         let group: Vec<&Job> = left.iter().map(|&i| &jobs[i]).collect();
-        match grouped(&c.client, &statements, schema, &group).await? {
+        let outcome = match grouped(&c.client, &statements, schema, &group).await {
+            Ok(outcome) => outcome,
+            // The writes answered in earlier rounds keep their answers.
+            Err(e) => {
+                let message = e.to_string();
+                for &i in &left {
+                    answers[i] = Some(Err(StoreError::Backend(message.clone())));
+                }
+                break;
+            }
+        };
+        match outcome {
             Outcome::Committed(rows) => {
                 for (&i, rows) in left.iter().zip(rows) {
                     answers[i] = Some(Ok(rows));
