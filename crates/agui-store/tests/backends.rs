@@ -454,6 +454,57 @@ fn pg_group_commit_refuses_alone(url: String, schema: String) -> BoxFuture<'stat
     })
 }
 
+/// The store's connections dropped by the database (a restart, a failover, an idle
+/// timeout): writes and reads go on, on new connections, with nothing lost or doubled.
+#[cfg(feature = "postgres")]
+fn pg_connections_dropped_by_the_database(url: String, schema: String) -> BoxFuture<'static, ()> {
+    use agui_core::event::{RunFinished, RunStarted};
+    Box::pin(async move {
+        // Only this store's connections carry this name: they alone are dropped.
+        let sep = if url.contains('?') { '&' } else { '?' };
+        let named = format!("{url}{sep}application_name={schema}");
+        let s = agui_store::PostgresStore::connect(&named, &schema)
+            .await
+            .unwrap();
+        let run = |i: usize| -> Vec<agui_core::Event> {
+            let r = format!("r{i}");
+            vec![
+                RunStarted::new("t", &r).into(),
+                RunFinished::new("t", &r).into(),
+            ]
+        };
+        for i in 0..4 {
+            s.append("t", &format!("r{i}"), &run(i)).await.unwrap();
+        }
+        let c = pg_client(&url).await;
+        let dropped: i64 = c
+            .query_one(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                 WHERE application_name = $1",
+                &[&schema],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert!(dropped >= 2, "{dropped} connections dropped");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        // A write on a connection found broken fails; the next ones get new connections.
+        let mut stored = 8;
+        for i in 4..12 {
+            let mut refused = 0;
+            while let Err(e) = s.append("t", &format!("r{i}"), &run(i)).await {
+                refused += 1;
+                assert!(refused < 3, "run {i} still refused: {e}");
+            }
+            stored += 2;
+        }
+        let events = s.read("t", 1).await.unwrap();
+        assert_eq!(events.len(), stored);
+        assert!(events.iter().zip(1..).all(|(e, seq)| e.seq == seq));
+        assert_eq!(s.thread("t").await.unwrap().run_count, 12);
+    })
+}
+
 /// A PostgreSQL-only trial: `(url, schema)` → the test.
 #[cfg(feature = "postgres")]
 type PgCase = fn(String, String) -> BoxFuture<'static, ()>;
@@ -461,10 +512,14 @@ type PgCase = fn(String, String) -> BoxFuture<'static, ()>;
 type PgCase = ();
 
 #[cfg(feature = "postgres")]
-const PG_ONLY: [(&str, PgCase); 3] = [
+const PG_ONLY: [(&str, PgCase); 4] = [
     (
         "postgres::connects_to_a_schema_of_the_previous_version",
         pg_opens_previous_version,
+    ),
+    (
+        "postgres::goes_on_after_the_database_drops_its_connections",
+        pg_connections_dropped_by_the_database,
     ),
     (
         "postgres::a_write_refused_in_a_commit_group_is_refused_alone",
@@ -476,8 +531,12 @@ const PG_ONLY: [(&str, PgCase); 3] = [
     ),
 ];
 #[cfg(not(feature = "postgres"))]
-const PG_ONLY: [(&str, PgCase); 3] = [
+const PG_ONLY: [(&str, PgCase); 4] = [
     ("postgres::connects_to_a_schema_of_the_previous_version", ()),
+    (
+        "postgres::goes_on_after_the_database_drops_its_connections",
+        (),
+    ),
     (
         "postgres::a_write_refused_in_a_commit_group_is_refused_alone",
         (),
