@@ -438,7 +438,8 @@ fn pg_group_commit_refuses_alone(url: String, schema: String) -> BoxFuture<'stat
                 assert_eq!(s.read(t, 1).await.unwrap().len(), 2, "{t}");
             }
         }
-        // Grouped: far fewer transactions wrote the events than there were appends.
+        // Grouped: far fewer transactions wrote the events than there were appends (63 when
+        // each write of a failed group is written alone).
         let xacts: i64 = c
             .query_one(
                 &format!("SELECT count(DISTINCT xmin::text) FROM {schema}.events"),
@@ -448,7 +449,7 @@ fn pg_group_commit_refuses_alone(url: String, schema: String) -> BoxFuture<'stat
             .unwrap()
             .get(0);
         assert!(
-            xacts <= (N / 4) as i64,
+            xacts <= (N / 2) as i64,
             "{xacts} transactions for {N} appends"
         );
     })
