@@ -268,6 +268,19 @@ pub struct RunInfo {
     pub last_seq: u64,
 }
 
+/// Whether [`EventStore::append_if_new`] leaves a thread as it is: it holds events
+/// (`last_seq` past 0), or `stored_owner` is not the caller's `owner` and the caller may
+/// not write to every thread (`any_owner`). The PostgreSQL schema's `append_if_new_v1`
+/// applies the same rule.
+pub(crate) fn keeps_thread(
+    last_seq: u64,
+    stored_owner: Option<&str>,
+    owner: Option<&str>,
+    any_owner: bool,
+) -> bool {
+    last_seq != 0 || (!any_owner && stored_owner != owner)
+}
+
 /// What [`EventStore::append_if_new`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FirstRun {
@@ -441,7 +454,7 @@ pub trait EventStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<FirstRun>> {
         Box::pin(async move {
             let info = self.claim_thread(thread, owner).await?;
-            if info.last_seq != 0 || (!any_owner && info.owner.as_deref() != owner) {
+            if keeps_thread(info.last_seq, info.owner.as_deref(), owner, any_owner) {
                 return Ok(FirstRun::Existing(info));
             }
             let range = self.append_leased(thread, run, events, until_ms).await?;

@@ -27,7 +27,7 @@ use crate::notify::Notifier;
 use crate::prepare::prepare;
 use crate::{
     EventStore, FirstRun, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
-    ThreadInfo, ThreadPage, ThreadQuery, decode_cursor, now_ms, page_limit, page_of,
+    ThreadInfo, ThreadPage, ThreadQuery, decode_cursor, keeps_thread, now_ms, page_limit, page_of,
 };
 use agui_core::Event;
 use futures_util::future::BoxFuture;
@@ -254,7 +254,8 @@ fn ddl(s: &str) -> String {
 
          -- A run's first append, if the thread holds no events: a missing thread is made,
          -- owned by p_owner. -4 (nothing written) when the thread holds events, or when
-         -- another owner has it and not p_any_owner; else as append_v2.
+         -- another owner has it and not p_any_owner (the rule of keeps_thread in
+         -- lib.rs); else as append_v2.
          CREATE OR REPLACE FUNCTION {s}.append_if_new_v1(
              p_thread BYTEA, p_run BYTEA, p_bodies BYTEA[], p_starts BOOLEAN,
              p_parent BYTEA, p_status TEXT, p_title BYTEA, p_now BIGINT, p_lease BIGINT,
@@ -773,7 +774,7 @@ impl EventStore for PostgresStore {
             if events.is_empty() {
                 // Nothing to append: the claim and the owner's check on their own.
                 let info = self.claim_thread(thread, owner).await?;
-                if info.last_seq != 0 || (!any_owner && info.owner.as_deref() != owner) {
+                if keeps_thread(info.last_seq, info.owner.as_deref(), owner, any_owner) {
                     return Ok(FirstRun::Existing(info));
                 }
             }

@@ -28,7 +28,7 @@ use crate::notify::Notifier;
 use crate::prepare::{Prepared, prepare};
 use crate::{
     EventStore, FirstRun, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
-    ThreadInfo, ThreadPage, ThreadQuery, decode_cursor, now_ms, page_limit, page_of,
+    ThreadInfo, ThreadPage, ThreadQuery, decode_cursor, keeps_thread, now_ms, page_limit, page_of,
 };
 use agui_core::Event;
 use futures_util::future::BoxFuture;
@@ -459,14 +459,23 @@ impl SqliteStore {
     /// given (in the same savepoint), and wakes the thread's live tails.
     /// Writes `work` (an append) in the next group commit and wakes the thread's tails.
     async fn append_work(&self, thread: &str, run: &str, work: Work) -> Result<Range<u64>> {
-        let range = self
-            .write_grouped(thread.to_owned(), run.to_owned(), work)
+        self.write_append(thread, run, work)
             .await
-            .and_then(Done::range)?;
-        if !range.is_empty() {
+            .and_then(Done::range)
+    }
+
+    /// Writes `work` in the next group commit; when it stored events, wakes the thread's
+    /// tails.
+    async fn write_append(&self, thread: &str, run: &str, work: Work) -> Result<Done> {
+        let done = self
+            .write_grouped(thread.to_owned(), run.to_owned(), work)
+            .await?;
+        if let Done::Range(range) = &done
+            && !range.is_empty()
+        {
             self.inner.notifier.notify(thread, range.end - 1);
         }
-        Ok(range)
+        Ok(done)
     }
 
     /// Runs `f` on a pooled read connection, on the blocking pool.
@@ -623,7 +632,8 @@ fn commit_group(conn: &mut Connection, jobs: Vec<WriteJob>, path: &Path) {
                 Work::AppendIfNew(c) => {
                     insert_thread_in(&sp, &job.thread, c.owner.as_deref())?;
                     let (owner, last_seq) = owner_in(&sp, &job.thread)?;
-                    if last_seq != 0 || (!c.any_owner && owner != c.owner) {
+                    let last_seq = u64::try_from(last_seq).unwrap_or(u64::MAX);
+                    if keeps_thread(last_seq, owner.as_deref(), c.owner.as_deref(), c.any_owner) {
                         Done::Claimed(
                             thread_info_of(&sp, &job.thread)?
                                 .ok_or_else(|| StoreError::unknown_thread(&job.thread))?,
@@ -1127,16 +1137,8 @@ impl EventStore for SqliteStore {
                 until_ms,
             };
             let work = Work::AppendIfNew(claimed);
-            match self
-                .write_grouped(thread.to_owned(), run.to_owned(), work)
-                .await?
-            {
-                Done::Range(range) => {
-                    if !range.is_empty() {
-                        self.inner.notifier.notify(thread, range.end - 1);
-                    }
-                    Ok(FirstRun::Stored(range))
-                }
+            match self.write_append(thread, run, work).await? {
+                Done::Range(range) => Ok(FirstRun::Stored(range)),
                 Done::Claimed(info) => Ok(FirstRun::Existing(info)),
             }
         })

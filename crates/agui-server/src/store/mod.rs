@@ -152,6 +152,17 @@ pub(crate) struct Prepared {
     stored: Option<(u64, Event)>,
 }
 
+impl Prepared {
+    /// A thread without events: it holds no message and left no interrupt open.
+    fn empty(stored: Option<(u64, Event)>) -> Prepared {
+        Prepared {
+            known: Some(Default::default()),
+            pending: Vec::new(),
+            stored,
+        }
+    }
+}
+
 /// Checks that `principal` may use the thread and folds its history: the messages it
 /// holds and the interrupts left open. The first run of a new thread is claimed at once
 /// (the thread made, owned by the principal, with the run's `RUN_STARTED`, in one write);
@@ -178,13 +189,7 @@ pub(crate) async fn prepare(
     let info = match folded {
         Some(info) => info,
         None => match first_run(options, principal, input, started).await? {
-            Ok(stored) => {
-                return Ok(Prepared {
-                    known: Some(Default::default()),
-                    pending: Vec::new(),
-                    stored: Some(stored),
-                });
-            }
+            Ok(stored) => return Ok(Prepared::empty(Some(stored))),
             Err(info) => info,
         },
     };
@@ -193,11 +198,7 @@ pub(crate) async fn prepare(
         return Err(no_thread(thread));
     }
     if info.last_seq == 0 {
-        return Ok(Prepared {
-            known: Some(Default::default()),
-            pending: Vec::new(),
-            stored: None,
-        });
+        return Ok(Prepared::empty(None));
     }
     sweep_abandoned(store, thread).await;
     let info = store.thread(thread).await.map_err(|e| store_error(&e))?;

@@ -137,6 +137,21 @@ fn wakes<'a>(jobs: impl IntoIterator<Item = &'a Job>) -> Vec<&'a str> {
     threads
 }
 
+/// Sends the NOTIFY that wakes the tails of `wake`'s threads, if any (its own
+/// transaction, without a flush to wait for). The request leaves when the future is first
+/// polled.
+async fn wake_tails(
+    client: &Client,
+    statements: &Prepared,
+    schema: &str,
+    wake: &[&str],
+) -> Result<u64, tokio_postgres::Error> {
+    if wake.is_empty() {
+        return Ok(0);
+    }
+    client.execute(&statements.notify, &[&schema, &wake]).await
+}
+
 /// Writes `jobs` and answers each.
 async fn commit(pool: &Pool, sql: &Sql, schema: &str, mut jobs: Vec<Job>) {
     // Stable: the writes to one thread keep their order.
@@ -224,12 +239,7 @@ async fn alone(
 ) -> Result<Vec<Row>> {
     let params = refs(job);
     let wake = wakes([job]);
-    let notify = async {
-        if wake.is_empty() {
-            return Ok(0);
-        }
-        client.execute(&statements.notify, &[&schema, &wake]).await
-    };
+    let notify = wake_tails(client, statements, schema, &wake);
     let (rows, _) = tokio::join!(client.query(statements.of(job.kind), &params), notify);
     rows.map_err(pg)
 }
@@ -254,12 +264,7 @@ async fn grouped(
     let wake = wakes(jobs.iter().copied());
     // The client sends each request when its future is first polled, and `join4` and
     // `join_all` first poll in order: one round trip, in this order.
-    let notify = async {
-        if wake.is_empty() {
-            return Ok(0);
-        }
-        client.execute(&statements.notify, &[&schema, &wake]).await
-    };
+    let notify = wake_tails(client, statements, schema, &wake);
     let (begin, rows, commit, _) = join4(
         client.batch_execute("BEGIN"),
         join_all(
