@@ -21,7 +21,9 @@
 //! `sse` or `proto`. Histograms are in seconds; [`SECONDS_BUCKETS`] suits them.
 
 use crate::negotiate::Encoding;
-use metrics::{Counter, Histogram, counter, gauge, histogram};
+use metrics::{Counter, Gauge, Histogram, counter, gauge, histogram};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 /// Counter: runs started, by `agent`.
@@ -113,21 +115,104 @@ fn encoding_label(encoding: Encoding) -> &'static str {
     }
 }
 
+/// The identity of the recorder `counter!` and friends register with now (the global one,
+/// a scoped local one, or the no-op one): handles registered with one recorder are kept
+/// only while it is the current one.
+fn recorder_id() -> usize {
+    metrics::with_recorder(|r| std::ptr::from_ref(r).cast::<()>() as usize)
+}
+
+/// Metric handles registered once per key with the current recorder and reused by every
+/// run: registering looks the key up (labels allocated, hashed, a lock taken), recording
+/// through a handle is an atomic operation.
+struct Registered<V> {
+    slot: RwLock<(usize, BTreeMap<String, Arc<V>>)>,
+}
+
+impl<V> Registered<V> {
+    const fn new() -> Self {
+        Registered {
+            slot: RwLock::new((0, BTreeMap::new())),
+        }
+    }
+
+    /// The handles of `key`, registered with `make` the first time (and again once the
+    /// recorder changed).
+    fn get(&self, key: &str, make: impl FnOnce() -> V) -> Arc<V> {
+        let now = recorder_id();
+        {
+            let slot = self.slot.read().unwrap_or_else(PoisonError::into_inner);
+            if slot.0 == now
+                && let Some(v) = slot.1.get(key)
+            {
+                return v.clone();
+            }
+        }
+        let mut slot = self.slot.write().unwrap_or_else(PoisonError::into_inner);
+        if slot.0 != now {
+            *slot = (now, BTreeMap::new());
+        }
+        slot.1
+            .entry(key.to_owned())
+            .or_insert_with(|| Arc::new(make()))
+            .clone()
+    }
+}
+
+/// The run metrics of one agent path.
+struct AgentMetrics {
+    agent: String,
+    started: Counter,
+    active: Gauge,
+    first_event: Histogram,
+    duration: Histogram,
+    /// `agui_runs_ended_total` by outcome, registered as outcomes are seen.
+    ended: Mutex<Vec<(&'static str, Counter)>>,
+}
+
+impl AgentMetrics {
+    fn of(agent: &str) -> Arc<AgentMetrics> {
+        static AGENTS: Registered<AgentMetrics> = Registered::new();
+        AGENTS.get(agent, || {
+            let label = agent.to_owned();
+            AgentMetrics {
+                agent: agent.to_owned(),
+                started: counter!(RUNS_STARTED, "agent" => label.clone()),
+                active: gauge!(RUNS_ACTIVE, "agent" => label.clone()),
+                first_event: histogram!(FIRST_EVENT_SECONDS, "agent" => label.clone()),
+                duration: histogram!(RUN_DURATION_SECONDS, "agent" => label),
+                ended: Mutex::new(Vec::new()),
+            }
+        })
+    }
+
+    fn ended(&self, outcome: &'static str) -> Counter {
+        let mut ended = self.ended.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, c)) = ended.iter().find(|(o, _)| *o == outcome) {
+            return c.clone();
+        }
+        let c = counter!(RUNS_ENDED, "agent" => self.agent.clone(), "outcome" => outcome);
+        ended.push((outcome, c.clone()));
+        c
+    }
+}
+
 /// One run, from its start to its end: counts it as started and active, and on
 /// [`end`](Self::end) (or, when dropped before, as `disconnected`) as ended, with its
 /// duration.
 pub(crate) struct RunMeter {
-    agent: String,
+    metrics: Arc<AgentMetrics>,
     started: Instant,
     ended: bool,
 }
 
 impl RunMeter {
     pub(crate) fn start(agent: &str) -> RunMeter {
-        counter!(RUNS_STARTED, "agent" => agent.to_owned()).increment(1);
-        gauge!(RUNS_ACTIVE, "agent" => agent.to_owned()).increment(1.0);
+        let metrics = AgentMetrics::of(agent);
+        metrics.started.increment(1);
+        metrics.active.increment(1.0);
         RunMeter {
-            agent: agent.to_owned(),
+            metrics,
             started: Instant::now(),
             ended: false,
         }
@@ -137,7 +222,7 @@ impl RunMeter {
     pub(crate) fn first_event(&self) -> FirstEvent {
         FirstEvent {
             started: self.started,
-            histogram: Some(histogram!(FIRST_EVENT_SECONDS, "agent" => self.agent.clone())),
+            histogram: Some(self.metrics.first_event.clone()),
         }
     }
 
@@ -150,10 +235,9 @@ impl RunMeter {
         if std::mem::replace(&mut self.ended, true) {
             return;
         }
-        counter!(RUNS_ENDED, "agent" => self.agent.clone(), "outcome" => outcome).increment(1);
-        histogram!(RUN_DURATION_SECONDS, "agent" => self.agent.clone())
-            .record(self.started.elapsed());
-        gauge!(RUNS_ACTIVE, "agent" => self.agent.clone()).decrement(1.0);
+        self.metrics.ended(outcome).increment(1);
+        self.metrics.duration.record(self.started.elapsed());
+        self.metrics.active.decrement(1.0);
     }
 }
 
@@ -178,37 +262,44 @@ impl FirstEvent {
     }
 }
 
+/// The stream metrics of one encoding.
+struct EncodingMetrics {
+    open: Gauge,
+    events: Counter,
+    bytes: Counter,
+}
+
 /// One event-stream response to a client: counted as open until dropped, with the events
 /// and bytes it sends.
 pub(crate) struct StreamMeter {
-    events: Counter,
-    bytes: Counter,
-    encoding: &'static str,
+    metrics: Arc<EncodingMetrics>,
 }
 
 impl StreamMeter {
     pub(crate) fn open(encoding: Encoding) -> StreamMeter {
+        static ENCODINGS: Registered<EncodingMetrics> = Registered::new();
         let encoding = encoding_label(encoding);
-        gauge!(STREAMS_OPEN, "encoding" => encoding).increment(1.0);
-        StreamMeter {
+        let metrics = ENCODINGS.get(encoding, || EncodingMetrics {
+            open: gauge!(STREAMS_OPEN, "encoding" => encoding),
             events: counter!(EVENTS_SENT, "encoding" => encoding),
             bytes: counter!(BYTES_SENT, "encoding" => encoding),
-            encoding,
-        }
+        });
+        metrics.open.increment(1.0);
+        StreamMeter { metrics }
     }
 
     /// `events` events in `bytes` bytes went to the connection.
     pub(crate) fn sent(&self, events: u64, bytes: usize) {
         if events > 0 {
-            self.events.increment(events);
+            self.metrics.events.increment(events);
         }
-        self.bytes.increment(bytes as u64);
+        self.metrics.bytes.increment(bytes as u64);
     }
 }
 
 impl Drop for StreamMeter {
     fn drop(&mut self) {
-        gauge!(STREAMS_OPEN, "encoding" => self.encoding).decrement(1.0);
+        self.metrics.open.decrement(1.0);
     }
 }
 
@@ -220,5 +311,8 @@ pub(crate) fn rejected(code: &str) {
 /// One append to the store took `took`.
 #[cfg_attr(not(feature = "store"), allow(dead_code))]
 pub(crate) fn store_append(took: Duration) {
-    histogram!(STORE_APPEND_SECONDS).record(took);
+    static APPENDS: Registered<Histogram> = Registered::new();
+    APPENDS
+        .get("", || histogram!(STORE_APPEND_SECONDS))
+        .record(took);
 }
