@@ -123,6 +123,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Serve(args) => run_async(serve::serve(*args)).map(|()| ExitCode::SUCCESS),
     };
+    observe::flush_logs();
     match result {
         Ok(code) => code,
         Err(e) => {

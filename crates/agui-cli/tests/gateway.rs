@@ -731,7 +731,11 @@ fn metrics_parse_as_prometheus_text_and_move_with_the_runs() {
     // The upstream (agui serve itself) counts its own runs too, in its own process.
 
     // One JSON log line per run end, inside the run's span with its ids.
-    eventually("the run logs", || gateway.stderr().contains("t-metrics-1"));
+    // Log lines are written by a thread of their own, a few milliseconds later.
+    eventually("the run logs", || {
+        let logs = gateway.stderr();
+        logs.contains("t-metrics-1") && logs.contains("upstream_unreachable")
+    });
     let logs = gateway.stderr();
     let ended: Vec<Value> = logs
         .lines()
