@@ -23,22 +23,24 @@ impl FrameEncoder {
         }
     }
 
-    /// Appends the frame of `event` to `out`; returns the frame's length.
-    pub(crate) fn encode(&mut self, event: &Event, out: &mut BytesMut) -> Result<usize, String> {
+    /// The frame of `event`, in this encoder's buffer until the next call.
+    pub(crate) fn frame(&mut self, event: &Event) -> Result<&[u8], String> {
         match self {
-            FrameEncoder::Sse(sse) => {
-                let frame = sse.encode_event(event, None);
-                out.extend_from_slice(frame);
-                Ok(frame.len())
-            }
+            FrameEncoder::Sse(sse) => Ok(sse.encode_event(event, None)),
             #[cfg(feature = "proto")]
             FrameEncoder::Proto(buf) => {
                 buf.clear();
                 agui_core::codec::proto::write_frame(buf, event).map_err(|e| e.to_string())?;
-                out.extend_from_slice(buf);
-                Ok(buf.len())
+                Ok(buf)
             }
         }
+    }
+
+    /// Appends the frame of `event` to `out`; returns the frame's length.
+    pub(crate) fn encode(&mut self, event: &Event, out: &mut BytesMut) -> Result<usize, String> {
+        let frame = self.frame(event)?;
+        out.extend_from_slice(frame);
+        Ok(frame.len())
     }
 
     /// The keep-alive frame, when the encoding has one (SSE comments; protobuf has none).

@@ -342,26 +342,30 @@ impl Sink {
             );
             return Err(EmitError::Violation(v));
         }
-        let start = g.buf.len();
-        let Inner { encoder, buf, .. } = g;
-        let written = match encoder.encode(&event, buf) {
-            Ok(n) => n,
+        let Inner {
+            encoder,
+            buf,
+            tap,
+            tapped,
+            max_event_bytes,
+            ..
+        } = g;
+        let frame = match encoder.frame(&event) {
+            Ok(f) => f,
             Err(e) => {
-                g.buf.truncate(start);
                 let err = EmitError::Encode(e);
                 self.fail_locked(g, RunError::new(err.to_string()).with_code("encode_error"));
                 return Err(err);
             }
         };
-        if written > g.max_event_bytes {
-            g.buf.truncate(start);
+        if frame.len() > *max_event_bytes {
             let err = EmitError::TooLarge {
-                size: written,
-                limit: g.max_event_bytes,
+                size: frame.len(),
+                limit: *max_event_bytes,
             };
             tracing::warn!(
                 event_type = event.type_str(),
-                size = written,
+                size = frame.len(),
                 "outgoing event too large"
             );
             self.fail_locked(
@@ -370,15 +374,20 @@ impl Sink {
             );
             return Err(err);
         }
+        match tap {
+            // A frame of its own, allocated to its size: the store writer holds it until
+            // the event is stored.
+            Some(tap) => {
+                let frame = Bytes::copy_from_slice(frame);
+                *tapped += frame.len();
+                let _ = tap.send(Tapped { event, frame });
+            }
+            None => buf.extend_from_slice(frame),
+        }
         g.events += 1;
         if from_agent && let Some(first) = &mut g.first_event {
             first.seen();
             g.first_event = None;
-        }
-        if let Some(tap) = &g.tap {
-            let frame = g.buf.split_off(start).freeze();
-            g.tapped += frame.len();
-            let _ = tap.send(Tapped { event, frame });
         }
         if let Some(w) = g.waker.take() {
             w.wake();
@@ -393,14 +402,22 @@ impl Sink {
         error.timestamp.get_or_insert_with(now_ms);
         g.end_reason = Some(error.message.clone());
         let event = Event::from(error);
-        let start = g.buf.len();
-        let Inner { encoder, buf, .. } = g;
-        if encoder.encode(&event, buf).is_ok() {
+        let Inner {
+            encoder,
+            buf,
+            tap,
+            tapped,
+            ..
+        } = g;
+        if let Ok(frame) = encoder.frame(&event) {
             g.events += 1;
-            if let Some(tap) = &g.tap {
-                let frame = g.buf.split_off(start).freeze();
-                g.tapped += frame.len();
-                let _ = tap.send(Tapped { event, frame });
+            match tap {
+                Some(tap) => {
+                    let frame = Bytes::copy_from_slice(frame);
+                    *tapped += frame.len();
+                    let _ = tap.send(Tapped { event, frame });
+                }
+                None => buf.extend_from_slice(frame),
             }
         }
         g.status = Status::Ended;
