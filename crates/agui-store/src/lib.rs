@@ -317,6 +317,36 @@ pub trait EventStore: Send + Sync + 'static {
         events: &'a [Event],
     ) -> BoxFuture<'a, Result<Range<u64>>>;
 
+    /// [`append`](Self::append), for a caller who has written the events' wire JSON already
+    /// (a server, for the response): `json[i]`, when `Some`, must be exactly
+    /// `events[i].to_json_vec()`, and the backends store it as it is instead of writing it
+    /// again; the events without one are written as `append` writes them. More bodies than
+    /// events is [`StoreError::Invalid`]. The default ignores `json`.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use agui_core::Event;
+    /// use agui_core::event::RunStarted;
+    /// use agui_store::{EventStore, MemoryStore};
+    /// let store = MemoryStore::new();
+    /// let started: Event = RunStarted::new("t", "r").into();
+    /// let json = started.to_json_vec();
+    /// let range = store.append_json("t", "r", &[started], &[Some(&json)]).await.unwrap();
+    /// assert_eq!(range, 1..2);
+    /// assert_eq!(store.read_raw("t", 1, 1).await.unwrap()[0].json, json);
+    /// # });
+    /// ```
+    fn append_json<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        let _ = json;
+        self.append(thread, run, events)
+    }
+
     /// At most `limit` stored events of `thread` from sequence `from_seq` on (inclusive), as
     /// stored JSON. `from_seq` may be at most one past the last sequence (then nothing is
     /// returned); beyond that is [`StoreError::SequenceOutOfRange`].
@@ -594,6 +624,15 @@ impl<S: EventStore + ?Sized> EventStore for Arc<S> {
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         (**self).append(thread, run, events)
     }
+    fn append_json<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        (**self).append_json(thread, run, events, json)
+    }
     fn read_raw<'a>(
         &'a self,
         thread: &'a str,
@@ -812,6 +851,15 @@ mod tests {
         ) -> BoxFuture<'a, Result<Range<u64>>> {
             named("append")
         }
+        fn append_json<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+            _: &'a [Event],
+            _: &'a [Option<&'a [u8]>],
+        ) -> BoxFuture<'a, Result<Range<u64>>> {
+            named("append_json")
+        }
         fn read_raw<'a>(
             &'a self,
             _: &'a str,
@@ -931,6 +979,7 @@ mod tests {
         let q = ThreadQuery::default();
         rt.block_on(async {
             assert_eq!(name(s.append("t", "r", &[]).await), "append");
+            assert_eq!(name(s.append_json("t", "r", &[], &[]).await), "append_json");
             assert_eq!(name(s.read_raw("t", 1, 1).await), "read_raw");
             assert_eq!(name(s.threads().await), "threads");
             assert_eq!(name(s.claim_thread("t", None).await), "claim_thread");

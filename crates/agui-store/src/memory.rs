@@ -1,7 +1,7 @@
 //! The in-memory backend: for tests and servers that need no persistence.
 
 use crate::notify::Notifier;
-use crate::prepare::prepare;
+use crate::prepare::{Prepared, prepare, prepare_json};
 use crate::{
     EventStore, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent, ThreadInfo,
     ThreadPage, ThreadQuery, decode_cursor, now_ms, page_limit, page_of,
@@ -111,6 +111,87 @@ impl MemoryStore {
     }
 }
 
+impl MemoryStore {
+    /// Stores a checked append.
+    fn append_prepared(&self, thread: &str, run: &str, prepared: Prepared) -> Result<Range<u64>> {
+        let mut inner = self.lock();
+        let existing = inner.threads.get(thread);
+        let last = existing.map_or(0, |t| t.events.len() as u64);
+        if prepared.bodies.is_empty() {
+            return Ok(last + 1..last + 1);
+        }
+        let runs: &[RunInfo] = existing.map_or(&[], |t| &t.runs);
+        let current = runs.iter().position(|r| r.run_id == run);
+        if let Some(i) = current {
+            if prepared.starts_run {
+                return Err(StoreError::RunExists {
+                    thread: thread.to_owned(),
+                    run: run.to_owned(),
+                });
+            }
+            if runs[i].status != RunStatus::Running {
+                return Err(StoreError::RunClosed {
+                    thread: thread.to_owned(),
+                    run: run.to_owned(),
+                });
+            }
+        }
+        if let Some(p) = &prepared.parent
+            && !runs.iter().any(|r| &r.run_id == p)
+        {
+            return Err(StoreError::UnknownRun {
+                thread: thread.to_owned(),
+                run: p.clone(),
+            });
+        }
+        let now = now_ms();
+        if inner.threads.contains_key(thread) {
+            inner.touch(thread, now);
+        } else {
+            inner.create(thread, None, now);
+        }
+        let Some(t) = inner.threads.get_mut(thread) else {
+            return Err(StoreError::unknown_thread(thread));
+        };
+        let first = last + 1;
+        let end = first + prepared.bodies.len() as u64;
+        let i = match current {
+            Some(i) => i,
+            None => {
+                t.runs.push(RunInfo {
+                    run_id: run.to_owned(),
+                    parent_run_id: None,
+                    status: RunStatus::Running,
+                    first_seq: first,
+                    last_seq: first,
+                });
+                t.runs.len() - 1
+            }
+        };
+        let info = &mut t.runs[i];
+        info.last_seq = end - 1;
+        if info.parent_run_id.is_none() {
+            info.parent_run_id = prepared.parent;
+        }
+        if let Some(s) = prepared.closes {
+            info.status = s;
+        }
+        if t.title.is_none() {
+            t.title = prepared.title;
+        }
+        let run_id: Arc<str> = Arc::from(run);
+        t.events.extend(
+            prepared
+                .bodies
+                .into_iter()
+                .map(|b| (run_id.clone(), Arc::from(b))),
+        );
+        drop(inner);
+        self.notifier.notify(thread, end - 1);
+        Ok(first..end)
+    }
+}
+
 impl EventStore for MemoryStore {
     fn append<'a>(
         &'a self,
@@ -118,84 +199,20 @@ impl EventStore for MemoryStore {
         run: &'a str,
         events: &'a [Event],
     ) -> BoxFuture<'a, Result<Range<u64>>> {
-        let result = (|| {
-            let prepared = prepare(thread, run, events)?;
-            let mut inner = self.lock();
-            let existing = inner.threads.get(thread);
-            let last = existing.map_or(0, |t| t.events.len() as u64);
-            if prepared.bodies.is_empty() {
-                return Ok(last + 1..last + 1);
-            }
-            let runs: &[RunInfo] = existing.map_or(&[], |t| &t.runs);
-            let current = runs.iter().position(|r| r.run_id == run);
-            if let Some(i) = current {
-                if prepared.starts_run {
-                    return Err(StoreError::RunExists {
-                        thread: thread.to_owned(),
-                        run: run.to_owned(),
-                    });
-                }
-                if runs[i].status != RunStatus::Running {
-                    return Err(StoreError::RunClosed {
-                        thread: thread.to_owned(),
-                        run: run.to_owned(),
-                    });
-                }
-            }
-            if let Some(p) = &prepared.parent
-                && !runs.iter().any(|r| &r.run_id == p)
-            {
-                return Err(StoreError::UnknownRun {
-                    thread: thread.to_owned(),
-                    run: p.clone(),
-                });
-            }
-            let now = now_ms();
-            if inner.threads.contains_key(thread) {
-                inner.touch(thread, now);
-            } else {
-                inner.create(thread, None, now);
-            }
-            let Some(t) = inner.threads.get_mut(thread) else {
-                return Err(StoreError::unknown_thread(thread));
-            };
-            let first = last + 1;
-            let end = first + prepared.bodies.len() as u64;
-            let i = match current {
-                Some(i) => i,
-                None => {
-                    t.runs.push(RunInfo {
-                        run_id: run.to_owned(),
-                        parent_run_id: None,
-                        status: RunStatus::Running,
-                        first_seq: first,
-                        last_seq: first,
-                    });
-                    t.runs.len() - 1
-                }
-            };
-            let info = &mut t.runs[i];
-            info.last_seq = end - 1;
-            if info.parent_run_id.is_none() {
-                info.parent_run_id = prepared.parent;
-            }
-            if let Some(s) = prepared.closes {
-                info.status = s;
-            }
-            if t.title.is_none() {
-                t.title = prepared.title;
-            }
-            let run_id: Arc<str> = Arc::from(run);
-            t.events.extend(
-                prepared
-                    .bodies
-                    .into_iter()
-                    .map(|b| (run_id.clone(), Arc::from(b))),
-            );
-            drop(inner);
-            self.notifier.notify(thread, end - 1);
-            Ok(first..end)
-        })();
+        let result =
+            prepare(thread, run, events).and_then(|p| self.append_prepared(thread, run, p));
+        std::future::ready(result).boxed()
+    }
+
+    fn append_json<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        let result = prepare_json(thread, run, events, json)
+            .and_then(|p| self.append_prepared(thread, run, p));
         std::future::ready(result).boxed()
     }
 

@@ -24,7 +24,7 @@
 mod group;
 
 use crate::notify::Notifier;
-use crate::prepare::prepare;
+use crate::prepare::prepare_json;
 use crate::{
     EventStore, FirstRun, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
     ThreadInfo, ThreadPage, ThreadQuery, decode_cursor, keeps_thread, now_ms, page_limit, page_of,
@@ -650,15 +650,17 @@ impl PostgresStore {
     /// with `if_new`, `(owner, any_owner)`, only into a thread without events, else `None`):
     /// a single call of the schema's append function, committed by a writer with the other
     /// writes waiting (see `group`), and the tails' wake-up.
+    #[allow(clippy::too_many_arguments)]
     async fn append_with(
         &self,
         thread: &str,
         run: &str,
         events: &[Event],
+        json: &[Option<&[u8]>],
         lease: Option<i64>,
         if_new: Option<(Option<&str>, bool)>,
     ) -> Result<Option<Range<u64>>> {
-        let prepared = prepare(thread, run, events)?;
+        let prepared = prepare_json(thread, run, events, json)?;
         if prepared.bodies.is_empty() {
             let mut c = self.inner.pool.get().await?;
             let last = self.thread_row(&mut c, thread).await?.map_or(0, |(_, l)| l);
@@ -732,9 +734,10 @@ impl PostgresStore {
         thread: &str,
         run: &str,
         events: &[Event],
+        json: &[Option<&[u8]>],
         lease: Option<i64>,
     ) -> Result<Range<u64>> {
-        self.append_with(thread, run, events, lease, None)
+        self.append_with(thread, run, events, json, lease, None)
             .await?
             .ok_or_else(|| backend("postgres: an append was refused as not new"))
     }
@@ -747,7 +750,17 @@ impl EventStore for PostgresStore {
         run: &'a str,
         events: &'a [Event],
     ) -> BoxFuture<'a, Result<Range<u64>>> {
-        Box::pin(self.append_plain(thread, run, events, None))
+        Box::pin(self.append_plain(thread, run, events, &[], None))
+    }
+
+    fn append_json<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        Box::pin(self.append_plain(thread, run, events, json, None))
     }
 
     fn append_leased<'a>(
@@ -758,7 +771,7 @@ impl EventStore for PostgresStore {
         until_ms: u64,
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         let until = i64::try_from(until_ms).unwrap_or(i64::MAX);
-        Box::pin(self.append_plain(thread, run, events, Some(until)))
+        Box::pin(self.append_plain(thread, run, events, &[], Some(until)))
     }
 
     fn append_if_new<'a>(
@@ -781,7 +794,7 @@ impl EventStore for PostgresStore {
             let until = i64::try_from(until_ms).unwrap_or(i64::MAX);
             let if_new = Some((owner, any_owner));
             match self
-                .append_with(thread, run, events, Some(until), if_new)
+                .append_with(thread, run, events, &[], Some(until), if_new)
                 .await?
             {
                 Some(range) => Ok(FirstRun::Stored(range)),

@@ -23,6 +23,24 @@ pub(crate) struct Prepared {
 }
 
 pub(crate) fn prepare(thread: &str, run: &str, events: &[Event]) -> Result<Prepared> {
+    prepare_json(thread, run, events, &[])
+}
+
+/// [`prepare`], with the wire JSON of some events already written (`json[i]` is that of
+/// `events[i]` when `Some`; the others are written here).
+pub(crate) fn prepare_json(
+    thread: &str,
+    run: &str,
+    events: &[Event],
+    json: &[Option<&[u8]>],
+) -> Result<Prepared> {
+    if json.len() > events.len() {
+        return Err(StoreError::Invalid(format!(
+            "{} events come with {} JSON bodies",
+            events.len(),
+            json.len()
+        )));
+    }
     if thread.is_empty() {
         return Err(StoreError::Invalid("thread id is empty".into()));
     }
@@ -71,7 +89,10 @@ pub(crate) fn prepare(thread: &str, run: &str, events: &[Event]) -> Result<Prepa
                 event.type_str()
             )));
         }
-        bodies.push(event.to_json_vec());
+        bodies.push(match json.get(i).copied().flatten() {
+            Some(j) => j.to_vec(),
+            None => event.to_json_vec(),
+        });
     }
     Ok(Prepared {
         bodies,

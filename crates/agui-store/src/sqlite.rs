@@ -25,7 +25,7 @@
 //! migrated when opened (missing columns are added).
 
 use crate::notify::Notifier;
-use crate::prepare::{Prepared, prepare};
+use crate::prepare::{Prepared, prepare, prepare_json};
 use crate::{
     EventStore, FirstRun, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
     ThreadInfo, ThreadPage, ThreadQuery, decode_cursor, keeps_thread, now_ms, page_limit, page_of,
@@ -876,6 +876,19 @@ impl EventStore for SqliteStore {
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         Box::pin(async move {
             let work = Work::Append(prepare(thread, run, events)?);
+            self.append_work(thread, run, work).await
+        })
+    }
+
+    fn append_json<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        Box::pin(async move {
+            let work = Work::Append(prepare_json(thread, run, events, json)?);
             self.append_work(thread, run, work).await
         })
     }

@@ -115,8 +115,15 @@ pub(super) async fn persist(
             frames.push(None);
             run.sink.disconnect();
         }
+        // The events' JSON, written for the response already, is stored as it is.
+        let json: Vec<Option<&[u8]>> = frames
+            .iter()
+            .map(|f| f.as_ref().filter(|_| sse).and_then(|f| sse_json(f)))
+            .collect();
         let t0 = std::time::Instant::now();
-        let appended = store.append(&run.thread_id, &run.run_id, &batch).await;
+        let appended = store
+            .append_json(&run.thread_id, &run.run_id, &batch, &json)
+            .await;
         crate::metrics::store_append(t0.elapsed());
         match appended {
             Ok(range) => {

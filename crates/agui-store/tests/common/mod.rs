@@ -222,6 +222,46 @@ async fn events_round_trip_verbatim(open: Open) {
     assert_eq!(got, events);
 }
 
+async fn events_with_their_json_are_stored_as_given(open: Open) {
+    let s = open().await;
+    let mut events = whole_run("t", "r", "m");
+    let last = events.pop().unwrap();
+    let json: Vec<Vec<u8>> = events.iter().map(Event::to_json_vec).collect();
+    // Some events come with their JSON, the others are written by the store.
+    let given: Vec<Option<&[u8]>> = json
+        .iter()
+        .enumerate()
+        .map(|(i, j)| (i % 2 == 0).then_some(&j[..]))
+        .collect();
+    let range = s.append_json("t", "r", &events, &given).await.unwrap();
+    assert_eq!(range, 1..events.len() as u64 + 1);
+    // More bodies than events: refused, nothing stored.
+    let two = [json[0].as_slice(), json[0].as_slice()].map(Some);
+    match s.append_json("t", "r", &[last.clone()], &two).await {
+        Err(StoreError::Invalid(m)) => assert!(m.contains("2 JSON bodies"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    // The append's checks hold: the run cannot be started again.
+    let again = [started("t", "r")];
+    let again_json = again[0].to_json_vec();
+    assert!(matches!(
+        s.append_json("t", "r", &again, &[Some(&again_json)]).await,
+        Err(StoreError::RunExists { .. })
+    ));
+    let end = last.to_json_vec();
+    s.append_json("t", "r", &[last.clone()], &[Some(&end)])
+        .await
+        .unwrap();
+    events.push(last);
+    let raw = s.read_raw("t", 1, usize::MAX).await.unwrap();
+    assert_eq!(raw.len(), events.len());
+    for (r, e) in raw.iter().zip(&events) {
+        assert_eq!(r.json, e.to_json_vec(), "stored bytes are the wire JSON");
+    }
+    assert_eq!(events_of(&s, "t").await, events);
+    assert_eq!(s.run("t", "r").await.unwrap().status, RunStatus::Finished);
+}
+
 async fn runs_status_and_lineage(open: Open) {
     let s = open().await;
     append_ok(&s, "t", "r1", &whole_run("t", "r1", "a")).await;
@@ -1288,6 +1328,7 @@ pub fn cases() -> Vec<(&'static str, Case)> {
         case!(empty_append_is_a_no_op),
         case!(reads_from_any_sequence),
         case!(events_round_trip_verbatim),
+        case!(events_with_their_json_are_stored_as_given),
         case!(runs_status_and_lineage),
         case!(bad_appends_are_rejected_and_change_nothing),
         case!(sql_injection_is_stored_verbatim),
