@@ -128,9 +128,7 @@ pub(super) async fn persist(
         match appended {
             Ok(range) => {
                 run.sink.stored(taken);
-                for (seq, (event, frame)) in range.zip(batch.iter().zip(&frames)) {
-                    live = live.and_then(|l| l.feed(seq, event, frame.as_ref()));
-                }
+                live = live.and_then(|l| l.feed(range.start, &batch, &frames));
                 if batch.iter().any(is_terminal) {
                     return;
                 }

@@ -350,7 +350,7 @@ pub(crate) async fn start(
         run: run.run_id.clone(),
     };
     // The channel is empty: the stored RUN_STARTED always fits.
-    let live = live.feed(first.0, &first.1, None);
+    let live = live.feed(first.0, std::slice::from_ref(&first.1), &[None]);
     tokio::spawn(persist(
         store,
         run.clone(),
@@ -581,7 +581,7 @@ pub(crate) async fn connect(
             // Nothing after an unreadable event is sent.
             let (tx, rx) = mpsc::channel(history.len().max(1));
             for f in history {
-                let _ = tx.try_send(f);
+                let _ = tx.try_send((f, 1));
             }
             return sse(rx, keep_alive);
         }
@@ -590,7 +590,7 @@ pub(crate) async fn connect(
     let (tx, rx) = mpsc::channel(64);
     tokio::spawn(async move {
         for f in history {
-            if tx.send(f).await.is_err() {
+            if tx.send((f, 1)).await.is_err() {
                 return;
             }
         }

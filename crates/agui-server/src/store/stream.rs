@@ -39,9 +39,13 @@ pub(super) async fn send_rest(
     }
 }
 
+/// What a response's channel carries: the frames of this many events, joined (a
+/// keep-alive counts none).
+pub(super) type Frames = (bytes::Bytes, u64);
+
 /// Where a stream of stored events goes: a response's channel, in its encoding.
 pub(super) struct Out {
-    pub(super) tx: mpsc::Sender<bytes::Bytes>,
+    pub(super) tx: mpsc::Sender<Frames>,
     pub(super) encoding: crate::negotiate::Encoding,
 }
 
@@ -50,7 +54,7 @@ impl Out {
     /// form is skipped. False when the response is gone.
     async fn send(&self, seq: Option<u64>, event: &Event) -> bool {
         match encoded(self.encoding, seq, event) {
-            Some(f) => self.tx.send(f).await.is_ok(),
+            Some(f) => self.tx.send((f, 1)).await.is_ok(),
             None => true,
         }
     }
@@ -131,33 +135,46 @@ pub(super) struct Live {
 }
 
 impl Live {
-    /// Delivers `event`, stored as `seq`; `frame` is its frame as the sink wrote it (no
-    /// `id:` line), when it has one. `None` once the live feed is over: the client went
-    /// away, or fell behind and a follower of the store took over.
+    /// Delivers `events`, stored from `first` on, in one message of the channel; `frames`
+    /// holds each one's frame as the sink wrote it (no `id:` line), when it has one. `None`
+    /// once the live feed is over: the client went away, or fell behind and a follower of
+    /// the store took over (from the first of these events).
     pub(super) fn feed(
         self,
-        seq: u64,
-        event: &Event,
-        frame: Option<&bytes::Bytes>,
+        first: u64,
+        events: &[Event],
+        frames: &[Option<bytes::Bytes>],
     ) -> Option<Live> {
         let sse = self.out.encoding == crate::negotiate::Encoding::Sse;
-        let bytes = match frame {
-            // The sink's SSE frame again, with the id line (its JSON is not written again).
-            Some(f) if sse && let Some(json) = sse_json(f) => json_frame(Some(seq), json),
-            // A protobuf frame has no id.
-            Some(f) if !sse => f.clone(),
-            _ => match encoded(self.out.encoding, Some(seq), event) {
-                Some(b) => b,
-                None => return Some(self),
-            },
-        };
-        match self.out.tx.try_send(bytes) {
+        let size: usize = frames.iter().flatten().map(|f| f.len() + 24).sum();
+        let mut out = Vec::with_capacity(size);
+        let mut n = 0;
+        for (seq, (event, frame)) in (first..).zip(events.iter().zip(frames)) {
+            match frame {
+                // The sink's SSE frame again, with the id line (its JSON is not written
+                // again).
+                Some(f) if sse && let Some(json) = sse_json(f) => {
+                    sse::write_frame_with_id(&mut out, &seq.to_string(), json);
+                }
+                // A protobuf frame has no id.
+                Some(f) if !sse => out.extend_from_slice(f),
+                _ => match encoded(self.out.encoding, Some(seq), event) {
+                    Some(b) => out.extend_from_slice(&b),
+                    None => continue,
+                },
+            }
+            n += 1;
+        }
+        if n == 0 {
+            return Some(self);
+        }
+        match self.out.tx.try_send((out.into(), n)) {
             Ok(()) => Some(self),
             Err(mpsc::error::TrySendError::Full(_)) => {
                 tokio::spawn(follow(
                     self.store,
                     self.thread,
-                    seq,
+                    first,
                     Some(self.run),
                     self.out,
                 ));
@@ -175,7 +192,7 @@ impl Live {
             .into();
         if let Some(f) = encoded(self.out.encoding, None, &event) {
             tokio::spawn(async move {
-                let _ = self.out.tx.send(f).await;
+                let _ = self.out.tx.send((f, 1)).await;
             });
         }
     }
@@ -240,7 +257,7 @@ pub(super) fn is_terminal(e: &Event) -> bool {
 }
 
 /// An SSE response fed by a channel of frames.
-pub(super) fn sse(rx: mpsc::Receiver<bytes::Bytes>, keep_alive: Option<Duration>) -> Response {
+pub(super) fn sse(rx: mpsc::Receiver<Frames>, keep_alive: Option<Duration>) -> Response {
     streamed(rx, None, crate::negotiate::Encoding::Sse, keep_alive)
 }
 
@@ -248,7 +265,7 @@ pub(super) fn sse(rx: mpsc::Receiver<bytes::Bytes>, keep_alive: Option<Duration>
 /// `keep_alive`, a keep-alive comment is sent (SSE only: protobuf has no such frame), so
 /// proxies do not close a stream that waits on a slow run.
 pub(super) fn streamed(
-    rx: mpsc::Receiver<bytes::Bytes>,
+    rx: mpsc::Receiver<Frames>,
     guard: Option<CancelGuard>,
     encoding: crate::negotiate::Encoding,
     keep_alive: Option<Duration>,
@@ -261,24 +278,23 @@ pub(super) fn streamed(
     let stream = futures_util::stream::unfold(
         (rx, guard, beat, meter),
         |(mut rx, guard, beat, meter)| async move {
-            // Each frame of the channel is one event; a keep-alive is none.
             let (mut f, mut events) = match &beat {
                 Some((every, frame)) => match tokio::time::timeout(*every, rx.recv()).await {
-                    Ok(f) => (f?, 1),
+                    Ok(f) => f?,
                     Err(_) => (frame.clone(), 0),
                 },
-                None => (rx.recv().await?, 1),
+                None => rx.recv().await?,
             };
             // Frames already waiting leave in the same write (fewer syscalls and wake-ups
             // for the client; nothing waits for more).
-            if events == 1 {
+            if events > 0 {
                 let mut joined: Option<bytes::BytesMut> = None;
                 while joined.as_ref().map_or(f.len(), |j| j.len()) < COALESCE_BYTES {
-                    let Ok(next) = rx.try_recv() else { break };
+                    let Ok((next, n)) = rx.try_recv() else { break };
                     joined
                         .get_or_insert_with(|| bytes::BytesMut::from(&f[..]))
                         .extend_from_slice(&next);
-                    events += 1;
+                    events += n;
                 }
                 if let Some(j) = joined {
                     f = j.freeze();
