@@ -264,7 +264,31 @@ fn ddl(s: &str) -> String {
          DECLARE
              v_owner BYTEA;
              v_last BIGINT;
+             v_tid BIGINT;
+             v_n BIGINT := coalesce(cardinality(p_bodies), 0);
          BEGIN
+             -- A new thread (the common case) is made as the append leaves it: one row
+             -- written once, not inserted, locked and updated (which rewrote every index
+             -- entry of the row).
+             IF p_parent IS NULL THEN
+                 INSERT INTO {s}.threads (thread_id, last_seq, owner, created_ms, updated_ms, title)
+                     VALUES (p_thread, v_n, p_owner, p_now, p_now, p_title)
+                     ON CONFLICT (thread_id) DO NOTHING
+                     RETURNING tid INTO v_tid;
+                 IF FOUND THEN
+                     INSERT INTO {s}.events (tid, seq, run_id, body)
+                         SELECT v_tid, u.i, p_run, u.body
+                         FROM unnest(p_bodies) WITH ORDINALITY AS u(body, i);
+                     INSERT INTO {s}.runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
+                         VALUES (v_tid, p_run, NULL, p_status, 1, v_n);
+                     IF p_lease IS NOT NULL THEN
+                         INSERT INTO {s}.leases (thread_id, run_id, until_ms)
+                             VALUES (p_thread, p_run, p_lease)
+                             ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = EXCLUDED.until_ms;
+                     END IF;
+                     RETURN 1;
+                 END IF;
+             END IF;
              INSERT INTO {s}.threads (thread_id, last_seq, owner, created_ms, updated_ms)
                  VALUES (p_thread, 0, p_owner, p_now, p_now) ON CONFLICT (thread_id) DO NOTHING;
              SELECT owner, last_seq INTO v_owner, v_last

@@ -797,6 +797,36 @@ async fn first_runs_of_new_threads_are_stored_with_their_claim(open: Open) {
     assert_eq!(info.owner.as_deref(), Some("alice"));
     assert_eq!((info.last_seq, info.run_count), (1, 1));
     assert_eq!(s.lease("t", "r1").await.unwrap(), Some(9_000));
+    // A new thread is as an append leaves it: title, status, times, the run and its events.
+    let titled = [
+        started_with(
+            "n",
+            "r1",
+            json!([{"id": "u", "role": "user", "content": "Hi  there"}]),
+        ),
+        text("m", &["a", "b"]).remove(0),
+    ];
+    let r = s.append_if_new("n", None, false, "r1", &titled, 7).await;
+    assert_eq!(r.unwrap(), FirstRun::Stored(1..3));
+    let n = s.thread("n").await.unwrap();
+    assert_eq!((n.last_seq, n.run_count, n.owner), (2, 1, None));
+    assert_eq!(n.title.as_deref(), Some("Hi there"));
+    assert_eq!(n.last_status, Some(RunStatus::Running));
+    assert!(n.created_ms > 0 && n.updated_ms >= n.created_ms);
+    let run = s.run("n", "r1").await.unwrap();
+    assert_eq!(
+        (run.first_seq, run.last_seq, run.parent_run_id),
+        (1, 2, None)
+    );
+    assert_eq!(events_of(&s, "n").await, titled);
+    assert_eq!(s.lease("n", "r1").await.unwrap(), Some(7));
+    // A first run naming a parent in a new thread: the parent is unknown, nothing stored.
+    let child = [started_from("p", "r2", "r1")];
+    assert!(matches!(
+        s.append_if_new("p", None, false, "r2", &child, 7).await,
+        Err(StoreError::UnknownRun { .. })
+    ));
+    assert_eq!(s.thread("p").await.map(|t| t.last_seq).unwrap_or(0), 0);
     // Not new any more: the thread as it is, for its owner or anyone else; nothing stored.
     for (owner, any) in [(Some("alice"), false), (Some("bob"), false), (None, true)] {
         let r = s
