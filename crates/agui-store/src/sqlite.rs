@@ -629,7 +629,10 @@ fn commit_group(conn: &mut Connection, jobs: Vec<WriteJob>, path: &Path) {
                     Done::Range(range)
                 }
                 Work::Claim(owner) => Done::Claimed(claim_in(&sp, &job.thread, owner.as_deref())?),
-                Work::AppendIfNew(c) => {
+                Work::AppendIfNew(c) => 'first: {
+                    if let Some(range) = append_to_new_thread(&sp, &job.thread, &job.run, c)? {
+                        break 'first Done::Range(range);
+                    }
                     insert_thread_in(&sp, &job.thread, c.owner.as_deref())?;
                     let (owner, last_seq) = owner_in(&sp, &job.thread)?;
                     let last_seq = u64::try_from(last_seq).unwrap_or(u64::MAX);
@@ -720,6 +723,57 @@ impl Done {
 fn claim_in(tx: &Connection, thread: &str, owner: Option<&str>) -> Result<ThreadInfo> {
     insert_thread_in(tx, thread, owner)?;
     thread_info_of(tx, thread)?.ok_or_else(|| StoreError::UnknownThread(thread.to_owned()))
+}
+
+/// The first run of `thread` when the thread is new (the common case of
+/// [`EventStore::append_if_new`]): the thread's row is written once, as the append leaves
+/// it, rather than inserted, read, and updated (which rewrote its index entries). `None`,
+/// with nothing written, when the thread exists, the run names a parent (which a new
+/// thread cannot hold: the general path refuses it) or there is nothing to append.
+fn append_to_new_thread(
+    tx: &Connection,
+    thread: &str,
+    run: &str,
+    c: &Claimed,
+) -> Result<Option<Range<u64>>> {
+    let p = &c.prepared;
+    if p.parent.is_some() || p.bodies.is_empty() {
+        return Ok(None);
+    }
+    let n = p.bodies.len() as u64;
+    let now = now_ms() as i64;
+    let inserted = tx
+        .prepare_cached(
+            "INSERT INTO threads (thread_id, last_seq, owner, created_ms, updated_ms, title)
+             VALUES (?1, ?2, ?3, ?4, ?4, ?5) ON CONFLICT (thread_id) DO NOTHING",
+        )
+        .map_err(backend)?
+        .execute(params![thread, n as i64, c.owner.as_deref(), now, p.title])
+        .map_err(backend)?;
+    if inserted == 0 {
+        return Ok(None);
+    }
+    let tid = tx.last_insert_rowid();
+    {
+        let mut insert = tx
+            .prepare_cached("INSERT INTO events (tid, seq, run_id, body) VALUES (?1, ?2, ?3, ?4)")
+            .map_err(backend)?;
+        for (seq, body) in (1..).zip(&p.bodies) {
+            insert
+                .execute(params![tid, seq as i64, run, body])
+                .map_err(backend)?;
+        }
+    }
+    let status = p.closes.unwrap_or(RunStatus::Running).as_str();
+    tx.prepare_cached(
+        "INSERT INTO runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
+         VALUES (?1, ?2, NULL, ?3, 1, ?4)",
+    )
+    .map_err(backend)?
+    .execute(params![tid, run, status, n as i64])
+    .map_err(backend)?;
+    lease_in(tx, thread, run, c.until_ms)?;
+    Ok(Some(1..n + 1))
 }
 
 /// Creates `thread`, owned by `owner`, if it is new.
