@@ -13,8 +13,9 @@
 //! Appends and thread claims are committed in groups (`group`): a writer takes every
 //! write waiting and sends them as one transaction in one round trip, so that concurrent
 //! runs share a WAL flush; a write the database refuses is refused alone. The wake-up of
-//! the other instances' tails (`pg_notify`) follows in its own transaction, in the same
-//! round trip. `append` returns after the commit, which PostgreSQL makes durable (with its
+//! the other instances' tails (`pg_notify`, one per thread appended to) follows within a
+//! few milliseconds, one statement for the groups committed meanwhile. `append` returns
+//! after the commit, which PostgreSQL makes durable (with its
 //! default `synchronous_commit = on`).
 //!
 //! Queries run on a small pool of connections ([`PostgresOptions::pool_size`]), each

@@ -506,6 +506,80 @@ fn pg_connections_dropped_by_the_database(url: String, schema: String) -> BoxFut
     })
 }
 
+/// The tails of another instance are woken by the notifications of the appends (paced,
+/// several appends share one): with its poll set to an hour, it still sees every event of
+/// a burst of appends to many threads, and an append after a pause.
+#[cfg(feature = "postgres")]
+fn pg_other_instances_are_woken(url: String, schema: String) -> BoxFuture<'static, ()> {
+    use agui_core::event::{RunFinished, RunStarted};
+    use futures_util::StreamExt;
+    use std::time::Duration;
+    Box::pin(async move {
+        let a = Arc::new(
+            agui_store::PostgresStore::connect(&url, &schema)
+                .await
+                .unwrap(),
+        );
+        let options = agui_store::PostgresOptions {
+            poll_interval: Duration::from_secs(3600),
+            ..Default::default()
+        };
+        let b = agui_store::PostgresStore::connect_with(&url, &schema, options)
+            .await
+            .unwrap();
+        const N: usize = 20;
+        for i in 0..N {
+            let t = format!("w{i}");
+            a.append(&t, "r1", &[RunStarted::new(&t, "r1").into()])
+                .await
+                .unwrap();
+        }
+        // Each tail waits (caught up) before the appends it is to see are made.
+        let wait = |mut tail: futures_util::stream::BoxStream<
+            'static,
+            agui_store::Result<agui_store::StoredEvent>,
+        >,
+                    what: String| {
+            tokio::spawn(async move {
+                let next = tokio::time::timeout(Duration::from_secs(20), tail.next()).await;
+                let e: agui_store::StoredEvent = next
+                    .unwrap_or_else(|_| panic!("{what}: no wake-up"))
+                    .unwrap()
+                    .unwrap();
+                (e.seq, tail)
+            })
+        };
+        let tails: Vec<_> = (0..N)
+            .map(|i| wait(b.tail(&format!("w{i}"), 2), format!("w{i}")))
+            .collect();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let burst = (0..N).map(|i| {
+            let a = a.clone();
+            tokio::spawn(async move {
+                let t = format!("w{i}");
+                let e = agui_core::Event::from(RunFinished::new(&t, "r1"));
+                a.append(&t, "r1", &[e]).await.unwrap()
+            })
+        });
+        for r in futures_util::future::join_all(burst).await {
+            assert_eq!(r.unwrap(), 2..3);
+        }
+        let mut first = None;
+        for (i, tail) in tails.into_iter().enumerate() {
+            let (seq, tail) = tail.await.unwrap();
+            assert_eq!(seq, 2, "w{i}");
+            first.get_or_insert(tail);
+        }
+        // After a pause, a single append is announced too.
+        let again = wait(first.unwrap(), "w0 again".into());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        a.append("w0", "r2", &[RunStarted::new("w0", "r2").into()])
+            .await
+            .unwrap();
+        assert_eq!(again.await.unwrap().0, 3);
+    })
+}
+
 /// A PostgreSQL-only trial: `(url, schema)` → the test.
 #[cfg(feature = "postgres")]
 type PgCase = fn(String, String) -> BoxFuture<'static, ()>;
@@ -513,10 +587,14 @@ type PgCase = fn(String, String) -> BoxFuture<'static, ()>;
 type PgCase = ();
 
 #[cfg(feature = "postgres")]
-const PG_ONLY: [(&str, PgCase); 4] = [
+const PG_ONLY: [(&str, PgCase); 5] = [
     (
         "postgres::connects_to_a_schema_of_the_previous_version",
         pg_opens_previous_version,
+    ),
+    (
+        "postgres::other_instances_are_woken_by_notifications",
+        pg_other_instances_are_woken,
     ),
     (
         "postgres::goes_on_after_the_database_drops_its_connections",
@@ -532,8 +610,9 @@ const PG_ONLY: [(&str, PgCase); 4] = [
     ),
 ];
 #[cfg(not(feature = "postgres"))]
-const PG_ONLY: [(&str, PgCase); 4] = [
+const PG_ONLY: [(&str, PgCase); 5] = [
     ("postgres::connects_to_a_schema_of_the_previous_version", ()),
+    ("postgres::other_instances_are_woken_by_notifications", ()),
     (
         "postgres::goes_on_after_the_database_drops_its_connections",
         (),

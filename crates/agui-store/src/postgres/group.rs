@@ -1,9 +1,11 @@
 //! Group commit: the store's writes that must be durable (thread claims and appends) go to
 //! a few writer tasks. A writer takes every write waiting when it is free and sends them in
-//! one round trip as one transaction (`BEGIN`, the writes, `COMMIT`, then the tails'
-//! wake-up), so that one WAL flush and one transaction's overhead serve the whole group
-//! instead of each write paying its own. While one writer waits for its commit, the next
-//! gathers the writes that arrive meanwhile.
+//! one round trip as one transaction (`BEGIN`, the writes, `COMMIT`), so that one WAL flush
+//! and one transaction's overhead serve the whole group instead of each write paying its
+//! own. While one writer waits for its commit, the next gathers the writes that arrive
+//! meanwhile. The threads appended to are announced to the other instances' tails
+//! (`pg_notify`, one notification per thread) by a task of their own, at most one
+//! statement per [`WAKEUP_PACE`], for every group committed since the last.
 //!
 //! A write that fails inside a group (a deadlock with another process, say) aborts the
 //! group's transaction; the group is then written again one write at a time, so that each
@@ -13,8 +15,9 @@
 
 use super::{Pool, Sql, payload, pg};
 use crate::{Result, StoreError};
-use futures_util::future::{join_all, join4};
-use std::sync::Arc;
+use futures_util::future::{join_all, join3};
+use std::collections::BTreeSet;
+use std::sync::{Arc, PoisonError};
 use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row, Statement};
@@ -54,15 +57,83 @@ pub(super) type Writes = mpsc::Sender<Job>;
 pub(super) fn spawn(pool: Arc<Pool>, sql: Arc<Sql>, schema: String, writers: usize) -> Writes {
     let (tx, rx) = mpsc::channel(4 * MAX_GROUP);
     let rx = Arc::new(Mutex::new(rx));
+    let wakeups = Arc::new(Wakeups::default());
     for _ in 0..writers.max(1) {
-        let (pool, sql, schema, rx) = (pool.clone(), sql.clone(), schema.clone(), rx.clone());
+        let (pool, sql, rx) = (pool.clone(), sql.clone(), rx.clone());
+        let wakeups = wakeups.clone();
         tokio::spawn(async move {
             while let Some(jobs) = gather(&rx).await {
-                commit(&pool, &sql, &schema, jobs).await;
+                commit(&pool, &sql, &wakeups, jobs).await;
             }
+            wakeups.writer_ended();
         });
     }
+    tokio::spawn(send_wakeups(pool, sql, schema, wakeups));
     tx
+}
+
+/// The threads whose tails in other instances are to be woken (their appends committed),
+/// gathered between two NOTIFYs.
+#[derive(Default)]
+struct Wakeups {
+    pending: std::sync::Mutex<(BTreeSet<String>, bool)>,
+    signal: tokio::sync::Notify,
+}
+
+impl Wakeups {
+    /// `threads` were appended to (committed).
+    fn add<'a>(&self, threads: impl IntoIterator<Item = &'a str>) {
+        let mut p = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = p.0.len();
+        p.0.extend(threads.into_iter().map(str::to_owned));
+        if p.0.len() > before {
+            drop(p);
+            self.signal.notify_one();
+        }
+    }
+
+    /// A writer ended: the last one ends the wake-ups, once those pending are sent.
+    fn writer_ended(&self) {
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .1 = true;
+        self.signal.notify_one();
+    }
+
+    /// The threads pending, and whether the writers ended.
+    fn take(&self) -> (Vec<String>, bool) {
+        let mut p = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        (std::mem::take(&mut p.0).into_iter().collect(), p.1)
+    }
+}
+
+/// How long wake-ups gather after a NOTIFY before the next is sent: the tails of other
+/// instances learn of an append at most this much later (they also poll once a second).
+/// Under load a thread's appends then share one notification, and one statement carries
+/// the wake-ups of many groups (a NOTIFY per group cost the database about 10% of its time
+/// per run).
+const WAKEUP_PACE: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// Sends the pending wake-ups (one `pg_notify` per thread, in one statement), at most one
+/// statement per [`WAKEUP_PACE`]; ends once every writer has ended and nothing is pending.
+async fn send_wakeups(pool: Arc<Pool>, sql: Arc<Sql>, schema: String, wakeups: Arc<Wakeups>) {
+    loop {
+        let (threads, ended) = wakeups.take();
+        if threads.is_empty() {
+            if ended && Arc::strong_count(&wakeups) == 1 {
+                return;
+            }
+            wakeups.signal.notified().await;
+            continue;
+        }
+        let wake: Vec<&str> = threads.iter().map(|t| payload(t)).collect();
+        // A wake-up that cannot be sent is made up by the tails' once-a-second poll.
+        if let Ok(c) = pool.get().await {
+            let _ = c.client.execute(&sql.notify, &[&schema, &wake]).await;
+        }
+        tokio::time::sleep(WAKEUP_PACE).await;
+    }
 }
 
 /// Sends `job`'s write to the writers and waits for its rows.
@@ -112,7 +183,6 @@ struct Prepared {
     claim: Statement,
     append: Statement,
     append_if_new: Statement,
-    notify: Statement,
 }
 
 impl Prepared {
@@ -125,38 +195,11 @@ impl Prepared {
     }
 }
 
-/// The NOTIFY payloads that wake the tails of the threads `jobs` append to, once each
-/// (`jobs` are ordered by thread).
-fn wakes<'a>(jobs: impl IntoIterator<Item = &'a Job>) -> Vec<&'a str> {
-    let mut threads: Vec<&str> = jobs
-        .into_iter()
-        .filter(|j| j.kind != Kind::Claim)
-        .map(|j| payload(&j.thread))
-        .collect();
-    threads.dedup();
-    threads
-}
-
-/// Sends the NOTIFY that wakes the tails of `wake`'s threads, if any (its own
-/// transaction, without a flush to wait for). The request leaves when the future is first
-/// polled.
-async fn wake_tails(
-    client: &Client,
-    statements: &Prepared,
-    schema: &str,
-    wake: &[&str],
-) -> Result<u64, tokio_postgres::Error> {
-    if wake.is_empty() {
-        return Ok(0);
-    }
-    client.execute(&statements.notify, &[&schema, &wake]).await
-}
-
-/// Writes `jobs` and answers each.
-async fn commit(pool: &Pool, sql: &Sql, schema: &str, mut jobs: Vec<Job>) {
+/// Writes `jobs`, answers each, and has the tails of the threads appended to woken.
+async fn commit(pool: &Pool, sql: &Sql, wakeups: &Wakeups, mut jobs: Vec<Job>) {
     // Stable: the writes to one thread keep their order.
     jobs.sort_by(|a, b| a.thread.cmp(&b.thread));
-    let answers = match write(pool, sql, schema, &jobs).await {
+    let answers = match write(pool, sql, &jobs).await {
         Ok(answers) => answers,
         Err(e) => {
             let message = e.to_string();
@@ -165,35 +208,35 @@ async fn commit(pool: &Pool, sql: &Sql, schema: &str, mut jobs: Vec<Job>) {
                 .collect()
         }
     };
+    wakeups.add(
+        jobs.iter()
+            .zip(&answers)
+            .filter(|(j, a)| j.kind != Kind::Claim && a.is_ok())
+            .map(|(j, _)| j.thread.as_str()),
+    );
     for (job, answer) in jobs.into_iter().zip(answers) {
         let _ = job.reply.send(answer);
     }
 }
 
 /// Each job's answer, or the error that answers them all (when no connection could be had).
-async fn write(
-    pool: &Pool,
-    sql: &Sql,
-    schema: &str,
-    jobs: &[Job],
-) -> Result<Vec<Result<Vec<Row>>>> {
+async fn write(pool: &Pool, sql: &Sql, jobs: &[Job]) -> Result<Vec<Result<Vec<Row>>>> {
     let mut c = pool.get().await?;
     let statements = Prepared {
         claim: c.statement(&sql.claim).await?,
         append: c.statement(&sql.append).await?,
         append_if_new: c.statement(&sql.append_if_new).await?,
-        notify: c.statement(&sql.notify).await?,
     };
     let mut answers: Vec<Option<Result<Vec<Row>>>> = jobs.iter().map(|_| None).collect();
     // The jobs not answered yet, by index; each round answers at least one.
     let mut left: Vec<usize> = (0..jobs.len()).collect();
     while !left.is_empty() {
         if let [i] = left[..] {
-            answers[i] = Some(alone(&c.client, &statements, schema, &jobs[i]).await);
+            answers[i] = Some(alone(&c.client, &statements, &jobs[i]).await);
             break;
         }
         let group: Vec<&Job> = left.iter().map(|&i| &jobs[i]).collect();
-        let outcome = match grouped(&c.client, &statements, schema, &group).await {
+        let outcome = match grouped(&c.client, &statements, &group).await {
             Ok(outcome) => outcome,
             // The writes answered in earlier rounds keep their answers.
             Err(e) => {
@@ -214,11 +257,11 @@ async fn write(
             // The write the server refused, alone (for its own error); the rest again.
             Outcome::Refused(Some(k)) => {
                 let i = left.remove(k);
-                answers[i] = Some(alone(&c.client, &statements, schema, &jobs[i]).await);
+                answers[i] = Some(alone(&c.client, &statements, &jobs[i]).await);
             }
             Outcome::Refused(None) => {
                 for &i in &left {
-                    answers[i] = Some(alone(&c.client, &statements, schema, &jobs[i]).await);
+                    answers[i] = Some(alone(&c.client, &statements, &jobs[i]).await);
                 }
                 break;
             }
@@ -230,18 +273,13 @@ async fn write(
         .collect())
 }
 
-/// One write in its own transaction, with its wake-up in the same round trip.
-async fn alone(
-    client: &Client,
-    statements: &Prepared,
-    schema: &str,
-    job: &Job,
-) -> Result<Vec<Row>> {
+/// One write in its own transaction.
+async fn alone(client: &Client, statements: &Prepared, job: &Job) -> Result<Vec<Row>> {
     let params = refs(job);
-    let wake = wakes([job]);
-    let notify = wake_tails(client, statements, schema, &wake);
-    let (rows, _) = tokio::join!(client.query(statements.of(job.kind), &params), notify);
-    rows.map_err(pg)
+    client
+        .query(statements.of(job.kind), &params)
+        .await
+        .map_err(pg)
 }
 
 /// How a group's transaction ended (the connection still works).
@@ -254,18 +292,11 @@ enum Outcome {
 }
 
 /// Writes `jobs` in one transaction.
-async fn grouped(
-    client: &Client,
-    statements: &Prepared,
-    schema: &str,
-    jobs: &[&Job],
-) -> Result<Outcome> {
+async fn grouped(client: &Client, statements: &Prepared, jobs: &[&Job]) -> Result<Outcome> {
     let params: Vec<_> = jobs.iter().map(|j| refs(j)).collect();
-    let wake = wakes(jobs.iter().copied());
-    // The client sends each request when its future is first polled, and `join4` and
+    // The client sends each request when its future is first polled, and `join3` and
     // `join_all` first poll in order: one round trip, in this order.
-    let notify = wake_tails(client, statements, schema, &wake);
-    let (begin, rows, commit, _) = join4(
+    let (begin, rows, commit) = join3(
         client.batch_execute("BEGIN"),
         join_all(
             jobs.iter()
@@ -273,7 +304,6 @@ async fn grouped(
                 .map(|(job, p)| client.query(statements.of(job.kind), p)),
         ),
         client.batch_execute("COMMIT"),
-        notify,
     )
     .await;
     begin.map_err(pg)?;

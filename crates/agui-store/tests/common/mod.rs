@@ -237,7 +237,10 @@ async fn events_with_their_json_are_stored_as_given(open: Open) {
     assert_eq!(range, 1..events.len() as u64 + 1);
     // More bodies than events: refused, nothing stored.
     let two = [json[0].as_slice(), json[0].as_slice()].map(Some);
-    match s.append_json("t", "r", &[last.clone()], &two).await {
+    match s
+        .append_json("t", "r", std::slice::from_ref(&last), &two)
+        .await
+    {
         Err(StoreError::Invalid(m)) => assert!(m.contains("2 JSON bodies"), "{m}"),
         other => panic!("{other:?}"),
     }
@@ -249,7 +252,7 @@ async fn events_with_their_json_are_stored_as_given(open: Open) {
         Err(StoreError::RunExists { .. })
     ));
     let end = last.to_json_vec();
-    s.append_json("t", "r", &[last.clone()], &[Some(&end)])
+    s.append_json("t", "r", std::slice::from_ref(&last), &[Some(&end)])
         .await
         .unwrap();
     events.push(last);
