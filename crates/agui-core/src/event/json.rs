@@ -105,25 +105,26 @@ impl JsonField for Map<String, Value> {
 /// members the operation does not define.
 impl JsonField for PatchOp {
     fn write(&self, out: &mut Vec<u8>) {
-        // The op names need no escaping.
-        out.extend_from_slice(b"{\"op\":\"");
-        out.extend_from_slice(self.op().as_bytes());
-        out.push(b'"');
+        // The op names need no escaping: each operation's start is one constant.
+        out.extend_from_slice(match self {
+            PatchOp::Add { .. } => b"{\"op\":\"add\"",
+            PatchOp::Remove { .. } => b"{\"op\":\"remove\"",
+            PatchOp::Replace { .. } => b"{\"op\":\"replace\"",
+            PatchOp::Move { .. } => b"{\"op\":\"move\"",
+            PatchOp::Copy { .. } => b"{\"op\":\"copy\"",
+            PatchOp::Test { .. } => b"{\"op\":\"test\"",
+        });
         if let Some(from) = self.from() {
-            out.extend_from_slice(b",\"from\":");
-            write_str(out, from.as_str());
+            write_member(out, b",\"from\":\"", from.as_str(), b"\"");
         }
-        out.extend_from_slice(b",\"path\":");
-        write_str(out, self.path().as_str());
+        write_member(out, b",\"path\":\"", self.path().as_str(), b"\"");
         if let Some(value) = self.value() {
             out.extend_from_slice(b",\"value\":");
             write_value(out, value);
         }
         for (key, value) in self.extra() {
             if !self.is_typed_member(key) {
-                out.push(b',');
-                write_str(out, key);
-                out.push(b':');
+                write_member(out, b",\"", key, b"\":");
                 write_value(out, value);
             }
         }
@@ -190,16 +191,36 @@ pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {
 
 /// Writes a JSON object, members in the map's order.
 fn write_object(out: &mut Vec<u8>, map: &Map<String, Value>) {
-    out.push(b'{');
-    for (i, (key, value)) in map.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_str(out, key);
-        out.push(b':');
+    if map.is_empty() {
+        out.extend_from_slice(b"{}");
+        return;
+    }
+    let mut open: &[u8] = b"{\"";
+    for (key, value) in map {
+        write_member(out, open, key, b"\":");
+        open = b",\"";
         write_value(out, value);
     }
     out.push(b'}');
+}
+
+/// Writes `head`, then `s` as the contents of a JSON string, then `tail`: `head` ends with
+/// the string's opening quote and `tail` starts with its closing one (`,"path":"` and `"`,
+/// or `{"` and `":` around a key). A string that needs escaping is written by
+/// [`write_str`] between `head` and `tail` without their quotes.
+#[inline]
+fn write_member(out: &mut Vec<u8>, head: &[u8], s: &str, tail: &[u8]) {
+    let bytes = s.as_bytes();
+    if is_plain(bytes) {
+        out.reserve(head.len() + bytes.len() + tail.len());
+        out.extend_from_slice(head);
+        out.extend_from_slice(bytes);
+        out.extend_from_slice(tail);
+    } else {
+        out.extend_from_slice(&head[..head.len() - 1]);
+        write_serde(out, s);
+        out.extend_from_slice(&tail[1..]);
+    }
 }
 
 /// Writes `value` as `serde_json` does. These types cannot fail to serialize (every map
@@ -325,6 +346,30 @@ mod tests {
                     assert_eq!(str_json(&s), serde_json::to_vec(&s).unwrap(), "{s:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn objects_and_patch_operations_are_written_as_serde_json_writes_them() {
+        let value = serde_json::json!({
+            "": {}, "plain": [{}, {"a": 1}], "quo\"te": {"back\\slash": null},
+            "line\nbreak": {"\u{1}": -2.5, "é": "x\"y"}, "z": {"nested": {"deeper": {}}}
+        });
+        let mut out = Vec::new();
+        write_value(&mut out, &value);
+        assert_eq!(out, serde_json::to_vec(&value).unwrap());
+        for op in [
+            serde_json::json!({"op": "move", "from": "/a\"b", "path": "/c\nd"}),
+            serde_json::json!({"op": "copy", "from": "/x", "path": "/y"}),
+            serde_json::json!({"op": "add", "path": "", "value": {"k": []}, "x-extra": {"q\"": 1}}),
+            serde_json::json!({"op": "remove", "path": "/é/~1"}),
+            serde_json::json!({"op": "replace", "path": "/p", "value": "v"}),
+            serde_json::json!({"op": "test", "path": "/t", "value": null}),
+        ] {
+            let parsed: PatchOp = serde_json::from_value(op).unwrap();
+            let mut out = Vec::new();
+            parsed.write(&mut out);
+            assert_eq!(out, serde_json::to_vec(&parsed).unwrap(), "{parsed:?}");
         }
     }
 
