@@ -113,11 +113,23 @@ impl MemoryStore {
 
 impl MemoryStore {
     /// Stores a checked append.
-    fn append_prepared(&self, thread: &str, run: &str, prepared: Prepared) -> Result<Range<u64>> {
+    fn append_prepared(
+        &self,
+        thread: &str,
+        run: &str,
+        mut prepared: Prepared,
+    ) -> Result<Range<u64>> {
+        // The stored forms are made before the store's lock is taken: every thread's
+        // appends wait on that lock, so it is held only to check and link.
+        let run_id: Arc<str> = Arc::from(run);
+        let stored: Vec<(Arc<str>, Arc<[u8]>)> = std::mem::take(&mut prepared.bodies)
+            .into_iter()
+            .map(|b| (run_id.clone(), Arc::from(b)))
+            .collect();
         let mut inner = self.lock();
         let existing = inner.threads.get(thread);
         let last = existing.map_or(0, |t| t.events.len() as u64);
-        if prepared.bodies.is_empty() {
+        if stored.is_empty() {
             return Ok(last + 1..last + 1);
         }
         let runs: &[RunInfo] = existing.map_or(&[], |t| &t.runs);
@@ -154,7 +166,7 @@ impl MemoryStore {
             return Err(StoreError::unknown_thread(thread));
         };
         let first = last + 1;
-        let end = first + prepared.bodies.len() as u64;
+        let end = first + stored.len() as u64;
         let i = match current {
             Some(i) => i,
             None => {
@@ -179,13 +191,7 @@ impl MemoryStore {
         if t.title.is_none() {
             t.title = prepared.title;
         }
-        let run_id: Arc<str> = Arc::from(run);
-        t.events.extend(
-            prepared
-                .bodies
-                .into_iter()
-                .map(|b| (run_id.clone(), Arc::from(b))),
-        );
+        t.events.extend(stored);
         drop(inner);
         self.notifier.notify(thread, end - 1);
         Ok(first..end)
