@@ -223,7 +223,11 @@ pub async fn fetch_frames(
     for (k, v) in &req.headers {
         builder = builder.header(k.as_str(), v.as_str());
     }
-    let response = match tokio::time::timeout_at(deadline, builder.send()).await {
+    // One timer for the whole exchange, registered once (a timeout per read registered and
+    // cancelled a timer for every chunk).
+    let expired = tokio::time::sleep_until(deadline);
+    tokio::pin!(expired);
+    let response = match within(expired.as_mut(), builder.send()).await {
         Err(_) => {
             out.failure = Some(Failure::Timeout(req.timeout));
             out.elapsed = t0.elapsed();
@@ -253,7 +257,7 @@ pub async fn fetch_frames(
     };
     let mut response = response;
     loop {
-        let chunk = match tokio::time::timeout_at(deadline, response.chunk()).await {
+        let chunk = match within(expired.as_mut(), response.chunk()).await {
             Err(_) => {
                 out.failure = Some(Failure::Timeout(req.timeout));
                 break;
@@ -278,6 +282,19 @@ pub async fn fetch_frames(
     }
     out.elapsed = t0.elapsed();
     out
+}
+
+/// `f`'s output, or `Err` once `expired` has (checked after `f`: an output ready when the
+/// deadline passes is still taken).
+async fn within<T>(
+    mut expired: std::pin::Pin<&mut tokio::time::Sleep>,
+    f: impl std::future::Future<Output = T>,
+) -> Result<T, ()> {
+    tokio::select! {
+        biased;
+        out = f => Ok(out),
+        () = &mut expired => Err(()),
+    }
 }
 
 /// How the body is read: as frames of an event stream, or (an error status) as text.
