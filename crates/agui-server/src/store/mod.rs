@@ -364,6 +364,11 @@ pub(crate) async fn start(
         let mut drive = drive;
         while drive.next().await.is_some() {}
     });
+    // The agent and the store writer get a turn before the response's head leaves: what
+    // they have ready by then (all of a quick run) leaves with it in one write, instead of
+    // the head and RUN_STARTED in one and the rest in another. An agent that waits gives
+    // the turn back at once.
+    tokio::task::yield_now().await;
     let guard = options.cancel_on_disconnect.then(|| CancelGuard(run));
     streamed(rx, guard, encoding, keep_alive)
 }
