@@ -754,16 +754,7 @@ fn append_to_new_thread(
         return Ok(None);
     }
     let tid = tx.last_insert_rowid();
-    {
-        let mut insert = tx
-            .prepare_cached("INSERT INTO events (tid, seq, run_id, body) VALUES (?1, ?2, ?3, ?4)")
-            .map_err(backend)?;
-        for (seq, body) in (1..).zip(&p.bodies) {
-            insert
-                .execute(params![tid, seq as i64, run, body])
-                .map_err(backend)?;
-        }
-    }
+    insert_events(tx, tid, 1, run, &p.bodies)?;
     let status = p.closes.unwrap_or(RunStatus::Running).as_str();
     tx.prepare_cached(
         "INSERT INTO runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
@@ -774,6 +765,52 @@ fn append_to_new_thread(
     .map_err(backend)?;
     lease_in(tx, thread, run, c.until_ms)?;
     Ok(Some(1..n + 1))
+}
+
+/// Rows one multi-row `INSERT` of events takes.
+const EVENT_ROWS: usize = 16;
+
+/// Inserts `bodies` as events `first..` of run `run` in thread `tid`: [`EVENT_ROWS`] rows
+/// per statement while that many remain (one statement run instead of sixteen), then one
+/// row per statement.
+fn insert_events(
+    tx: &Connection,
+    tid: i64,
+    first: u64,
+    run: &str,
+    bodies: &[Vec<u8>],
+) -> Result<()> {
+    use rusqlite::ToSql;
+    let mut seq = first as i64;
+    let mut chunks = bodies.chunks_exact(EVENT_ROWS);
+    if bodies.len() >= EVENT_ROWS {
+        static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+            format!(
+                "INSERT INTO events (tid, seq, run_id, body) VALUES {}",
+                vec!["(?, ?, ?, ?)"; EVENT_ROWS].join(", ")
+            )
+        });
+        let mut insert = tx.prepare_cached(&SQL).map_err(backend)?;
+        for chunk in &mut chunks {
+            let seqs: Vec<i64> = (seq..).take(EVENT_ROWS).collect();
+            let mut params: Vec<&dyn ToSql> = Vec::with_capacity(4 * EVENT_ROWS);
+            for (s, body) in seqs.iter().zip(chunk) {
+                params.extend([&tid as &dyn ToSql, s, &run, body]);
+            }
+            insert.execute(&params[..]).map_err(backend)?;
+            seq += EVENT_ROWS as i64;
+        }
+    }
+    let mut insert = tx
+        .prepare_cached("INSERT INTO events (tid, seq, run_id, body) VALUES (?1, ?2, ?3, ?4)")
+        .map_err(backend)?;
+    for body in chunks.remainder() {
+        insert
+            .execute(params![tid, seq, run, body])
+            .map_err(backend)?;
+        seq += 1;
+    }
+    Ok(())
 }
 
 /// Creates `thread`, owned by `owner`, if it is new.
@@ -881,16 +918,7 @@ fn append_in(
     };
     let first = last + 1;
     let end = first + prepared.bodies.len() as u64;
-    {
-        let mut insert = tx
-            .prepare_cached("INSERT INTO events (tid, seq, run_id, body) VALUES (?1, ?2, ?3, ?4)")
-            .map_err(backend)?;
-        for (seq, body) in (first..).zip(&prepared.bodies) {
-            insert
-                .execute(params![tid, seq as i64, run_id, body])
-                .map_err(backend)?;
-        }
-    }
+    insert_events(tx, tid, first, run_id, &prepared.bodies)?;
     let status = prepared.closes.unwrap_or(RunStatus::Running).as_str();
     tx.prepare_cached(
         "INSERT INTO runs (tid, run_id, parent_run_id, status, first_seq, last_seq)

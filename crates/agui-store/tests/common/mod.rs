@@ -265,6 +265,34 @@ async fn events_with_their_json_are_stored_as_given(open: Open) {
     assert_eq!(s.run("t", "r").await.unwrap().status, RunStatus::Finished);
 }
 
+async fn batches_of_any_size_keep_their_order(open: Open) {
+    let s = open().await;
+    append_ok(&s, "t", "r", &[started("t", "r")]).await;
+    let mut all = vec![started("t", "r")];
+    let mut next = 2;
+    // Around the sizes a backend may write in several statements.
+    for n in [1usize, 15, 16, 17, 32, 33, 40] {
+        let batch: Vec<Event> = (0..n).map(|i| custom(json!([n, i]))).collect();
+        let range = append_ok(&s, "t", "r", &batch).await;
+        assert_eq!(range, next..next + n as u64, "batch of {n}");
+        next += n as u64;
+        all.extend(batch);
+    }
+    // A new thread's first run, in one batch of more than a statement's rows.
+    let mut first = vec![started("n", "r")];
+    first.extend((0..35).map(|i| custom(json!(i))));
+    let stored = s
+        .append_if_new("n", None, false, "r", &first, 1)
+        .await
+        .unwrap();
+    assert_eq!(stored, FirstRun::Stored(1..37));
+    assert_eq!(events_of(&s, "n").await, first);
+    let got = s.read("t", 1).await.unwrap();
+    assert!(got.iter().zip(1..).all(|(e, seq)| e.seq == seq));
+    assert_eq!(events_of(&s, "t").await, all);
+    assert_eq!(s.run("t", "r").await.unwrap().last_seq, next - 1);
+}
+
 async fn runs_status_and_lineage(open: Open) {
     let s = open().await;
     append_ok(&s, "t", "r1", &whole_run("t", "r1", "a")).await;
@@ -1362,6 +1390,7 @@ pub fn cases() -> Vec<(&'static str, Case)> {
         case!(reads_from_any_sequence),
         case!(events_round_trip_verbatim),
         case!(events_with_their_json_are_stored_as_given),
+        case!(batches_of_any_size_keep_their_order),
         case!(runs_status_and_lineage),
         case!(bad_appends_are_rejected_and_change_nothing),
         case!(sql_injection_is_stored_verbatim),
