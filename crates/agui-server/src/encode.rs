@@ -3,7 +3,7 @@
 use crate::negotiate::Encoding;
 use agui_core::Event;
 use agui_core::codec::sse::{SseEncoder, write_comment};
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
 /// Writes events in one encoding, reusing its buffers from event to event.
 #[derive(Debug)]
@@ -34,13 +34,6 @@ impl FrameEncoder {
                 Ok(buf)
             }
         }
-    }
-
-    /// Appends the frame of `event` to `out`; returns the frame's length.
-    pub(crate) fn encode(&mut self, event: &Event, out: &mut BytesMut) -> Result<usize, String> {
-        let frame = self.frame(event)?;
-        out.extend_from_slice(frame);
-        Ok(frame.len())
     }
 
     /// The keep-alive frame, when the encoding has one (SSE comments; protobuf has none).

@@ -223,11 +223,9 @@ pub(super) fn encoded(
     if encoding == crate::negotiate::Encoding::Sse {
         return Some(frame(seq, event));
     }
-    let mut out = bytes::BytesMut::new();
-    crate::encode::FrameEncoder::new(encoding)
-        .encode(event, &mut out)
-        .ok()?;
-    Some(out.freeze())
+    let mut encoder = crate::encode::FrameEncoder::new(encoding);
+    let frame = encoder.frame(event).ok()?;
+    Some(bytes::Bytes::copy_from_slice(frame))
 }
 
 /// `event` as one SSE frame, with its store sequence as the `id:` when given (core's SSE
