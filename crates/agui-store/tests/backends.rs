@@ -580,6 +580,50 @@ fn pg_other_instances_are_woken(url: String, schema: String) -> BoxFuture<'stati
     })
 }
 
+/// A dropped store closes its connections, the listener's and the pool's (the writers and
+/// the wake-up task end with it).
+#[cfg(feature = "postgres")]
+fn pg_dropped_store_closes_its_connections(url: String, schema: String) -> BoxFuture<'static, ()> {
+    use agui_core::event::{RunFinished, RunStarted};
+    Box::pin(async move {
+        let sep = if url.contains('?') { '&' } else { '?' };
+        let named = format!("{url}{sep}application_name={schema}");
+        let s = agui_store::PostgresStore::connect(&named, &schema)
+            .await
+            .unwrap();
+        for i in 0..4 {
+            let (t, r) = (format!("t{i}"), "r".to_owned());
+            let events = [
+                RunStarted::new(&t, &r).into(),
+                RunFinished::new(&t, &r).into(),
+            ];
+            s.append(&t, &r, &events).await.unwrap();
+        }
+        let c = pg_client(&url).await;
+        let open = || async {
+            c.query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+                &[&schema],
+            )
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+        };
+        assert!(open().await >= 2, "the store's connections are open");
+        drop(s);
+        for _ in 0..100 {
+            if open().await == 0 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!(
+            "{} connections still open 10 s after the store was dropped",
+            open().await
+        );
+    })
+}
+
 /// A PostgreSQL-only trial: `(url, schema)` → the test.
 #[cfg(feature = "postgres")]
 type PgCase = fn(String, String) -> BoxFuture<'static, ()>;
@@ -587,10 +631,14 @@ type PgCase = fn(String, String) -> BoxFuture<'static, ()>;
 type PgCase = ();
 
 #[cfg(feature = "postgres")]
-const PG_ONLY: [(&str, PgCase); 5] = [
+const PG_ONLY: [(&str, PgCase); 6] = [
     (
         "postgres::connects_to_a_schema_of_the_previous_version",
         pg_opens_previous_version,
+    ),
+    (
+        "postgres::a_dropped_store_closes_its_connections",
+        pg_dropped_store_closes_its_connections,
     ),
     (
         "postgres::other_instances_are_woken_by_notifications",
@@ -610,8 +658,9 @@ const PG_ONLY: [(&str, PgCase); 5] = [
     ),
 ];
 #[cfg(not(feature = "postgres"))]
-const PG_ONLY: [(&str, PgCase); 5] = [
+const PG_ONLY: [(&str, PgCase); 6] = [
     ("postgres::connects_to_a_schema_of_the_previous_version", ()),
+    ("postgres::a_dropped_store_closes_its_connections", ()),
     ("postgres::other_instances_are_woken_by_notifications", ()),
     (
         "postgres::goes_on_after_the_database_drops_its_connections",

@@ -57,8 +57,9 @@ pub(super) type Writes = mpsc::Sender<Job>;
 pub(super) fn spawn(pool: Arc<Pool>, sql: Arc<Sql>, schema: String, writers: usize) -> Writes {
     let (tx, rx) = mpsc::channel(4 * MAX_GROUP);
     let rx = Arc::new(Mutex::new(rx));
-    let wakeups = Arc::new(Wakeups::default());
-    for _ in 0..writers.max(1) {
+    let writers = writers.max(1);
+    let wakeups = Arc::new(Wakeups::new(writers));
+    for _ in 0..writers {
         let (pool, sql, rx) = (pool.clone(), sql.clone(), rx.clone());
         let wakeups = wakeups.clone();
         tokio::spawn(async move {
@@ -73,14 +74,20 @@ pub(super) fn spawn(pool: Arc<Pool>, sql: Arc<Sql>, schema: String, writers: usi
 }
 
 /// The threads whose tails in other instances are to be woken (their appends committed),
-/// gathered between two NOTIFYs.
-#[derive(Default)]
+/// gathered between two NOTIFYs, and how many writers still run.
 struct Wakeups {
-    pending: std::sync::Mutex<(BTreeSet<String>, bool)>,
+    pending: std::sync::Mutex<(BTreeSet<String>, usize)>,
     signal: tokio::sync::Notify,
 }
 
 impl Wakeups {
+    fn new(writers: usize) -> Wakeups {
+        Wakeups {
+            pending: std::sync::Mutex::new((BTreeSet::new(), writers)),
+            signal: tokio::sync::Notify::new(),
+        }
+    }
+
     /// `threads` were appended to (committed).
     fn add<'a>(&self, threads: impl IntoIterator<Item = &'a str>) {
         let mut p = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
@@ -94,17 +101,16 @@ impl Wakeups {
 
     /// A writer ended: the last one ends the wake-ups, once those pending are sent.
     fn writer_ended(&self) {
-        self.pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .1 = true;
+        let mut p = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        p.1 = p.1.saturating_sub(1);
+        drop(p);
         self.signal.notify_one();
     }
 
-    /// The threads pending, and whether the writers ended.
+    /// The threads pending, and whether every writer ended.
     fn take(&self) -> (Vec<String>, bool) {
         let mut p = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        (std::mem::take(&mut p.0).into_iter().collect(), p.1)
+        (std::mem::take(&mut p.0).into_iter().collect(), p.1 == 0)
     }
 }
 
@@ -116,14 +122,16 @@ impl Wakeups {
 const WAKEUP_PACE: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// Sends the pending wake-ups (one `pg_notify` per thread, in one statement), at most one
-/// statement per [`WAKEUP_PACE`]; ends once every writer has ended and nothing is pending.
+/// statement per [`WAKEUP_PACE`]; ends once every writer has ended and nothing is pending
+/// (so that the pool's connections close with the store).
 async fn send_wakeups(pool: Arc<Pool>, sql: Arc<Sql>, schema: String, wakeups: Arc<Wakeups>) {
     loop {
         let (threads, ended) = wakeups.take();
         if threads.is_empty() {
-            if ended && Arc::strong_count(&wakeups) == 1 {
+            if ended {
                 return;
             }
+            // A signal sent since `take` is kept by `Notify` and ends this wait at once.
             wakeups.signal.notified().await;
             continue;
         }
