@@ -348,6 +348,12 @@ async fn a_damaged_database_is_refused_at_start() {
         }
         store.append("t", "r", &events).await.unwrap();
     }
+    // Everything in the file itself, not in its WAL (a store checkpoints only every few
+    // thousand pages).
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
     // Four pages in the middle overwritten, as a disk or a careless copy would.
     let mut bytes = std::fs::read(&path).unwrap();
     let page = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
