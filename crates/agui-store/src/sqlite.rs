@@ -156,6 +156,16 @@ struct Inner {
     writes: std::sync::mpsc::Sender<WriteJob>,
 }
 
+impl Drop for Inner {
+    /// Copies the WAL into the database file (a passive checkpoint: it waits for no
+    /// reader), so that a store closed cleanly leaves its data in its file, and a copy of
+    /// the file alone holds it. A write in progress finishes first.
+    fn drop(&mut self) {
+        let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = writer.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+    }
+}
+
 /// One waiting write: its run, what to write, and where its result goes.
 struct WriteJob {
     thread: String,

@@ -211,6 +211,45 @@ fn remove_db(path: &Path) {
     }
 }
 
+/// A store closed cleanly leaves its data in its file: a copy of the file alone, without
+/// its WAL, holds every event (what a careless backup copies).
+fn sqlite_closed_store_leaves_its_data_in_its_file() -> Result<(), Failed> {
+    let rt = rt();
+    let path = sqlite_path();
+    let events: Vec<agui_core::Event> = {
+        let mut v = vec![common::started("t", "r")];
+        v.extend((0..300).map(|i| common::custom(serde_json::json!([i, "x".repeat(500)]))));
+        v.push(common::finished("t", "r"));
+        v
+    };
+    // Another connection stays open (another process reading, say), so the store's is not
+    // the last one to close, whose closing would fold the WAL in anyway.
+    let other = rusqlite::Connection::open(&path).unwrap();
+    rt.block_on(async {
+        let s = SqliteStore::open(&path).await.unwrap();
+        s.append("t", "r", &events).await.unwrap();
+    });
+    let copy = sqlite_path();
+    std::fs::copy(&path, &copy).unwrap();
+    drop(other);
+    let stored = rt.block_on(async {
+        let s = SqliteStore::open(&copy).await.unwrap();
+        s.read("t", 1).await.unwrap()
+    });
+    remove_db(&path);
+    remove_db(&copy);
+    let stored: Vec<_> = stored.into_iter().map(|e| e.event).collect();
+    if stored != events {
+        return Err(format!(
+            "the file alone holds {} of {} events",
+            stored.len(),
+            events.len()
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// A file that is not a SQLite database, and one whose pages in the middle were
 /// overwritten: reported as damaged (at opening or by `check_integrity`), never opened as
 /// if sound, never a panic.
@@ -723,6 +762,10 @@ fn main() {
     trials.push(Trial::test(
         "sqlite::reports_damaged_files",
         sqlite_reports_damaged_files,
+    ));
+    trials.push(Trial::test(
+        "sqlite::a_closed_store_leaves_its_data_in_its_file",
+        sqlite_closed_store_leaves_its_data_in_its_file,
     ));
     // Without the feature, the case is `()`.
     for (name, _case) in PG_ONLY {
