@@ -1,7 +1,7 @@
 //! The in-memory backend: for tests and servers that need no persistence.
 
 use crate::notify::Notifier;
-use crate::prepare::{Prepared, prepare, prepare_json};
+use crate::prepare::{Prepared, prepare};
 use crate::{
     EventStore, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent, ThreadInfo,
     ThreadPage, ThreadQuery, decode_cursor, now_ms, page_limit, page_of,
@@ -205,9 +205,7 @@ impl EventStore for MemoryStore {
         run: &'a str,
         events: &'a [Event],
     ) -> BoxFuture<'a, Result<Range<u64>>> {
-        let result =
-            prepare(thread, run, events).and_then(|p| self.append_prepared(thread, run, p));
-        std::future::ready(result).boxed()
+        self.append_json(thread, run, events, &[])
     }
 
     fn append_json<'a>(
@@ -217,8 +215,8 @@ impl EventStore for MemoryStore {
         events: &'a [Event],
         json: &'a [Option<&'a [u8]>],
     ) -> BoxFuture<'a, Result<Range<u64>>> {
-        let result = prepare_json(thread, run, events, json)
-            .and_then(|p| self.append_prepared(thread, run, p));
+        let result =
+            prepare(thread, run, events, json).and_then(|p| self.append_prepared(thread, run, p));
         std::future::ready(result).boxed()
     }
 

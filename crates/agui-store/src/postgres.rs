@@ -25,7 +25,7 @@
 mod group;
 
 use crate::notify::Notifier;
-use crate::prepare::prepare_json;
+use crate::prepare::prepare;
 use crate::{
     EventStore, FirstRun, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
     ThreadInfo, ThreadPage, ThreadQuery, decode_cursor, keeps_thread, now_ms, page_limit, page_of,
@@ -685,7 +685,7 @@ impl PostgresStore {
         lease: Option<i64>,
         if_new: Option<(Option<&str>, bool)>,
     ) -> Result<Option<Range<u64>>> {
-        let prepared = prepare_json(thread, run, events, json)?;
+        let prepared = prepare(thread, run, events, json)?;
         if prepared.bodies.is_empty() {
             let mut c = self.inner.pool.get().await?;
             let last = self.thread_row(&mut c, thread).await?.map_or(0, |(_, l)| l);

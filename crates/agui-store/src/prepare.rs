@@ -22,13 +22,10 @@ pub(crate) struct Prepared {
     pub title: Option<String>,
 }
 
-pub(crate) fn prepare(thread: &str, run: &str, events: &[Event]) -> Result<Prepared> {
-    prepare_json(thread, run, events, &[])
-}
-
-/// [`prepare`], with the wire JSON of some events already written (`json[i]` is that of
-/// `events[i]` when `Some`; the others are written here).
-pub(crate) fn prepare_json(
+/// Checks an append of `events` to run `run` of `thread` and encodes it. `json` holds the
+/// wire JSON of some events, already written by the caller (`json[i]` is that of
+/// `events[i]` when `Some`; the others are written here): empty for none.
+pub(crate) fn prepare(
     thread: &str,
     run: &str,
     events: &[Event],

@@ -25,7 +25,7 @@
 //! migrated when opened (missing columns are added).
 
 use crate::notify::Notifier;
-use crate::prepare::{Prepared, prepare, prepare_json};
+use crate::prepare::{Prepared, prepare};
 use crate::{
     EventStore, FirstRun, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
     ThreadInfo, ThreadPage, ThreadQuery, decode_cursor, keeps_thread, now_ms, page_limit, page_of,
@@ -976,10 +976,7 @@ impl EventStore for SqliteStore {
         run: &'a str,
         events: &'a [Event],
     ) -> BoxFuture<'a, Result<Range<u64>>> {
-        Box::pin(async move {
-            let work = Work::Append(prepare(thread, run, events)?);
-            self.append_work(thread, run, work).await
-        })
+        self.append_json(thread, run, events, &[])
     }
 
     fn append_json<'a>(
@@ -990,7 +987,7 @@ impl EventStore for SqliteStore {
         json: &'a [Option<&'a [u8]>],
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         Box::pin(async move {
-            let work = Work::Append(prepare_json(thread, run, events, json)?);
+            let work = Work::Append(prepare(thread, run, events, json)?);
             self.append_work(thread, run, work).await
         })
     }
@@ -1230,7 +1227,7 @@ impl EventStore for SqliteStore {
         until_ms: u64,
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         Box::pin(async move {
-            let work = Work::AppendLeased(prepare(thread, run, events)?, until_ms);
+            let work = Work::AppendLeased(prepare(thread, run, events, &[])?, until_ms);
             self.append_work(thread, run, work).await
         })
     }
@@ -1248,7 +1245,7 @@ impl EventStore for SqliteStore {
             let claimed = Claimed {
                 owner: owner.map(str::to_owned),
                 any_owner,
-                prepared: prepare(thread, run, events)?,
+                prepared: prepare(thread, run, events, &[])?,
                 until_ms,
             };
             let work = Work::AppendIfNew(claimed);
