@@ -374,16 +374,7 @@ impl Sink {
             );
             return Err(err);
         }
-        match tap {
-            // A frame of its own, allocated to its size: the store writer holds it until
-            // the event is stored.
-            Some(tap) => {
-                let frame = Bytes::copy_from_slice(frame);
-                *tapped += frame.len();
-                let _ = tap.send(Tapped { event, frame });
-            }
-            None => buf.extend_from_slice(frame),
-        }
+        deliver(tap, tapped, buf, event, frame);
         g.events += 1;
         if from_agent && let Some(first) = &mut g.first_event {
             first.seen();
@@ -410,15 +401,8 @@ impl Sink {
             ..
         } = g;
         if let Ok(frame) = encoder.frame(&event) {
+            deliver(tap, tapped, buf, event, frame);
             g.events += 1;
-            match tap {
-                Some(tap) => {
-                    let frame = Bytes::copy_from_slice(frame);
-                    *tapped += frame.len();
-                    let _ = tap.send(Tapped { event, frame });
-                }
-                None => buf.extend_from_slice(frame),
-            }
         }
         g.status = Status::Ended;
         if let Some(w) = g.waker.take() {
@@ -426,6 +410,26 @@ impl Sink {
         }
         self.space.notify_waiters();
         self.closed.notify_waiters();
+    }
+}
+
+/// Hands `event`'s encoded `frame` on: to the tap when one is set (in a buffer of its own,
+/// allocated to its size, which the store writer holds until the event is stored, counted
+/// in `tapped`), else to the response's buffer.
+fn deliver(
+    tap: &Option<tokio::sync::mpsc::UnboundedSender<Tapped>>,
+    tapped: &mut usize,
+    buf: &mut BytesMut,
+    event: Event,
+    frame: &[u8],
+) {
+    match tap {
+        Some(tap) => {
+            let frame = Bytes::copy_from_slice(frame);
+            *tapped += frame.len();
+            let _ = tap.send(Tapped { event, frame });
+        }
+        None => buf.extend_from_slice(frame),
     }
 }
 
