@@ -494,6 +494,17 @@ fn pg_group_commit_refuses_alone(url: String, schema: String) -> BoxFuture<'stat
     })
 }
 
+/// A store on schema `schema` whose connections carry the schema's name as their
+/// `application_name`, so that a test can find them in `pg_stat_activity`.
+#[cfg(feature = "postgres")]
+async fn pg_named_store(url: &str, schema: &str) -> agui_store::PostgresStore {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let named = format!("{url}{sep}application_name={schema}");
+    agui_store::PostgresStore::connect(&named, schema)
+        .await
+        .unwrap()
+}
+
 /// The store's connections dropped by the database (a restart, a failover, an idle
 /// timeout): writes and reads go on, on new connections, with nothing lost or doubled.
 #[cfg(feature = "postgres")]
@@ -501,11 +512,7 @@ fn pg_connections_dropped_by_the_database(url: String, schema: String) -> BoxFut
     use agui_core::event::{RunFinished, RunStarted};
     Box::pin(async move {
         // Only this store's connections carry this name: they alone are dropped.
-        let sep = if url.contains('?') { '&' } else { '?' };
-        let named = format!("{url}{sep}application_name={schema}");
-        let s = agui_store::PostgresStore::connect(&named, &schema)
-            .await
-            .unwrap();
+        let s = pg_named_store(&url, &schema).await;
         let run = |i: usize| -> Vec<agui_core::Event> {
             let r = format!("r{i}");
             vec![
@@ -625,11 +632,7 @@ fn pg_other_instances_are_woken(url: String, schema: String) -> BoxFuture<'stati
 fn pg_dropped_store_closes_its_connections(url: String, schema: String) -> BoxFuture<'static, ()> {
     use agui_core::event::{RunFinished, RunStarted};
     Box::pin(async move {
-        let sep = if url.contains('?') { '&' } else { '?' };
-        let named = format!("{url}{sep}application_name={schema}");
-        let s = agui_store::PostgresStore::connect(&named, &schema)
-            .await
-            .unwrap();
+        let s = pg_named_store(&url, &schema).await;
         for i in 0..4 {
             let (t, r) = (format!("t{i}"), "r".to_owned());
             let events = [
