@@ -74,9 +74,11 @@ impl From<ReadError> for String {
 /// A byte source: a file (with a progress bar when it is big and standard error is a
 /// terminal), standard input, or any reader.
 pub struct Source {
-    reader: Box<dyn Read>,
+    reader: Box<dyn Read + Send>,
     name: String,
     bar: Option<ProgressBar>,
+    /// A regular file: a read never waits for a writer.
+    regular: bool,
 }
 
 impl Source {
@@ -84,13 +86,15 @@ impl Source {
     pub fn open(path: &str) -> Result<Source, String> {
         if path == "-" {
             return Ok(Source::from_reader(
-                Box::new(std::io::stdin().lock()),
+                Box::new(std::io::stdin()),
                 "standard input",
             ));
         }
         let file = std::fs::File::open(path).map_err(|e| format!("reading {path}: {e}"))?;
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let regular = file.metadata().is_ok_and(|m| m.is_file());
         let mut source = Source::from_reader(Box::new(file), path);
+        source.regular = regular;
         if len >= PROGRESS_FROM_BYTES {
             source.bar = Some(ProgressBar::stderr(
                 &format!("reading {path}"),
@@ -102,11 +106,12 @@ impl Source {
     }
 
     /// Reads from `reader`; `name` names it in errors.
-    pub fn from_reader(reader: Box<dyn Read>, name: &str) -> Source {
+    pub fn from_reader(reader: Box<dyn Read + Send>, name: &str) -> Source {
         Source {
             reader,
             name: name.to_owned(),
             bar: None,
+            regular: false,
         }
     }
 
@@ -176,6 +181,12 @@ pub struct EventReader {
 }
 
 impl EventReader {
+    /// Whether the input is a regular file, whose reads never wait for a writer (unlike
+    /// standard input or a pipe, which may be live).
+    pub fn is_regular_file(&self) -> bool {
+        self.source.regular
+    }
+
     /// Opens FILE (or `-`) and detects its format from its first bytes.
     pub fn open(path: &str, max_frame_bytes: usize) -> Result<EventReader, ReadError> {
         let source = Source::open(path).map_err(ReadError::Io)?;

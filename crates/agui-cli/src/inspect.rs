@@ -103,8 +103,8 @@ impl Twice {
         let (source, path, spool) = if regular {
             (Source::open(file)?, file.to_owned(), None)
         } else {
-            let (inner, name): (Box<dyn Read>, &str) = if file == "-" {
-                (Box::new(std::io::stdin().lock()), "standard input")
+            let (inner, name): (Box<dyn Read + Send>, &str) = if file == "-" {
+                (Box::new(std::io::stdin()), "standard input")
             } else {
                 let f = std::fs::File::open(file).map_err(|e| format!("reading {file}: {e}"))?;
                 (Box::new(f), file)

@@ -163,18 +163,51 @@ impl Pipeline {
         self
     }
 
-    /// Decodes and feeds one event given as JSON bytes.
+    /// Decodes and feeds one event given as JSON bytes: the same as
+    /// [`push_ready`](Self::push_ready) of [`Decoded::from_json`], with the decode's
+    /// warnings recorded when the pipeline records warnings.
     pub fn push_json(&mut self, bytes: &[u8]) -> Result<&[Event], PipelineError> {
-        let decoded = self.observe(|| Event::from_json_slice(bytes));
-        if let Err(DecodeError::NotAnObject { .. }) = &decoded
-            && bytes.trim_ascii() != b"null"
-        {
-            return self.drop_non_object();
+        let decoded = if self.collect_warnings {
+            Decoded::collecting(bytes)
+        } else {
+            Decoded::from_json(bytes)
+        };
+        self.push_ready(decoded)
+    }
+
+    /// Feeds one event decoded apart from the pipeline, by [`Decoded::from_json`] or
+    /// [`Decoded::collecting`] (on another thread, say): the same outcome as
+    /// [`push_json`](Self::push_json) of its bytes. The decode's warnings are recorded
+    /// when both the pipeline records warnings and the event was decoded by
+    /// [`Decoded::collecting`].
+    ///
+    /// ```
+    /// use agui_core::engine::pipeline::{Decoded, Pipeline};
+    /// let lines: [&[u8]; 2] = [
+    ///     br#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+    ///     br#"{"type":"TEXT_MESSAGE_CHUNK","messageId":"m","delta":"Hi"}"#,
+    /// ];
+    /// let decoded: Vec<Decoded> = std::thread::spawn(move || {
+    ///     lines.iter().map(|l| Decoded::from_json(l)).collect()
+    /// })
+    /// .join()
+    /// .unwrap();
+    /// let mut p = Pipeline::new();
+    /// for d in decoded {
+    ///     p.push_ready(d).unwrap();
+    /// }
+    /// assert_eq!(p.applier().messages()[0].text(), Some("Hi"));
+    /// ```
+    pub fn push_ready(&mut self, decoded: Decoded) -> Result<&[Event], PipelineError> {
+        if self.collect_warnings {
+            let index = self.index;
+            self.warnings
+                .extend(decoded.warnings.into_iter().map(|m| (index, m)));
         }
-        match decoded {
-            Ok(e) => self.push(e),
-            // The type is only needed to name a failing event: parse for it on errors only.
-            Err(e) => self.push_decoded(Err(e), bytes_type(bytes)),
+        match decoded.outcome {
+            Outcome::Event(e) => self.push(e),
+            Outcome::NotAnObject => self.drop_non_object(),
+            Outcome::Invalid { error, event_type } => self.push_decoded(Err(error), event_type),
         }
     }
 
@@ -374,9 +407,141 @@ impl Pipeline {
     }
 }
 
+/// One input event decoded apart from a [`Pipeline`], ready for
+/// [`Pipeline::push_ready`]: decoding (the larger part of the work for most streams) can
+/// then run on another thread than verification and folding.
+#[derive(Debug)]
+pub struct Decoded {
+    outcome: Outcome,
+    /// What the decode stripped, when decoded by [`Decoded::collecting`].
+    warnings: Vec<String>,
+}
+
+// The event is nearly every outcome: boxing it would cost an allocation per event.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum Outcome {
+    Event(Event),
+    /// A JSON value other than an object or `null`: dropped like an unknown event.
+    NotAnObject,
+    /// Malformed; `event_type` names it in the pipeline's error.
+    Invalid {
+        error: DecodeError,
+        event_type: String,
+    },
+}
+
+impl Decoded {
+    /// Decodes one event given as JSON bytes, as [`Pipeline::push_json`] does.
+    pub fn from_json(bytes: &[u8]) -> Decoded {
+        let outcome = match Event::from_json_slice(bytes) {
+            Ok(e) => Outcome::Event(e),
+            Err(DecodeError::NotAnObject { .. }) if bytes.trim_ascii() != b"null" => {
+                Outcome::NotAnObject
+            }
+            // The type is only needed to name a failing event: parse for it on errors only.
+            Err(error) => Outcome::Invalid {
+                error,
+                event_type: bytes_type(bytes),
+            },
+        };
+        Decoded {
+            outcome,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// As [`from_json`](Self::from_json), also keeping the decode's warnings (what it
+    /// stripped) for a pipeline that records them.
+    pub fn collecting(bytes: &[u8]) -> Decoded {
+        let (mut decoded, warnings) = crate::warning::collect(|| Decoded::from_json(bytes));
+        decoded.warnings = warnings;
+        decoded
+    }
+}
+
 fn bytes_type(bytes: &[u8]) -> String {
     serde_json::from_slice::<Value>(bytes)
         .ok()
         .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_owned))
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `lines` through `push_json` on one pipeline and, decoded on another thread,
+    /// through `push_ready` on another, and returns both pipelines.
+    fn both_ways(lines: &[&str], warnings: bool) -> (Pipeline, Pipeline) {
+        let mut direct = Pipeline::new().with_warnings(warnings);
+        for line in lines {
+            if direct.push_json(line.as_bytes()).is_err() {
+                break;
+            }
+        }
+        let owned: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
+        let decoded: Vec<Decoded> = std::thread::spawn(move || {
+            owned
+                .iter()
+                .map(|l| {
+                    if warnings {
+                        Decoded::collecting(l.as_bytes())
+                    } else {
+                        Decoded::from_json(l.as_bytes())
+                    }
+                })
+                .collect()
+        })
+        .join()
+        .unwrap();
+        let mut ready = Pipeline::new().with_warnings(warnings);
+        for d in decoded {
+            if ready.push_ready(d).is_err() {
+                break;
+            }
+        }
+        (direct, ready)
+    }
+
+    const START: &str = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
+
+    #[test]
+    fn events_decoded_apart_fold_as_pushed_json() {
+        let lines = [
+            START,
+            r#"{"type":"TEXT_MESSAGE_CHUNK","messageId":"m","delta":"Hi"}"#,
+            "[1, 2]",
+            r#"{"type":"STATE_SNAPSHOT","snapshot":{"n":1}}"#,
+            r#"{"type":"STATE_DELTA","delta":[{"op":"add","path":"/k","value":true}]}"#,
+            // An outcome of unknown type is stripped with a warning.
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"odd"}}"#,
+        ];
+        for warnings in [false, true] {
+            let (direct, ready) = both_ways(&lines, warnings);
+            assert_eq!(direct.error(), None);
+            assert_eq!(ready.error(), None);
+            assert_eq!(ready.events_seen(), direct.events_seen());
+            assert_eq!(ready.applier().state(), direct.applier().state());
+            assert_eq!(ready.applier().messages()[0].text(), Some("Hi"));
+            assert_eq!(ready.warnings(), direct.warnings());
+            // The array and the outcome are reported when warnings are recorded.
+            assert_eq!(ready.warnings().len(), if warnings { 2 } else { 0 });
+        }
+    }
+
+    #[test]
+    fn events_decoded_apart_fail_as_pushed_json() {
+        for bad in [
+            "null",
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":7}"#,
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r2"}"#,
+            "{not json",
+        ] {
+            let (direct, ready) = both_ways(&[START, bad, START], false);
+            let want = direct.error().expect("the second event fails");
+            assert_eq!(want.index, 1, "{bad}");
+            assert_eq!(ready.error(), Some(want), "{bad}");
+        }
+    }
 }
