@@ -246,15 +246,6 @@ pub fn verify(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
     code
 }
 
-/// What `apply` prints: the folded conversation.
-#[derive(Serialize)]
-struct Applied<'a> {
-    messages: agui_core::engine::apply::Messages<'a>,
-    state: &'a Value,
-    #[serde(rename = "pendingInterrupts")]
-    pending_interrupts: &'a [agui_core::Interrupt],
-}
-
 /// `agui apply`: `{"messages":[...],"state":...,"pendingInterrupts":[...]}`; an invalid
 /// stream prints the verdict instead and exits 1.
 pub fn apply(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
@@ -267,12 +258,20 @@ pub fn apply(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
         return Ok(code);
     }
     let a = p.applier();
-    let applied = Applied {
-        messages: a.messages(),
-        state: a.state(),
-        pending_interrupts: a.pending_interrupts(),
-    };
-    let result = json_line(&mut out, &applied).map(|()| ExitCode::SUCCESS);
+    let result = (|| -> Result<ExitCode, Stop> {
+        out.write_all(br#"{"messages":"#)?;
+        serde_json::to_writer(&mut out, &a.messages())?;
+        // Written as the applier keeps it: a large snapshot is kept as its JSON text.
+        out.write_all(br#","state":"#)?;
+        let mut state = Vec::new();
+        a.write_state_json(&mut state);
+        out.write_all(&state)?;
+        drop(state);
+        out.write_all(br#","pendingInterrupts":"#)?;
+        serde_json::to_writer(&mut out, a.pending_interrupts())?;
+        out.write_all(b"}\n")?;
+        Ok(ExitCode::SUCCESS)
+    })();
     let code = conclude(out, result);
     // The process ends here: freeing a large conversation piece by piece only costs time.
     std::mem::forget(p);

@@ -458,3 +458,62 @@ fn inspect_reads_standard_input_twice_through_a_temporary_copy() {
         from_file.stdout
     );
 }
+
+/// A `STATE_SNAPSHOT` of over a megabyte (its document kept as text by `apply`): rows of
+/// escaped strings, floats and large integers, then `tail` as last members.
+fn large_snapshot(tail: &str) -> String {
+    let rows: Vec<String> = (0..12_000)
+        .map(|i| {
+            format!(
+                r#"{{"id":{i},"name":"\u00e9 \"{i}\" \/","v":[1.5,-0,1E300,18446744073709551615],"ok":false}}"#
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"type":"STATE_SNAPSHOT","snapshot":{{"rows":[{}]{tail}}}}}"#,
+        rows.join(", ")
+    )
+}
+
+#[test]
+fn apply_writes_large_snapshots_as_serde_json_writes_their_documents() {
+    let first = large_snapshot(r#","n":1"#);
+    let second = large_snapshot(r#","n":2"#);
+    let repeated = large_snapshot(r#","rows":"none""#);
+    let delta = r#"{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/n","value":3}]}"#;
+    for (name, events) in [
+        ("one", vec![RS, &first, RF]),
+        ("two", vec![RS, &first, TS, &content("x"), TE, &second, RF]),
+        ("patched", vec![RS, &first, delta, RF]),
+        ("repeated", vec![RS, &repeated, RF]),
+    ] {
+        // What the state must be: the last snapshot's document, patched, as serde_json
+        // reads and writes it.
+        let mut want: serde_json::Value = serde_json::json!({});
+        for e in &events {
+            let e: serde_json::Value = serde_json::from_str(e).unwrap();
+            match e["type"].as_str() {
+                Some("STATE_SNAPSHOT") => want = e["snapshot"].clone(),
+                Some("STATE_DELTA") => want["n"] = 3.into(),
+                _ => {}
+            }
+        }
+        let path = file(&format!("large-{name}.sse"), sse(&events));
+        let out = agui(&["apply", &path]);
+        assert_eq!(out.code, 0, "{name}: {out:?}");
+        let state_at = out.stdout.find(r#","state":"#).unwrap() + r#","state":"#.len();
+        let end = out.stdout.rfind(r#","pendingInterrupts":"#).unwrap();
+        assert_eq!(
+            &out.stdout[state_at..end],
+            serde_json::to_string(&want).unwrap(),
+            "{name}"
+        );
+        let applied: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        assert_eq!(applied["state"], want, "{name}");
+        assert_eq!(
+            applied["pendingInterrupts"],
+            serde_json::json!([]),
+            "{name}"
+        );
+    }
+}

@@ -22,6 +22,7 @@
 
 mod patching;
 mod snapshot;
+mod state_doc;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -42,6 +43,7 @@ use crate::metadata::{Metadata, merge_metadata};
 use crate::{Event, Interrupt, Message, RunOutcome, ToolCall};
 use serde::Serialize;
 use serde_json::Value;
+use state_doc::StateDoc;
 use std::collections::HashSet;
 use store::Store;
 
@@ -123,7 +125,7 @@ pub enum RunEnd {
 #[derive(Debug, Clone)]
 pub struct Applier {
     store: Store,
-    state: Value,
+    state: StateDoc,
     pending_interrupts: Vec<Interrupt>,
     /// Tool calls started in the current run, in first-start order, and the same as a set.
     run_tool_calls: Vec<String>,
@@ -232,7 +234,7 @@ impl Applier {
     pub fn with_history(messages: Vec<Message>, state: Value) -> Self {
         Applier {
             store: Store::from_messages(messages),
-            state,
+            state: StateDoc::Tree(state),
             pending_interrupts: Vec::new(),
             run_tool_calls: Vec::new(),
             run_tool_call_set: HashSet::new(),
@@ -259,11 +261,11 @@ impl Applier {
     pub fn push_owned(&mut self, event: Event) -> Changes {
         match event {
             Event::StateSnapshot(e) => {
-                self.state = e.snapshot;
+                self.state = StateDoc::Tree(e.snapshot);
                 Changes::STATE
             }
             Event::StateDelta(e) => {
-                let outcome = patching::apply_owned(&mut self.state, e.delta);
+                let outcome = patching::apply_owned(self.state.get_mut(), e.delta);
                 self.state_patched(outcome)
             }
             other => self.push(&other),
@@ -312,11 +314,11 @@ impl Applier {
             Event::ToolCallEnd(e) => self.tool_end(&e.tool_call_id, e.metadata.as_ref()),
             Event::ToolCallResult(e) => self.tool_result(e),
             Event::StateSnapshot(e) => {
-                self.state = e.snapshot.clone();
+                self.state = StateDoc::Tree(e.snapshot.clone());
                 Changes::STATE
             }
             Event::StateDelta(e) => {
-                let outcome = apply_json_patch(&mut self.state, &e.delta);
+                let outcome = apply_json_patch(self.state.get_mut(), &e.delta);
                 self.state_patched(outcome)
             }
             Event::MessagesSnapshot(e) => {
@@ -369,7 +371,40 @@ impl Applier {
 
     /// The state.
     pub fn state(&self) -> &Value {
-        &self.state
+        self.state.get()
+    }
+
+    /// Appends the state's JSON to `out`, exactly as `serde_json::to_vec` writes
+    /// [`state`](Self::state). A large snapshot that a [`Pipeline`] folded without handing
+    /// events back is kept as this text until a patch needs its tree; it is then written
+    /// as it is kept, and no tree is built.
+    ///
+    /// [`Pipeline`]: super::pipeline::Pipeline
+    ///
+    /// ```
+    /// use agui_core::engine::apply::Applier;
+    /// let a = Applier::with_history(vec![], serde_json::json!({"n": 1, "s": "\u00e9"}));
+    /// let mut json = Vec::new();
+    /// a.write_state_json(&mut json);
+    /// assert_eq!(json, serde_json::to_vec(a.state()).unwrap());
+    /// ```
+    pub fn write_state_json(&self, out: &mut Vec<u8>) {
+        self.state.write_json(out);
+    }
+
+    /// Whether the state is kept as text.
+    #[cfg(test)]
+    pub(crate) fn state_is_text(&self) -> bool {
+        matches!(self.state, StateDoc::Text { .. })
+    }
+
+    /// Replaces the state with a snapshot's document given as the JSON text `serde_json`
+    /// writes of it, kept as text until something needs its tree.
+    pub(crate) fn snapshot_text(&mut self, json: Box<[u8]>) {
+        self.state = StateDoc::Text {
+            json,
+            tree: std::sync::OnceLock::new(),
+        };
     }
 
     /// The interrupts of the last `RUN_FINISHED`, if its outcome was an interrupt (AP28);
@@ -403,7 +438,7 @@ impl Applier {
     pub fn into_parts(self) -> (Vec<Message>, Value, Vec<Interrupt>) {
         (
             self.store.into_messages(),
-            self.state,
+            self.state.into_value(),
             self.pending_interrupts,
         )
     }

@@ -20,7 +20,7 @@ use super::apply::{Applier, Changes};
 use super::compat::CompatBoundary;
 use super::expand::Expander;
 use super::verify::Verifier;
-use crate::event::DecodeError;
+use crate::event::{DecodeError, StateSnapshot};
 use crate::{Event, EventType};
 use serde_json::Value;
 
@@ -81,6 +81,9 @@ pub struct Pipeline {
     /// Whether `push` hands back the events it emitted (else they are folded by value and
     /// dropped).
     emit: bool,
+    /// The document of the `STATE_SNAPSHOT` being pushed, as text ([`Decoded`] of a large
+    /// snapshot), for the applier.
+    snapshot_text: Option<Box<[u8]>>,
 }
 
 impl Default for Pipeline {
@@ -110,6 +113,7 @@ impl Pipeline {
             collect_warnings: false,
             apply: true,
             emit: true,
+            snapshot_text: None,
         }
     }
 
@@ -167,10 +171,14 @@ impl Pipeline {
     /// [`push_ready`](Self::push_ready) of [`Decoded::from_json`], with the decode's
     /// warnings recorded when the pipeline records warnings.
     pub fn push_json(&mut self, bytes: &[u8]) -> Result<&[Event], PipelineError> {
+        // A pipeline that hands events back needs their documents as trees.
+        let text = !self.emit;
         let decoded = if self.collect_warnings {
-            Decoded::collecting(bytes)
+            let (mut decoded, warnings) = crate::warning::collect(|| Decoded::decode(bytes, text));
+            decoded.warnings = warnings;
+            decoded
         } else {
-            Decoded::from_json(bytes)
+            Decoded::decode(bytes, text)
         };
         self.push_ready(decoded)
     }
@@ -206,6 +214,18 @@ impl Pipeline {
         }
         match decoded.outcome {
             Outcome::Event(e) => self.push(e),
+            Outcome::SnapshotText(mut e, json) => {
+                if self.emit {
+                    // The caller gets the event, with its document.
+                    e.snapshot = crate::event::value_of_text(json.as_bytes());
+                    return self.push(Event::StateSnapshot(e));
+                }
+                self.snapshot_text = Some(json.into_boxed_str().into_boxed_bytes());
+                let result = self.push(Event::StateSnapshot(e)).map(drop);
+                // Left over when the event failed.
+                self.snapshot_text = None;
+                result.map(|()| &self.emitted[..])
+            }
             Outcome::NotAnObject => self.drop_non_object(),
             Outcome::Invalid { error, event_type } => self.push_decoded(Err(error), event_type),
         }
@@ -331,7 +351,14 @@ impl Pipeline {
     fn pass(&mut self, e: Event) -> Result<(), Violation> {
         self.verifier.push(&e)?;
         if !self.emit {
-            if self.apply {
+            if !self.apply {
+                return Ok(());
+            }
+            if let Event::StateSnapshot(_) = &e
+                && let Some(json) = self.snapshot_text.take()
+            {
+                self.applier.snapshot_text(json);
+            } else {
                 let _: Changes = self.applier.push_owned(e);
             }
             return Ok(());
@@ -407,6 +434,10 @@ impl Pipeline {
     }
 }
 
+/// The size from which a `STATE_SNAPSHOT` event's document is kept as text by
+/// [`Decoded::from_json`] (and so by [`Pipeline::push_json`]).
+pub const SNAPSHOT_TEXT_BYTES: usize = 1 << 20;
+
 /// One input event decoded apart from a [`Pipeline`], ready for
 /// [`Pipeline::push_ready`]: decoding (the larger part of the work for most streams) can
 /// then run on another thread than verification and folding.
@@ -422,6 +453,9 @@ pub struct Decoded {
 #[derive(Debug)]
 enum Outcome {
     Event(Event),
+    /// A large `STATE_SNAPSHOT`, its document as the JSON text serde_json writes of it (the
+    /// event's own `snapshot` is `null`).
+    SnapshotText(StateSnapshot, String),
     /// A JSON value other than an object or `null`: dropped like an unknown event.
     NotAnObject,
     /// Malformed; `event_type` names it in the pipeline's error.
@@ -433,7 +467,29 @@ enum Outcome {
 
 impl Decoded {
     /// Decodes one event given as JSON bytes, as [`Pipeline::push_json`] does.
+    ///
+    /// A `STATE_SNAPSHOT` of [`SNAPSHOT_TEXT_BYTES`] or more keeps its document as the JSON
+    /// text `serde_json` writes of it, a fraction of the memory of the tree: a pipeline
+    /// that does not hand events back keeps the state that way until a patch needs the
+    /// tree ([`Applier::write_state_json`]). Any other pipeline builds the tree when the
+    /// event is pushed.
     pub fn from_json(bytes: &[u8]) -> Decoded {
+        Decoded::decode(bytes, true)
+    }
+
+    /// [`from_json`](Self::from_json), keeping large snapshots' documents as text or not.
+    fn decode(bytes: &[u8], text: bool) -> Decoded {
+        if text
+            && bytes.len() >= SNAPSHOT_TEXT_BYTES
+            && let Ok(text) = std::str::from_utf8(bytes)
+            && let Some((event, json)) = crate::event::state_snapshot_text(text)
+            && let Ok(json) = String::from_utf8(json)
+        {
+            return Decoded {
+                outcome: Outcome::SnapshotText(event, json),
+                warnings: Vec::new(),
+            };
+        }
         let outcome = match Event::from_json_slice(bytes) {
             Ok(e) => Outcome::Event(e),
             Err(DecodeError::NotAnObject { .. }) if bytes.trim_ascii() != b"null" => {
@@ -528,6 +584,109 @@ mod tests {
             // The array and the outcome are reported when warnings are recorded.
             assert_eq!(ready.warnings().len(), if warnings { 2 } else { 0 });
         }
+    }
+
+    /// A `STATE_SNAPSHOT` event of over [`SNAPSHOT_TEXT_BYTES`]: many rows of strings
+    /// with escapes, floats, large integers and nesting; `extra` goes in as a last member.
+    fn large_snapshot(extra: &str) -> String {
+        let row = |i: usize| {
+            format!(
+                r#"{{"id":{i},"name":"r\u00e9 \"{i}\" \ud83d\ude00","v":[1.5,-0,1e300,18446744073709551615,-{i}],"ok":true,"pos":{{"x":-0.25,"y":null}}}}"#
+            )
+        };
+        let rows: Vec<String> = (0..12_000).map(row).collect();
+        let text = format!(
+            r#"{{"type":"STATE_SNAPSHOT","snapshot":{{"rows":[{}]{extra}}}}}"#,
+            rows.join(",")
+        );
+        assert!(text.len() >= SNAPSHOT_TEXT_BYTES);
+        text
+    }
+
+    /// Folds `lines` with events handed back (every document a tree) and without.
+    fn folded(lines: &[&str]) -> (Pipeline, Pipeline) {
+        let run = |emit: bool| {
+            let mut p = Pipeline::new().with_emitted(emit);
+            for line in lines {
+                if p.push_json(line.as_bytes()).is_err() {
+                    break;
+                }
+            }
+            p
+        };
+        (run(true), run(false))
+    }
+
+    /// The state's JSON as the applier writes it.
+    fn state_json(p: &Pipeline) -> Vec<u8> {
+        let mut json = Vec::new();
+        p.applier().write_state_json(&mut json);
+        json
+    }
+
+    #[test]
+    fn large_snapshots_fold_as_their_trees() {
+        let big = large_snapshot(r#","n":1"#);
+        let delta = r#"{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/n","value":2},{"op":"remove","path":"/rows/0"}]}"#;
+        for lines in [
+            vec![START, big.as_str()],
+            vec![START, big.as_str(), delta],
+            vec![START, big.as_str(), big.as_str(), delta, big.as_str()],
+            // A failed patch leaves the document as it was.
+            vec![
+                START,
+                big.as_str(),
+                r#"{"type":"STATE_DELTA","delta":[{"op":"remove","path":"/nothing"}]}"#,
+            ],
+        ] {
+            let (trees, texts) = folded(&lines);
+            // Kept as text while no patch came after the last snapshot.
+            let last = lines.last().unwrap();
+            assert_eq!(
+                texts.applier().state_is_text(),
+                last.contains("STATE_SNAPSHOT")
+            );
+            assert!(!trees.applier().state_is_text());
+            assert_eq!(texts.error(), None);
+            assert_eq!(trees.error(), None);
+            let want = serde_json::to_vec(trees.applier().state()).unwrap();
+            assert_eq!(state_json(&trees), want);
+            // Written from the text it keeps, then from the tree a look at it builds.
+            assert_eq!(state_json(&texts), want);
+            assert_eq!(texts.applier().state(), trees.applier().state());
+            assert_eq!(state_json(&texts), want);
+            assert_eq!(
+                texts.applier().clone().into_parts().1,
+                *trees.applier().state()
+            );
+        }
+        let (trees, _) = folded(&[START, &big, delta]);
+        assert_eq!(trees.applier().state()["n"], 2);
+        assert_eq!(trees.applier().state()["rows"][0]["id"], 1);
+    }
+
+    #[test]
+    fn large_snapshots_that_repeat_a_key_or_fail_fold_as_their_trees() {
+        // The tree keeps one member of a repeated key: the text is not kept.
+        let repeated = large_snapshot(r#","rows":[],"n":1"#);
+        let (trees, texts) = folded(&[START, &repeated]);
+        assert!(!texts.applier().state_is_text());
+        assert_eq!(
+            trees.applier().state(),
+            &serde_json::json!({"rows": [], "n": 1})
+        );
+        assert_eq!(state_json(&texts), br#"{"rows":[],"n":1}"#);
+        // A snapshot before the run starts is refused: the state stays as it was.
+        let big = large_snapshot("");
+        let (trees, texts) = folded(&[&big]);
+        assert_eq!(trees.error().map(|e| e.index), Some(0));
+        assert_eq!(texts.error(), trees.error());
+        assert_eq!(state_json(&texts), b"{}");
+        // A verifying pipeline gives the same verdicts.
+        let mut verify = Pipeline::new().with_apply(false).with_emitted(false);
+        verify.push_json(START.as_bytes()).unwrap();
+        verify.push_json(big.as_bytes()).unwrap();
+        assert_eq!(state_json(&verify), b"{}");
     }
 
     #[test]

@@ -37,7 +37,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use super::{
-    EncryptedValueSubtype, Event, EventType, ReasoningMessageContent, ReasoningRole,
+    EncryptedValueSubtype, Event, EventType, ReasoningMessageContent, ReasoningRole, StateSnapshot,
     TextMessageContent, TextMessageRole, ToolCallArgs, ToolRole,
 };
 use crate::content::Content;
@@ -179,6 +179,9 @@ pub(crate) struct Reader<'a> {
     i: usize,
     /// The next [`members`](Self::members) starts right after a member of its object.
     resume: bool,
+    /// Where a required JSON value (the one of `STATE_SNAPSHOT`) is written as text instead
+    /// of built, when set ([`state_snapshot_text`]).
+    capture: Option<Vec<u8>>,
 }
 
 /// The members and items of the JSON objects and arrays being built, on stacks shared by all
@@ -188,6 +191,9 @@ pub(crate) struct Reader<'a> {
 pub(crate) struct Stacks {
     members: Vec<(String, Value)>,
     items: Vec<Value>,
+    /// The keys of the objects being written by [`Reader::canonical`]: where each is in the
+    /// output.
+    keys: Vec<(usize, usize)>,
 }
 
 impl<'a> Reader<'a> {
@@ -197,6 +203,7 @@ impl<'a> Reader<'a> {
             b: text.as_bytes(),
             i: 0,
             resume: false,
+            capture: None,
         }
     }
 
@@ -501,6 +508,81 @@ impl<'a> Reader<'a> {
             }
             _ => None,
         }
+    }
+
+    /// Writes the JSON value here to `out` exactly as `serde_json` writes the [`Value`] that
+    /// [`value`](Self::value) builds of it, without building it: `None` wherever `value`
+    /// answers `None`, and for an object with a repeated key (its `Value` keeps one member,
+    /// the text would keep both).
+    fn canonical(&mut self, level: usize, out: &mut Vec<u8>, st: &mut Stacks) -> Option<()> {
+        match self.peek()? {
+            b'"' => {
+                let (raw, escaped) = self.string()?;
+                write_string(out, raw, escaped)
+            }
+            b't' => self.word_text("true", out),
+            b'f' => self.word_text("false", out),
+            b'n' => self.word_text("null", out),
+            b'-' | b'0'..=b'9' => {
+                super::json::write_value(out, &self.number()?);
+                Some(())
+            }
+            b'{' if level <= MAX_LEVEL => {
+                if !self.open(b'{', b'}')? {
+                    out.extend_from_slice(b"{}");
+                    return Some(());
+                }
+                out.push(b'{');
+                let base = st.keys.len();
+                loop {
+                    let (raw, escaped) = self.string()?;
+                    let start = out.len();
+                    write_string(out, raw, escaped)?;
+                    st.keys.push((start, out.len()));
+                    self.ws();
+                    self.eat(b':')?;
+                    self.ws();
+                    out.push(b':');
+                    self.canonical(level + 1, out, st)?;
+                    if !self.next_or_close(b'}')? {
+                        break;
+                    }
+                    out.push(b',');
+                }
+                out.push(b'}');
+                // Two keys are the same string exactly when they are written the same.
+                if repeats(out, &st.keys[base..]) {
+                    return None;
+                }
+                st.keys.truncate(base);
+                Some(())
+            }
+            b'[' if level <= MAX_LEVEL => {
+                out.push(b'[');
+                if self.open(b'[', b']')? {
+                    loop {
+                        self.canonical(level + 1, out, st)?;
+                        if !self.next_or_close(b']')? {
+                            break;
+                        }
+                        out.push(b',');
+                    }
+                }
+                out.push(b']');
+                Some(())
+            }
+            _ => None,
+        }
+    }
+
+    /// `word` (`true`, `false` or `null`), written to `out` as it is.
+    fn word_text(&mut self, word: &str, out: &mut Vec<u8>) -> Option<()> {
+        if !self.b.get(self.i..)?.starts_with(word.as_bytes()) {
+            return None;
+        }
+        self.i += word.len();
+        out.extend_from_slice(word.as_bytes());
+        Some(())
     }
 
     fn word(&mut self, word: &str, value: Value) -> Option<Value> {
@@ -841,6 +923,11 @@ string_fields!(
 impl FastField for Value {
     #[inline]
     fn read(r: &mut Reader<'_>, st: &mut Stacks) -> Option<Self> {
+        if let Some(mut out) = r.capture.take() {
+            let written = r.canonical(2, &mut out, st);
+            r.capture = Some(out);
+            return written.map(|()| Value::Null);
+        }
         // The event object is level 1.
         r.value(2, st)
     }
@@ -897,6 +984,68 @@ unread_fields!(
     required: Vec<Message>, Map<String, Value>;
     optional: Value, bool, Box<RunAgentInput>, Vec<TokenUsage>, RunOutcome, SubagentOutcome,
 );
+
+/// Writes a string read as `raw` (`escaped`: with escapes to decode) as `serde_json` writes
+/// it. A string without escapes has no character that serde_json escapes (the reader
+/// refuses control characters), so it is written as it was read.
+fn write_string(out: &mut Vec<u8>, raw: &str, escaped: bool) -> Option<()> {
+    if escaped {
+        super::json::write_str(out, &String::from_tok(Tok::Str(raw, true))?);
+    } else {
+        out.reserve(raw.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(raw.as_bytes());
+        out.push(b'"');
+    }
+    Some(())
+}
+
+/// Whether two of `keys` (ranges of `out`) hold the same bytes.
+fn repeats(out: &[u8], keys: &[(usize, usize)]) -> bool {
+    let key = |&(start, end): &(usize, usize)| &out[start..end];
+    if keys.len() <= 16 {
+        return keys
+            .iter()
+            .enumerate()
+            .any(|(i, a)| keys[i + 1..].iter().any(|b| key(a) == key(b)));
+    }
+    let mut sorted: Vec<&[u8]> = keys.iter().map(key).collect();
+    sorted.sort_unstable();
+    sorted.windows(2).any(|w| w[0] == w[1])
+}
+
+/// Decodes a `STATE_SNAPSHOT` with its document written as JSON text (exactly as
+/// `serde_json` writes the `Value` the decode would build) instead of built: the event
+/// (its `snapshot` `null`) and the text. `None` where the fast path would not decode the
+/// event, and for a document with an object whose keys repeat.
+pub(crate) fn state_snapshot_text(text: &str) -> Option<(StateSnapshot, Vec<u8>)> {
+    let (EventType::StateSnapshot, after_type) = event_type(text)? else {
+        return None;
+    };
+    let mut r = Reader::new(text);
+    match after_type {
+        Some(i) => {
+            r.i = i;
+            r.resume = true;
+        }
+        None => r.ws(),
+    }
+    r.capture = Some(Vec::with_capacity(text.len()));
+    let event = <StateSnapshot as FastEvent>::build(&mut r)?;
+    if !r.at_end() {
+        return None;
+    }
+    Some((event, r.capture.take()?))
+}
+
+/// Reads a JSON value that is the whole of `text` (whitespace aside) as the fast path
+/// builds values; `None` for anything it does not accept.
+pub(crate) fn parse_value(text: &str) -> Option<Value> {
+    let mut r = Reader::new(text);
+    r.ws();
+    let value = r.value(1, &mut Stacks::default())?;
+    r.at_end().then_some(value)
+}
 
 /// The event types the fast path reads.
 #[cfg(test)]

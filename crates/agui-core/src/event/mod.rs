@@ -20,6 +20,23 @@ mod reasoning;
 mod roles;
 mod special;
 mod state;
+
+pub(crate) use fast::state_snapshot_text;
+pub(crate) use json::write_value;
+
+/// The document whose JSON text [`state_snapshot_text`] wrote. The fast path read that
+/// document, so it reads the text back; serde_json is the fallback, and `null` (never
+/// expected) the answer to text neither reads.
+pub(crate) fn value_of_text(json: &[u8]) -> Value {
+    std::str::from_utf8(json)
+        .ok()
+        .and_then(fast::parse_value)
+        .or_else(|| serde_json::from_slice(json).ok())
+        .unwrap_or_else(|| {
+            debug_assert!(false, "a document's text does not read back");
+            Value::Null
+        })
+}
 mod subagent;
 mod text;
 mod tool;

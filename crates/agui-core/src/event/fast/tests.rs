@@ -972,3 +972,154 @@ proptest! {
         prop_assert!(took || !ok, "the fast path refused a plain event: {}", text);
     }
 }
+
+/// Whether the JSON `text` has an object with a repeated key.
+fn has_repeated_key(text: &str) -> bool {
+    use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+    struct Repeats(bool);
+    impl<'de> Deserialize<'de> for Repeats {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Repeats;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("JSON")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Repeats, A::Error> {
+                    let (mut seen, mut any) = (std::collections::HashSet::new(), false);
+                    while let Some((k, v)) = m.next_entry::<String, Repeats>()? {
+                        any |= !seen.insert(k) || v.0;
+                    }
+                    Ok(Repeats(any))
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Repeats, A::Error> {
+                    let mut any = false;
+                    while let Some(v) = s.next_element::<Repeats>()? {
+                        any |= v.0;
+                    }
+                    Ok(Repeats(any))
+                }
+                fn visit_bool<E>(self, _: bool) -> Result<Repeats, E> {
+                    Ok(Repeats(false))
+                }
+                fn visit_i64<E>(self, _: i64) -> Result<Repeats, E> {
+                    Ok(Repeats(false))
+                }
+                fn visit_u64<E>(self, _: u64) -> Result<Repeats, E> {
+                    Ok(Repeats(false))
+                }
+                fn visit_f64<E>(self, _: f64) -> Result<Repeats, E> {
+                    Ok(Repeats(false))
+                }
+                fn visit_str<E>(self, _: &str) -> Result<Repeats, E> {
+                    Ok(Repeats(false))
+                }
+                fn visit_unit<E>(self) -> Result<Repeats, E> {
+                    Ok(Repeats(false))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+    serde_json::from_str::<Repeats>(text).is_ok_and(|r| r.0)
+}
+
+/// A `STATE_SNAPSHOT` read with its document as text agrees with the tree the fast path
+/// builds: the same event, and exactly the bytes serde_json writes of the tree, which read
+/// back as the tree. Where it refuses, the fast path refuses too or the document repeats a
+/// key. Returns whether it took the text.
+fn text_agrees(text: &str, document: &str) -> bool {
+    let tree = decode(text);
+    let Some((event, json)) = state_snapshot_text(text) else {
+        assert!(
+            tree.is_none() || has_repeated_key(document),
+            "refused as text, taken as a tree: {text:?}"
+        );
+        return false;
+    };
+    let Some(Event::StateSnapshot(mut want)) = tree else {
+        panic!("taken as text, refused as a tree: {text:?}");
+    };
+    let snapshot = std::mem::take(&mut want.snapshot);
+    assert_eq!(event, want, "{text:?}");
+    assert_eq!(
+        String::from_utf8(json.clone()).unwrap(),
+        serde_json::to_string(&snapshot).unwrap(),
+        "{text:?}"
+    );
+    assert_eq!(crate::event::value_of_text(&json), snapshot, "{text:?}");
+    true
+}
+
+#[test]
+fn snapshot_documents_as_text() {
+    for document in [
+        "null",
+        "-0",
+        "1e5",
+        "2.5E-3",
+        "18446744073709551616",
+        "123456789012345678",
+        r#""a\/b \u00e9 \ud83d\ude00 \" \\ \n \u0001""#,
+        r#""plain é 😀""#,
+        "[]",
+        " [ 1 , [ ] , { } , [ [ true ] ] ] ",
+        r#"{"a":{"b":[{"c":null}]},"\u0061b":1,"":2,"\"":3}"#,
+    ] {
+        let text = format!(r#"{{"type":"STATE_SNAPSHOT","snapshot":{document}}}"#);
+        assert!(text_agrees(&text, document), "{text}");
+    }
+    // Members in any order, the subagent tag and a timestamp.
+    assert!(text_agrees(
+        r#" { "subagentRunId":"s", "type":"STATE_SNAPSHOT","timestamp":5, "snapshot" : {"x":[1]} } "#,
+        r#"{"x":[1]}"#,
+    ));
+    // A repeated key, however deep or far apart: the tree keeps one member.
+    let many: Vec<String> = (0..40).map(|i| format!(r#""k{i}":{i}"#)).collect();
+    for document in [
+        r#"{"a":1,"b":2,"a":3}"#.to_owned(),
+        r#"[{"x":{"y":1,"y":1}}]"#.to_owned(),
+        format!(r#"{{{},"k39":0}}"#, many.join(",")),
+    ] {
+        let text = format!(r#"{{"type":"STATE_SNAPSHOT","snapshot":{document}}}"#);
+        assert!(decode(&text).is_some());
+        assert!(!text_agrees(&text, &document), "{text}");
+    }
+    // Keys alike but for their escapes are the same key.
+    let document = r#"{"ab":1,"\u0061b":2}"#;
+    let text = format!(r#"{{"type":"STATE_SNAPSHOT","snapshot":{document}}}"#);
+    assert!(!text_agrees(&text, document));
+    // 40 distinct keys are no repeat.
+    let document = format!("{{{}}}", many.join(","));
+    let text = format!(r#"{{"type":"STATE_SNAPSHOT","snapshot":{document}}}"#);
+    assert!(text_agrees(&text, &document));
+    // As deep as the fast path builds, and no deeper.
+    let deep = |n: usize| "[".repeat(n) + "1" + &"]".repeat(n);
+    let text = format!(r#"{{"type":"STATE_SNAPSHOT","snapshot":{}}}"#, deep(119));
+    assert!(text_agrees(&text, &deep(119)));
+    let text = format!(r#"{{"type":"STATE_SNAPSHOT","snapshot":{}}}"#, deep(120));
+    assert!(!text_agrees(&text, &deep(120)));
+    // Other events, and what the fast path refuses, are not read as text.
+    for text in [
+        r#"{"type":"CUSTOM","name":"n","value":{}}"#,
+        r#"{"type":"STATE_SNAPSHOT"}"#,
+        r#"{"type":"STATE_SNAPSHOT","snapshot":{"a":1,}}"#,
+        r#"{"type":"STATE_SNAPSHOT","snapshot":1,"snapshot":2}"#,
+        r#"{"type":"STATE_SNAPSHOT","snapshot":"\u0000 ok","other":1}"#,
+        r#"{"type":"STATE_SNAPSHOT","snapshot":1} x"#,
+    ] {
+        assert!(state_snapshot_text(text).is_none(), "{text}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// Any document, valid or not, with any whitespace: read as text exactly when the fast
+    /// path reads its tree and no key repeats, and then as serde_json writes the tree.
+    #[test]
+    fn snapshot_text_agrees_with_the_tree((document, _) in json_value(), ws in ws()) {
+        let text = format!(r#"{{"type":"STATE_SNAPSHOT",{ws}"snapshot":{ws}{document}{ws}}}"#);
+        text_agrees(&text, &document);
+    }
+}
