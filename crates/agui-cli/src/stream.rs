@@ -155,20 +155,41 @@ fn json_line(out: &mut Out, v: &impl Serialize) -> Result<(), Stop> {
 /// slower half. Batches wait in a queue of [`BATCHES_AHEAD`], so memory stays bounded. A
 /// batch ends at [`BATCH_EVENTS`] events, at [`BATCH_BYTES`] of frames,
 /// and, unless the input is a regular file, whenever the reader is about to wait for input
-/// (a live input's events are verified as they come).
+/// (a live input's events are verified as they come). A frame of [`BATCH_BYTES`] or more is
+/// decoded only once every batch before it has been folded, so that, as without the thread,
+/// one large event at most is held beside the conversation.
 fn run_pipeline(file: &str, opts: StreamOptions, apply: bool) -> Result<Pipeline, String> {
     let mut reader = EventReader::open(file, opts.max_frame_bytes)?;
     let mut p = Pipeline::new().with_apply(apply).with_emitted(false);
     let live = !reader.is_regular_file();
     let (batches, received) = std::sync::mpsc::sync_channel::<Vec<Decoded>>(BATCHES_AHEAD);
+    // One for each batch folded.
+    let (fold, folded) = std::sync::mpsc::channel::<()>();
     let decoder = std::thread::Builder::new()
         .name("agui-decode".into())
         .spawn(move || {
             let mut batch = Vec::with_capacity(BATCH_EVENTS);
             let mut bytes = 0;
+            // Batches handed over and not yet folded.
+            let mut unfolded = 0usize;
             let read = reader.for_each_item(|item| {
                 match item {
                     Item::Event(json) => {
+                        if json.len() >= BATCH_BYTES {
+                            if !batch.is_empty() {
+                                let before = std::mem::take(&mut batch);
+                                if batches.send(before).is_err() {
+                                    return ControlFlow::Break(());
+                                }
+                                unfolded += 1;
+                            }
+                            while unfolded > 0 {
+                                if folded.recv().is_err() {
+                                    return ControlFlow::Break(());
+                                }
+                                unfolded -= 1;
+                            }
+                        }
                         batch.push(Decoded::from_json(json));
                         bytes += json.len();
                         if batch.len() < BATCH_EVENTS && bytes < BATCH_BYTES {
@@ -184,7 +205,10 @@ fn run_pipeline(file: &str, opts: StreamOptions, apply: bool) -> Result<Pipeline
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH_EVENTS));
                 // The pipeline hangs up when it stops at an invalid event.
                 match batches.send(full) {
-                    Ok(()) => ControlFlow::Continue(()),
+                    Ok(()) => {
+                        unfolded += 1;
+                        ControlFlow::Continue(())
+                    }
                     Err(_) => ControlFlow::Break(()),
                 }
             });
@@ -201,6 +225,7 @@ fn run_pipeline(file: &str, opts: StreamOptions, apply: bool) -> Result<Pipeline
                 break 'fold;
             }
         }
+        let _ = fold.send(());
     }
     if p.error().is_some() {
         // The verdict is known: the decoding thread is left behind (it may be waiting for

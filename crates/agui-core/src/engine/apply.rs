@@ -383,7 +383,7 @@ impl Applier {
     ///
     /// ```
     /// use agui_core::engine::apply::Applier;
-    /// let a = Applier::with_history(vec![], serde_json::json!({"n": 1, "s": "\u00e9"}));
+    /// let a = Applier::with_history(vec![], serde_json::json!({"n": 1, "s": "\u{e9} \"q\""}));
     /// let mut json = Vec::new();
     /// a.write_state_json(&mut json);
     /// assert_eq!(json, serde_json::to_vec(a.state()).unwrap());
