@@ -162,70 +162,52 @@ fn run_pipeline(file: &str, opts: StreamOptions, apply: bool) -> Result<Pipeline
     let mut reader = EventReader::open(file, opts.max_frame_bytes)?;
     let mut p = Pipeline::new().with_apply(apply).with_emitted(false);
     let live = !reader.is_regular_file();
-    let (batches, received) = std::sync::mpsc::sync_channel::<Vec<Decoded>>(BATCHES_AHEAD);
-    // One for each batch folded.
-    let (fold, folded) = std::sync::mpsc::channel::<()>();
+    let (batches, received) = std::sync::mpsc::sync_channel(BATCHES_AHEAD);
+    let (fold, folded) = std::sync::mpsc::channel();
     let decoder = std::thread::Builder::new()
         .name("agui-decode".into())
         .spawn(move || {
-            let mut batch = Vec::with_capacity(BATCH_EVENTS);
-            let mut bytes = 0;
-            // Batches handed over and not yet folded.
-            let mut unfolded = 0usize;
+            let mut h = Handover {
+                batches,
+                folded,
+                unfolded: 0,
+                batch: Vec::with_capacity(BATCH_EVENTS),
+                bytes: 0,
+            };
             let read = reader.for_each_item(|item| {
                 match item {
                     Item::Event(json) => {
-                        if json.len() >= BATCH_BYTES {
-                            if !batch.is_empty() {
-                                let before = std::mem::take(&mut batch);
-                                if batches.send(before).is_err() {
-                                    return ControlFlow::Break(());
-                                }
-                                unfolded += 1;
-                            }
-                            while unfolded > 0 {
-                                if folded.recv().is_err() {
-                                    return ControlFlow::Break(());
-                                }
-                                unfolded -= 1;
-                            }
+                        if json.len() >= BATCH_BYTES && !(h.send() && h.wait_folded()) {
+                            return ControlFlow::Break(());
                         }
-                        batch.push(Decoded::from_json(json));
-                        bytes += json.len();
-                        if batch.len() < BATCH_EVENTS && bytes < BATCH_BYTES {
+                        h.batch.push(Decoded::from_json(json));
+                        h.bytes += json.len();
+                        if h.batch.len() < BATCH_EVENTS && h.bytes < BATCH_BYTES {
                             return ControlFlow::Continue(());
                         }
                     }
-                    Item::Reading if !live || batch.is_empty() => {
-                        return ControlFlow::Continue(());
-                    }
+                    Item::Reading if !live => return ControlFlow::Continue(()),
                     Item::Reading => {}
                 }
-                bytes = 0;
-                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH_EVENTS));
-                // The pipeline hangs up when it stops at an invalid event.
-                match batches.send(full) {
-                    Ok(()) => {
-                        unfolded += 1;
-                        ControlFlow::Continue(())
-                    }
-                    Err(_) => ControlFlow::Break(()),
+                if h.send() {
+                    ControlFlow::Continue(())
+                } else {
+                    ControlFlow::Break(())
                 }
             });
             // The events before the end of the input, or before a read error.
-            if !batch.is_empty() {
-                let _ = batches.send(batch);
-            }
+            h.send();
             read
         })
         .map_err(|e| format!("starting the decoding thread: {e}"))?;
-    'fold: for batch in &received {
-        for decoded in batch {
+    'fold: for mut batch in &received {
+        for decoded in batch.drain(..) {
             if p.push_ready(decoded).is_err() {
                 break 'fold;
             }
         }
-        let _ = fold.send(());
+        // Back for reuse: a batch's buffer is large, and a fresh one costs page faults.
+        let _ = fold.send(batch);
     }
     if p.error().is_some() {
         // The verdict is known: the decoding thread is left behind (it may be waiting for
@@ -239,6 +221,55 @@ fn run_pipeline(file: &str, opts: StreamOptions, apply: bool) -> Result<Pipeline
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
     let _ = p.finish();
     Ok(p)
+}
+
+/// The decoding thread's end of the hand-over in [`run_pipeline`].
+struct Handover {
+    batches: std::sync::mpsc::SyncSender<Vec<Decoded>>,
+    /// Batches folded, handed back empty.
+    folded: std::sync::mpsc::Receiver<Vec<Decoded>>,
+    /// Batches handed over and not yet handed back.
+    unfolded: usize,
+    /// The batch being filled, and the bytes of its frames.
+    batch: Vec<Decoded>,
+    bytes: usize,
+}
+
+impl Handover {
+    /// Hands the batch over, if it has any event, and starts the next in a buffer handed
+    /// back if there is one. `false` when the pipeline has hung up (it stops at an invalid
+    /// event).
+    fn send(&mut self) -> bool {
+        if self.batch.is_empty() {
+            return true;
+        }
+        let next = match self.folded.try_recv() {
+            Ok(empty) => {
+                self.unfolded -= 1;
+                empty
+            }
+            Err(_) => Vec::with_capacity(BATCH_EVENTS),
+        };
+        self.bytes = 0;
+        let full = std::mem::replace(&mut self.batch, next);
+        if self.batches.send(full).is_err() {
+            return false;
+        }
+        self.unfolded += 1;
+        true
+    }
+
+    /// Waits until every batch handed over has been folded; `false` when the pipeline has
+    /// hung up.
+    fn wait_folded(&mut self) -> bool {
+        while self.unfolded > 0 {
+            if self.folded.recv().is_err() {
+                return false;
+            }
+            self.unfolded -= 1;
+        }
+        true
+    }
 }
 
 /// The most events the decoding thread of [`run_pipeline`] hands over at once.
