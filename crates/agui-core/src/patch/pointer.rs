@@ -187,7 +187,8 @@ impl JsonPointer {
     pub(super) fn has_banned_token(&self) -> bool {
         // Cheap pre-check: both banned forms contain "proto" undecoded (escapes only ever
         // replace '~' and '/').
-        if !self.0.contains("proto") {
+        let b = self.0.as_bytes();
+        if !memchr::memchr_iter(b'p', b).any(|i| b[i..].starts_with(b"proto")) {
             return false;
         }
         let mut previous: Option<Cow<'_, str>> = None;
