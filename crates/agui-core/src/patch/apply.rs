@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::mem;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::equal::*;
 use super::error::*;
@@ -159,10 +159,34 @@ pub(super) fn existing_index(token: &str, len: usize) -> Result<usize, Miss> {
     }
 }
 
+/// Objects of up to this many members are searched member by member: comparing a few keys
+/// costs less than hashing one (serde_json's map hashes with SipHash).
+const SCAN_MEMBERS: usize = 8;
+
+/// The value of `map`'s member `key`.
+#[inline]
+fn member<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
+    if map.len() <= SCAN_MEMBERS {
+        map.iter().find_map(|(k, v)| (k == key).then_some(v))
+    } else {
+        map.get(key)
+    }
+}
+
+/// As [`member`], to change.
+#[inline]
+fn member_mut<'v>(map: &'v mut Map<String, Value>, key: &str) -> Option<&'v mut Value> {
+    if map.len() <= SCAN_MEMBERS {
+        map.iter_mut().find_map(|(k, v)| (k == key).then_some(v))
+    } else {
+        map.get_mut(key)
+    }
+}
+
 pub(super) fn walk<'v>(mut cur: &'v Value, tokens: Tokens<'_>) -> Result<&'v Value, Miss> {
     for token in tokens {
         cur = match cur {
-            Value::Object(map) => map.get(&*token).ok_or(Miss::NotFound)?,
+            Value::Object(map) => member(map, &token).ok_or(Miss::NotFound)?,
             Value::Array(items) => &items[existing_index(&token, items.len())?],
             _ => return Err(Miss::NotFound),
         };
@@ -176,7 +200,7 @@ pub(super) fn walk_mut<'v>(
 ) -> Result<&'v mut Value, Miss> {
     for token in tokens {
         cur = match cur {
-            Value::Object(map) => map.get_mut(&*token).ok_or(Miss::NotFound)?,
+            Value::Object(map) => member_mut(map, &token).ok_or(Miss::NotFound)?,
             Value::Array(items) => {
                 let i = existing_index(&token, items.len())?;
                 &mut items[i]
@@ -215,7 +239,7 @@ pub(super) fn insert_at(
 ) -> Result<UndoAction, PatchErrorKind> {
     let (parent, last) = parent_mut(doc, ptr).map_err(Miss::on_path)?;
     match parent {
-        Value::Object(map) => match map.get_mut(&*last) {
+        Value::Object(map) => match member_mut(map, &last) {
             Some(slot) => Ok(UndoAction::RestoreMember(mem::replace(slot, value()))),
             None => {
                 map.insert(last.into_owned(), value());
@@ -258,7 +282,7 @@ pub(super) fn replace_at(
 ) -> Result<UndoAction, PatchErrorKind> {
     let (parent, last) = parent_mut(doc, ptr).map_err(Miss::on_path)?;
     match parent {
-        Value::Object(map) => match map.get_mut(&*last) {
+        Value::Object(map) => match member_mut(map, &last) {
             Some(slot) => Ok(UndoAction::RestoreMember(mem::replace(slot, value()))),
             None => Err(PatchErrorKind::PathNotFound),
         },

@@ -1023,3 +1023,68 @@ fn randomized_patches_are_atomic() {
     }
     assert!(ok > 1_000 && failed > 1_000, "ok {ok}, failed {failed}");
 }
+
+/// Objects small enough to be searched member by member and objects looked up by hash
+/// resolve every member the same way: keys of one length, the empty key, keys with `~`
+/// and `/`, and a key that is only a prefix of another.
+#[test]
+fn small_and_large_objects_resolve_members_alike() {
+    for size in [1, 7, 8, 9, 20] {
+        let mut map = Map::new();
+        for i in 0..size - 1 {
+            map.insert(format!("k{i:02}"), json!(i));
+        }
+        map.insert(["", "a/b", "t~x", "k0"][size % 4].to_owned(), json!("odd"));
+        let doc = Value::Object(map.clone());
+        for (key, value) in &map {
+            let mut pointer = JsonPointer::root();
+            pointer.push(key);
+            let p = pointer.as_str();
+            let want_removed = {
+                let mut m = map.clone();
+                m.shift_remove(key);
+                Value::Object(m)
+            };
+            let mut replaced = map.clone();
+            replaced[key] = json!(null);
+            check_ops(
+                &doc,
+                vec![
+                    (
+                        json!({"op": "test", "path": p, "value": value}),
+                        Ok(doc.clone()),
+                    ),
+                    (
+                        json!({"op": "replace", "path": p, "value": null}),
+                        Ok(Value::Object(replaced)),
+                    ),
+                    (json!({"op": "remove", "path": p}), Ok(want_removed)),
+                ],
+            );
+            let nested = json!({"x": doc.clone()});
+            let mut inner = JsonPointer::root();
+            inner.push("x");
+            inner.push(key);
+            assert_eq!(
+                apply(
+                    nested,
+                    json!([{"op": "copy", "from": inner.as_str(), "path": "/y"}])
+                )
+                .unwrap()["y"],
+                *value,
+                "{size} {key:?}"
+            );
+        }
+        for missing in ["k", "k000", "zz", "a~1"] {
+            let p = format!("/{missing}");
+            assert_eq!(
+                kind(
+                    doc.clone(),
+                    json!([{"op": "replace", "path": p, "value": 1}])
+                ),
+                PatchErrorKind::PathNotFound,
+                "{size} {missing}"
+            );
+        }
+    }
+}
