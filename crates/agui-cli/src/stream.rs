@@ -150,17 +150,38 @@ fn json_line(out: &mut Out, v: &impl Serialize) -> Result<(), Stop> {
 /// Runs the client pipeline over the input, stopping at the first error; `apply`: folding
 /// the conversation too (`verify` does not need it, and then takes constant memory).
 ///
-/// Reading and decoding run on a thread of their own, a batch of events ahead of
-/// verification and folding, so that on two cores a stream takes about the time of the
-/// slower half. Batches wait in a queue of [`BATCHES_AHEAD`], so memory stays bounded. A
-/// batch ends at [`BATCH_EVENTS`] events, at [`BATCH_BYTES`] of frames,
-/// and, unless the input is a regular file, whenever the reader is about to wait for input
-/// (a live input's events are verified as they come). A frame of [`BATCH_BYTES`] or more is
-/// decoded only once every batch before it has been folded, so that, as without the thread,
-/// one large event at most is held beside the conversation.
+/// `verify` reads, decodes and verifies on one thread: decoding is nearly all of its work,
+/// and a second thread only adds the hand-over. `apply` folds on another thread than it
+/// decodes ([`fold_beside_decoding`]).
 fn run_pipeline(file: &str, opts: StreamOptions, apply: bool) -> Result<Pipeline, String> {
     let mut reader = EventReader::open(file, opts.max_frame_bytes)?;
     let mut p = Pipeline::new().with_apply(apply).with_emitted(false);
+    if apply {
+        fold_beside_decoding(reader, &mut p)?;
+    } else {
+        reader.for_each(|json| match p.push_json(json) {
+            Ok(_) => ControlFlow::Continue(()),
+            Err(_) => ControlFlow::Break(()),
+        })?;
+    }
+    if p.error().is_none() {
+        let _ = p.finish();
+    }
+    Ok(p)
+}
+
+/// Feeds `p` every event of `reader` until one fails, reading and decoding on a thread of
+/// their own, a batch of events ahead of verification and folding: on two cores a stream
+/// with much to fold takes about the time of the slower half. Batches wait in a queue of
+/// [`BATCHES_AHEAD`], so memory stays bounded. A batch ends at [`BATCH_EVENTS`] events, at
+/// [`BATCH_BYTES`] of frames, and, unless the input is a regular file, whenever the reader
+/// is about to wait for input (a live input's events are folded as they come). A frame of
+/// [`BATCH_BYTES`] or more is decoded only once every batch before it has been folded, so
+/// that, as without the thread, one large event at most is held beside the conversation.
+///
+/// A read error after the last event handed over is the error; an event that fails ends
+/// the feeding at once, without waiting for the rest of the input.
+fn fold_beside_decoding(mut reader: EventReader, p: &mut Pipeline) -> Result<(), String> {
     let live = !reader.is_regular_file();
     let (batches, received) = std::sync::mpsc::sync_channel(BATCHES_AHEAD);
     let (fold, folded) = std::sync::mpsc::channel();
@@ -212,18 +233,17 @@ fn run_pipeline(file: &str, opts: StreamOptions, apply: bool) -> Result<Pipeline
     if p.error().is_some() {
         // The verdict is known: the decoding thread is left behind (it may be waiting for
         // more of a live input), and ends with the process.
-        return Ok(p);
+        return Ok(());
     }
     // Every batch was folded: the thread has ended, with the input read whole or a read
     // error after the last event it handed over.
     decoder
         .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-    let _ = p.finish();
-    Ok(p)
+    Ok(())
 }
 
-/// The decoding thread's end of the hand-over in [`run_pipeline`].
+/// The decoding thread's end of the hand-over in [`fold_beside_decoding`].
 struct Handover {
     batches: std::sync::mpsc::SyncSender<Vec<Decoded>>,
     /// Batches folded, handed back empty.
@@ -272,14 +292,14 @@ impl Handover {
     }
 }
 
-/// The most events the decoding thread of [`run_pipeline`] hands over at once.
+/// The most events the decoding thread of [`fold_beside_decoding`] hands over at once.
 const BATCH_EVENTS: usize = 256;
 
 /// A batch is handed over once its frames reach this many bytes (a larger frame goes
 /// alone).
 const BATCH_BYTES: usize = 256 * 1024;
 
-/// How many batches the decoding thread of [`run_pipeline`] may have waiting: with room to
+/// How many batches the decoding thread of [`fold_beside_decoding`] may have waiting: with room to
 /// queue, neither side waits for the other at every batch.
 const BATCHES_AHEAD: usize = 4;
 

@@ -410,26 +410,32 @@ fn output_follows_a_live_input() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 
-    // `verify` stops at the first invalid event without waiting for the rest of the input.
-    let mut child = reading_stdin("verify");
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(jsonl(&[RS, &content("orphan")]).as_bytes())
-        .unwrap();
-    stdin.flush().unwrap();
-    let lines = Lines::of(child.stdout.take().unwrap());
-    let verdict = lines.next().expect("a verdict while the input is open");
-    assert!(verdict.contains(r#""ok":false,"at":1"#), "{verdict}");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "verify did not end");
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    assert_eq!(status.code(), Some(1));
-    drop(stdin);
+    // `verify` and `apply` (which decodes on a thread of its own) stop at the first invalid
+    // event without waiting for the rest of the input.
+    for command in ["verify", "apply"] {
+        let mut child = reading_stdin(command);
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(jsonl(&[RS, &content("orphan")]).as_bytes())
+            .unwrap();
+        stdin.flush().unwrap();
+        let lines = Lines::of(child.stdout.take().unwrap());
+        let verdict = lines.next().expect("a verdict while the input is open");
+        assert!(
+            verdict.contains(r#""ok":false,"at":1"#),
+            "{command}: {verdict}"
+        );
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "{command} did not end");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(status.code(), Some(1), "{command}");
+        drop(stdin);
+    }
 }
 
 #[test]

@@ -172,15 +172,21 @@ impl Pipeline {
     /// warnings recorded when the pipeline records warnings.
     pub fn push_json(&mut self, bytes: &[u8]) -> Result<&[Event], PipelineError> {
         // A pipeline that hands events back needs their documents as trees.
-        let text = !self.emit;
-        let decoded = if self.collect_warnings {
+        let text = !self.emit && bytes.len() >= SNAPSHOT_TEXT_BYTES;
+        if self.collect_warnings {
             let (mut decoded, warnings) = crate::warning::collect(|| Decoded::decode(bytes, text));
             decoded.warnings = warnings;
-            decoded
-        } else {
-            Decoded::decode(bytes, text)
-        };
-        self.push_ready(decoded)
+            return self.push_ready(decoded);
+        }
+        if text {
+            return self.push_ready(Decoded::decode(bytes, true));
+        }
+        // Most events: straight to the pipeline, not moved through a `Decoded` (an event is
+        // a few hundred bytes).
+        match Event::from_json_slice(bytes) {
+            Ok(e) => self.push(e),
+            Err(error) => self.push_ready(Decoded::failed(error, bytes)),
+        }
     }
 
     /// Feeds one event decoded apart from the pipeline, by [`Decoded::from_json`] or
@@ -490,13 +496,23 @@ impl Decoded {
                 warnings: Vec::new(),
             };
         }
-        let outcome = match Event::from_json_slice(bytes) {
-            Ok(e) => Outcome::Event(e),
-            Err(DecodeError::NotAnObject { .. }) if bytes.trim_ascii() != b"null" => {
+        match Event::from_json_slice(bytes) {
+            Ok(e) => Decoded {
+                outcome: Outcome::Event(e),
+                warnings: Vec::new(),
+            },
+            Err(error) => Decoded::failed(error, bytes),
+        }
+    }
+
+    /// What `bytes`, which failed to decode with `error`, become.
+    fn failed(error: DecodeError, bytes: &[u8]) -> Decoded {
+        let outcome = match error {
+            DecodeError::NotAnObject { .. } if bytes.trim_ascii() != b"null" => {
                 Outcome::NotAnObject
             }
             // The type is only needed to name a failing event: parse for it on errors only.
-            Err(error) => Outcome::Invalid {
+            error => Outcome::Invalid {
                 error,
                 event_type: bytes_type(bytes),
             },
