@@ -296,16 +296,23 @@ impl<'a> Iterator for Tokens<'a> {
 
     fn next(&mut self) -> Option<Cow<'a, str>> {
         let rest = self.rest?;
-        let raw = match rest.find('/') {
-            Some(i) => {
-                self.rest = Some(&rest[i + 1..]);
-                &rest[..i]
+        // Tokens are short: one pass finds the token's end and whether it has an escape.
+        let bytes = rest.as_bytes();
+        let mut end = bytes.len();
+        let mut escaped = false;
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b'/' {
+                end = i;
+                break;
             }
-            None => {
-                self.rest = None;
-                rest
-            }
-        };
-        Some(decode_token(raw))
+            escaped |= b == b'~';
+        }
+        let raw = &rest[..end];
+        self.rest = rest.get(end + 1..);
+        Some(if escaped {
+            decode_token(raw)
+        } else {
+            Cow::Borrowed(raw)
+        })
     }
 }

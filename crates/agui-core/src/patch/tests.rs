@@ -91,6 +91,9 @@ fn pointer_tokens() {
     assert_eq!(toks("/"), [""]);
     assert_eq!(toks("//"), ["", ""]);
     assert_eq!(toks("/a~1b/~0/~01/c"), ["a/b", "~", "~1", "c"]);
+    assert_eq!(toks("/a/"), ["a", ""]);
+    assert_eq!(toks("/é/x~1/"), ["é", "x/", ""]);
+    assert_eq!(toks("/~0~1"), ["~/"]);
     assert!(matches!(
         ptr("/abc").tokens().next(),
         Some(Cow::Borrowed("abc"))
