@@ -61,18 +61,12 @@ pub(crate) fn decode_or_else<E>(
     let Some((et, after_type)) = event_type(text) else {
         return fallback();
     };
-    let mut r = Reader::new(text);
-    match after_type {
-        // The builders would accept that `type` member and ignore it: start after it.
-        Some(i) => {
-            if let Some(event) = content_event(et, text, i) {
-                return Ok(event);
-            }
-            r.i = i;
-            r.resume = true;
-        }
-        None => r.ws(),
+    if let Some(i) = after_type
+        && let Some(event) = content_event(et, text, i)
+    {
+        return Ok(event);
     }
+    let mut r = Reader::at_members(text, after_type);
     super::build_fast(et, &mut r, fallback)
 }
 
@@ -197,6 +191,21 @@ pub(crate) struct Stacks {
 }
 
 impl<'a> Reader<'a> {
+    /// A reader of the event object `text` for its builder: after the `type` member when
+    /// [`event_type`] found where it ends (the builders would accept that member and ignore
+    /// it), else at the object's start.
+    fn at_members(text: &'a str, after_type: Option<usize>) -> Self {
+        let mut r = Reader::new(text);
+        match after_type {
+            Some(i) => {
+                r.i = i;
+                r.resume = true;
+            }
+            None => r.ws(),
+        }
+        r
+    }
+
     fn new(text: &'a str) -> Self {
         Reader {
             text,
@@ -577,15 +586,13 @@ impl<'a> Reader<'a> {
 
     /// `word` (`true`, `false` or `null`), written to `out` as it is.
     fn word_text(&mut self, word: &str, out: &mut Vec<u8>) -> Option<()> {
-        if !self.b.get(self.i..)?.starts_with(word.as_bytes()) {
-            return None;
-        }
-        self.i += word.len();
+        self.word(word, ())?;
         out.extend_from_slice(word.as_bytes());
         Some(())
     }
 
-    fn word(&mut self, word: &str, value: Value) -> Option<Value> {
+    /// `value` if the text here is `word`, which is then read.
+    fn word<T>(&mut self, word: &str, value: T) -> Option<T> {
         if !self.b.get(self.i..)?.starts_with(word.as_bytes()) {
             return None;
         }
@@ -1022,14 +1029,7 @@ pub(crate) fn state_snapshot_text(text: &str) -> Option<(StateSnapshot, Vec<u8>)
     let (EventType::StateSnapshot, after_type) = event_type(text)? else {
         return None;
     };
-    let mut r = Reader::new(text);
-    match after_type {
-        Some(i) => {
-            r.i = i;
-            r.resume = true;
-        }
-        None => r.ws(),
-    }
+    let mut r = Reader::at_members(text, after_type);
     r.capture = Some(Vec::with_capacity(text.len()));
     let event = <StateSnapshot as FastEvent>::build(&mut r)?;
     if !r.at_end() {

@@ -20,6 +20,9 @@ mod reasoning;
 mod roles;
 mod special;
 mod state;
+mod subagent;
+mod text;
+mod tool;
 
 pub(crate) use fast::state_snapshot_text;
 pub(crate) use json::write_value;
@@ -37,9 +40,6 @@ pub(crate) fn value_of_text(json: &[u8]) -> Value {
             Value::Null
         })
 }
-mod subagent;
-mod text;
-mod tool;
 
 pub use activity::{ActivityDelta, ActivitySnapshot};
 pub use decode::DecodeError;
