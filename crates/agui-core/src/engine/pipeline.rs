@@ -174,9 +174,7 @@ impl Pipeline {
         // A pipeline that hands events back needs their documents as trees.
         let text = !self.emit && bytes.len() >= SNAPSHOT_TEXT_BYTES;
         if self.collect_warnings {
-            let (mut decoded, warnings) = crate::warning::collect(|| Decoded::decode(bytes, text));
-            decoded.warnings = warnings;
-            return self.push_ready(decoded);
+            return self.push_ready(Decoded::decode_collecting(bytes, text));
         }
         if text {
             return self.push_ready(Decoded::decode(bytes, true));
@@ -223,10 +221,10 @@ impl Pipeline {
             Outcome::SnapshotText(mut e, json) => {
                 if self.emit {
                     // The caller gets the event, with its document.
-                    e.snapshot = crate::event::value_of_text(json.as_bytes());
+                    e.snapshot = crate::event::value_of_text(&json);
                     return self.push(Event::StateSnapshot(e));
                 }
-                self.snapshot_text = Some(json.into_boxed_str().into_boxed_bytes());
+                self.snapshot_text = Some(json.into_boxed_slice());
                 let result = self.push(Event::StateSnapshot(e)).map(drop);
                 // Left over when the event failed.
                 self.snapshot_text = None;
@@ -461,7 +459,7 @@ enum Outcome {
     Event(Event),
     /// A large `STATE_SNAPSHOT`, its document as the JSON text serde_json writes of it (the
     /// event's own `snapshot` is `null`).
-    SnapshotText(StateSnapshot, String),
+    SnapshotText(StateSnapshot, Vec<u8>),
     /// A JSON value other than an object or `null`: dropped like an unknown event.
     NotAnObject,
     /// Malformed; `event_type` names it in the pipeline's error.
@@ -489,7 +487,6 @@ impl Decoded {
             && bytes.len() >= SNAPSHOT_TEXT_BYTES
             && let Ok(text) = std::str::from_utf8(bytes)
             && let Some((event, json)) = crate::event::state_snapshot_text(text)
-            && let Ok(json) = String::from_utf8(json)
         {
             return Decoded {
                 outcome: Outcome::SnapshotText(event, json),
@@ -526,7 +523,12 @@ impl Decoded {
     /// As [`from_json`](Self::from_json), also keeping the decode's warnings (what it
     /// stripped) for a pipeline that records them.
     pub fn collecting(bytes: &[u8]) -> Decoded {
-        let (mut decoded, warnings) = crate::warning::collect(|| Decoded::from_json(bytes));
+        Decoded::decode_collecting(bytes, true)
+    }
+
+    /// [`decode`](Self::decode), keeping the decode's warnings.
+    fn decode_collecting(bytes: &[u8], text: bool) -> Decoded {
+        let (mut decoded, warnings) = crate::warning::collect(|| Decoded::decode(bytes, text));
         decoded.warnings = warnings;
         decoded
     }
