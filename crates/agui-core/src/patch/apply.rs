@@ -303,9 +303,9 @@ pub(super) fn remove_at(doc: &mut Value, ptr: &JsonPointer) -> Result<(Value, Re
     match parent {
         Value::Object(map) => {
             // serde_json's map does not expose an entry's index, which an undo needs to put
-            // the member back where it was: find the member by its hash, then its position
-            // by address (no key is compared on the way).
-            let target: *const Value = map.get(&*last).ok_or(Miss::NotFound)?;
+            // the member back where it was: find the member as every lookup here does,
+            // then its position by address.
+            let target: *const Value = member(map, &last).ok_or(Miss::NotFound)?;
             let pos = map
                 .values()
                 .position(|v| std::ptr::eq(v, target))
