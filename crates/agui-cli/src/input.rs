@@ -91,8 +91,9 @@ impl Source {
             ));
         }
         let file = std::fs::File::open(path).map_err(|e| format!("reading {path}: {e}"))?;
-        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-        let regular = file.metadata().is_ok_and(|m| m.is_file());
+        let metadata = file.metadata().ok();
+        let len = metadata.as_ref().map_or(0, |m| m.len());
+        let regular = metadata.as_ref().is_some_and(|m| m.is_file());
         let mut source = Source::from_reader(Box::new(file), path);
         source.regular = regular;
         if len >= PROGRESS_FROM_BYTES {

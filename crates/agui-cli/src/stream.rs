@@ -299,8 +299,8 @@ const BATCH_EVENTS: usize = 256;
 /// alone).
 const BATCH_BYTES: usize = 256 * 1024;
 
-/// How many batches the decoding thread of [`fold_beside_decoding`] may have waiting: with room to
-/// queue, neither side waits for the other at every batch.
+/// How many batches the decoding thread of [`fold_beside_decoding`] may have waiting: with
+/// room to queue, neither side waits for the other at every batch.
 const BATCHES_AHEAD: usize = 4;
 
 /// The verdict of a failed pipeline, as `verify` prints it.

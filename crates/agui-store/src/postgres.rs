@@ -15,8 +15,8 @@
 //! runs share a WAL flush; a write the database refuses is refused alone. The wake-up of
 //! the other instances' tails (`pg_notify`, one per thread appended to) follows within a
 //! few milliseconds, one statement for the groups committed meanwhile. `append` returns
-//! after the commit, which PostgreSQL makes durable (with its
-//! default `synchronous_commit = on`).
+//! after the commit, which PostgreSQL makes durable (with its default
+//! `synchronous_commit = on`).
 //!
 //! Queries run on a small pool of connections ([`PostgresOptions::pool_size`]), each
 //! keeping its prepared statements; a connection that broke is replaced at its next use.
