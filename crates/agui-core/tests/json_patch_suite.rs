@@ -7,7 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use agui_core::patch::{JsonPatch, apply_patch_to};
+use agui_core::engine::apply::Applier;
+use agui_core::event::{Event, StateDelta, StateSnapshot};
+use agui_core::patch::{JsonPatch, PatchError, apply_patch_to};
 use serde_json::Value;
 
 /// Suite cases where the reference patcher (fast-json-patch 3.1.1, validate=true)
@@ -47,6 +49,44 @@ struct Tally {
     disabled: Vec<String>,
     followed_reference: Vec<String>,
     failures: Vec<String>,
+    /// Cases folded by an applier that keeps the state compact (`push_owned`, the state
+    /// never looked at before the end), and where that disagreed with `apply_patch_to`.
+    folded: usize,
+    fold_mismatches: Vec<String>,
+}
+
+/// Folds `doc` and `ops` as a snapshot and a delta through [`Applier::push_owned`], which
+/// patches its compact state document, and checks that the outcome is `by_value`'s: the
+/// same document (written before anything builds its tree), or the failure as an `AP12`
+/// warning with the document unchanged.
+fn fold_compact(
+    doc: &Value,
+    ops: JsonPatch,
+    by_value: &Result<Value, PatchError>,
+) -> Result<(), String> {
+    let mut applier = Applier::new();
+    applier.push_owned(Event::StateSnapshot(StateSnapshot::new(doc.clone())));
+    applier.push_owned(Event::StateDelta(StateDelta::new(ops)));
+    let mut written = Vec::new();
+    applier.write_state_json(&mut written);
+    let warned = applier
+        .warnings()
+        .iter()
+        .map(|w| w.message.clone())
+        .collect::<Vec<_>>();
+    let (want_doc, want_warnings) = match by_value {
+        Ok(patched) => (patched, vec![]),
+        Err(e) => (doc, vec![format!("Failed to apply state patch: {e}")]),
+    };
+    let want = serde_json::to_vec(want_doc).unwrap();
+    if written != want || warned != want_warnings {
+        return Err(format!(
+            "folded to {} with warnings {warned:?}; apply_patch_to gives {} with {want_warnings:?}",
+            String::from_utf8_lossy(&written),
+            String::from_utf8_lossy(&want),
+        ));
+    }
+    Ok(())
 }
 
 fn run_file(name: &str, tally: &mut Tally) {
@@ -66,6 +106,12 @@ fn run_file(name: &str, tally: &mut Tally) {
             continue;
         }
         let doc = &case["doc"];
+        if let Ok(ops) = serde_json::from_value::<JsonPatch>(raw_patch.clone()) {
+            tally.folded += 1;
+            if let Err(why) = fold_compact(doc, ops.clone(), &apply_patch_to(doc, &ops)) {
+                tally.fold_mismatches.push(format!("{label}: {why}"));
+            }
+        }
         let outcome = serde_json::from_value::<JsonPatch>(raw_patch.clone())
             .map_err(|e| format!("parse: {e}"))
             .and_then(|ops| apply_patch_to(doc, &ops).map_err(|e| format!("apply: {e}")));
@@ -121,6 +167,17 @@ fn rfc6902_suite() {
         println!("  follows reference: {label}");
     }
     assert!(ran > 100, "expected over 100 suite cases, ran {ran}");
+    assert!(
+        tally.folded > 90,
+        "expected over 90 folded cases, folded {}",
+        tally.folded
+    );
+    assert!(
+        tally.fold_mismatches.is_empty(),
+        "{} case(s) folded by the applier's compact state differ from apply_patch_to:\n{}",
+        tally.fold_mismatches.len(),
+        tally.fold_mismatches.join("\n")
+    );
     assert!(
         tally.failures.is_empty(),
         "{} suite case(s) failed:\n{}",

@@ -6,7 +6,9 @@
 //! event, not to the conversation. Messages are looked up by id through an index that returns
 //! the first match in conversation order, as the reference's `messages.find(...)` does;
 //! text and argument deltas are appended in place; state patches are applied in place and
-//! rolled back when an operation fails.
+//! rolled back when an operation fails. [`Applier::push_owned`] (a folder that does not keep
+//! the events) patches a compact copy of the state (`doc.rs`), a third of a `Value`'s size
+//! per element, until something looks at [`Applier::state`].
 //!
 //! ```
 //! use agui_core::engine::apply::Applier;
@@ -20,6 +22,7 @@
 //! assert_eq!(applier.messages().get(0).and_then(|m| m.text()), Some("Hello"));
 //! ```
 
+mod doc;
 mod patching;
 mod snapshot;
 mod state_doc;
@@ -43,7 +46,7 @@ use crate::metadata::{Metadata, merge_metadata};
 use crate::{Event, Interrupt, Message, RunOutcome, ToolCall};
 use serde::Serialize;
 use serde_json::Value;
-use state_doc::StateDoc;
+use state_doc::{StateDoc, Target};
 use std::collections::HashSet;
 use store::Store;
 
@@ -261,11 +264,14 @@ impl Applier {
     pub fn push_owned(&mut self, event: Event) -> Changes {
         match event {
             Event::StateSnapshot(e) => {
-                self.state = StateDoc::Tree(e.snapshot);
+                self.state = StateDoc::compact(e.snapshot.into());
                 Changes::STATE
             }
             Event::StateDelta(e) => {
-                let outcome = patching::apply_owned(self.state.get_mut(), e.delta);
+                let outcome = match self.state.target() {
+                    Target::Tree(tree) => patching::apply_owned(tree, e.delta),
+                    Target::Compact(doc) => patching::apply_owned(doc, e.delta),
+                };
                 self.state_patched(outcome)
             }
             other => self.push(&other),
@@ -396,6 +402,12 @@ impl Applier {
     #[cfg(test)]
     pub(crate) fn state_is_text(&self) -> bool {
         matches!(self.state, StateDoc::Text { .. })
+    }
+
+    /// Whether the state is kept as a compact document.
+    #[cfg(test)]
+    pub(crate) fn state_is_compact(&self) -> bool {
+        matches!(self.state, StateDoc::Compact { .. })
     }
 
     /// Replaces the state with a snapshot's document given as the JSON text `serde_json`

@@ -12,7 +12,7 @@
 //!
 //! [`Event`]: super::Event
 
-use crate::patch::PatchOp;
+use crate::patch::{Items, Members, Node, PatchOp, View};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -159,13 +159,14 @@ impl<T: JsonField> JsonField for Vec<T> {
     }
 }
 
-/// Writes a JSON value as `serde_json` writes it (compact; numbers by `serde_json`'s own
-/// formatting: integers as integers, floats by the shortest round-trip form).
-pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {
-    match value {
-        Value::Null => out.extend_from_slice(b"null"),
-        Value::Bool(b) => b.write(out),
-        Value::Number(n) => {
+/// Writes a JSON value (a `Value` or another [`Node`]) as `serde_json` writes a `Value`
+/// (compact; numbers by `serde_json`'s own formatting: integers as integers, floats by the
+/// shortest round-trip form).
+pub(crate) fn write_value<N: Node>(out: &mut Vec<u8>, value: &N) {
+    match value.view() {
+        View::Null => out.extend_from_slice(b"null"),
+        View::Bool(b) => b.write(out),
+        View::Number(n) => {
             if let Some(u) = n.as_u64() {
                 out.extend_from_slice(itoa::Buffer::new().format(u).as_bytes());
             } else if let Some(i) = n.as_i64() {
@@ -174,8 +175,8 @@ pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {
                 write_serde(out, n);
             }
         }
-        Value::String(s) => write_str(out, s),
-        Value::Array(items) => {
+        View::String(s) => write_str(out, s),
+        View::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
@@ -185,18 +186,18 @@ pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {
             }
             out.push(b']');
         }
-        Value::Object(map) => write_object(out, map),
+        View::Object(map) => write_object(out, map),
     }
 }
 
 /// Writes a JSON object, members in the map's order.
-fn write_object(out: &mut Vec<u8>, map: &Map<String, Value>) {
-    if map.is_empty() {
+fn write_object<N: Node>(out: &mut Vec<u8>, map: &impl Members<N>) {
+    if map.len() == 0 {
         out.extend_from_slice(b"{}");
         return;
     }
     let mut open: &[u8] = b"{\"";
-    for (key, value) in map {
+    for (key, value) in map.iter() {
         write_member(out, open, key, b"\":");
         open = b",\"";
         write_value(out, value);

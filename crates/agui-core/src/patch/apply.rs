@@ -4,10 +4,11 @@
 use std::borrow::Cow;
 use std::mem;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::equal::*;
 use super::error::*;
+use super::node::*;
 use super::ops::*;
 use super::pointer::*;
 use super::quirks::*;
@@ -45,9 +46,8 @@ pub fn apply_patch(doc: &mut Value, ops: &[PatchOp]) -> Result<(), PatchError> {
     run(doc, ops, |_, op| op.value().cloned().unwrap_or(Value::Null))
 }
 
-/// Like [`apply_patch`], but moves the operations' values into the document instead of
-/// cloning them.
-pub fn apply_patch_owned(doc: &mut Value, mut ops: JsonPatch) -> Result<(), PatchError> {
+/// Applies `ops` to any [`Node`], moving the operations' values into it.
+pub(crate) fn apply_owned_to<N: Node>(doc: &mut N, mut ops: JsonPatch) -> Result<(), PatchError> {
     let mut values: Vec<Value> = ops
         .iter_mut()
         .map(|op| match op {
@@ -55,7 +55,15 @@ pub fn apply_patch_owned(doc: &mut Value, mut ops: JsonPatch) -> Result<(), Patc
             _ => Value::Null,
         })
         .collect();
-    run(doc, &ops, |index, _| mem::take(&mut values[index]))
+    run(doc, &ops, |index, _| {
+        N::from_value(mem::take(&mut values[index]))
+    })
+}
+
+/// Like [`apply_patch`], but moves the operations' values into the document instead of
+/// cloning them.
+pub fn apply_patch_owned(doc: &mut Value, ops: JsonPatch) -> Result<(), PatchError> {
+    apply_owned_to(doc, ops)
 }
 
 /// Applies `ops` to a copy of `doc` and returns it; `doc` is never changed.
@@ -67,35 +75,35 @@ pub fn apply_patch_to(doc: &Value, ops: &[PatchOp]) -> Result<Value, PatchError>
 
 /// How to undo one change. `at` is the location the change was made at; replaying the
 /// log backwards resolves each `at` in exactly the document the change produced.
-pub(super) struct Undo<'p> {
+pub(super) struct Undo<'p, N> {
     at: &'p JsonPointer,
-    action: UndoAction,
+    action: UndoAction<N>,
 }
 
-pub(super) enum UndoAction {
+pub(super) enum UndoAction<N> {
     /// The whole document was replaced; this is the old one.
-    RestoreRoot(Value),
+    RestoreRoot(N),
     /// A member was inserted (at the end).
     RemoveMember,
     /// A member's value was replaced; this is the old value.
-    RestoreMember(Value),
+    RestoreMember(N),
     /// A member was removed from this position. `None` when the value went on to a new
     /// location (a `move`): undoing that insertion supplies it.
-    ReinsertMember(usize, Option<Value>),
+    ReinsertMember(usize, Option<N>),
     /// An element was inserted at this index.
     RemoveElement(usize),
     /// An element was replaced; this is the old value.
-    RestoreElement(usize, Value),
+    RestoreElement(usize, N),
     /// An element was removed from this index (`None` as for `ReinsertMember`).
-    ReinsertElement(usize, Option<Value>),
+    ReinsertElement(usize, Option<N>),
 }
 
-pub(super) fn run<'p>(
-    doc: &mut Value,
+pub(super) fn run<'p, N: Node>(
+    doc: &mut N,
     ops: &'p [PatchOp],
-    mut value_of: impl FnMut(usize, &'p PatchOp) -> Value,
+    mut value_of: impl FnMut(usize, &'p PatchOp) -> N,
 ) -> Result<(), PatchError> {
-    let mut log: Vec<Undo<'p>> = Vec::new();
+    let mut log: Vec<Undo<'p, N>> = Vec::new();
     for (index, op) in ops.iter().enumerate() {
         if let Err(kind) = apply_op(doc, op, || value_of(index, op), &mut log) {
             rollback(doc, log);
@@ -159,53 +167,29 @@ pub(super) fn existing_index(token: &str, len: usize) -> Result<usize, Miss> {
     }
 }
 
-/// Objects of up to this many members are searched member by member: comparing a few keys
-/// costs less than hashing one (serde_json's map hashes with SipHash).
-const SCAN_MEMBERS: usize = 8;
-
-/// The value of `map`'s member `key`.
-#[inline]
-fn member<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
-    if map.len() <= SCAN_MEMBERS {
-        map.iter().find_map(|(k, v)| (k == key).then_some(v))
-    } else {
-        map.get(key)
-    }
-}
-
-/// As [`member`], to change.
-#[inline]
-fn member_mut<'v>(map: &'v mut Map<String, Value>, key: &str) -> Option<&'v mut Value> {
-    if map.len() <= SCAN_MEMBERS {
-        map.iter_mut().find_map(|(k, v)| (k == key).then_some(v))
-    } else {
-        map.get_mut(key)
-    }
-}
-
-pub(super) fn walk<'v>(mut cur: &'v Value, tokens: Tokens<'_>) -> Result<&'v Value, Miss> {
+pub(super) fn walk<'v, N: Node>(mut cur: &'v N, tokens: Tokens<'_>) -> Result<&'v N, Miss> {
     for token in tokens {
-        cur = match cur {
-            Value::Object(map) => member(map, &token).ok_or(Miss::NotFound)?,
-            Value::Array(items) => &items[existing_index(&token, items.len())?],
+        cur = match cur.view() {
+            View::Object(map) => map.get(&token).ok_or(Miss::NotFound)?,
+            View::Array(items) => &items[existing_index(&token, items.len())?],
             _ => return Err(Miss::NotFound),
         };
     }
     Ok(cur)
 }
 
-pub(super) fn walk_mut<'v>(
-    mut cur: &'v mut Value,
+pub(super) fn walk_mut<'v, N: Node>(
+    mut cur: &'v mut N,
     tokens: Tokens<'_>,
-) -> Result<&'v mut Value, Miss> {
+) -> Result<&'v mut N, Miss> {
     for token in tokens {
-        cur = match cur {
-            Value::Object(map) => member_mut(map, &token).ok_or(Miss::NotFound)?,
-            Value::Array(items) => {
+        cur = match cur.children() {
+            Some(Children::Object(map)) => map.get_mut(&token).ok_or(Miss::NotFound)?,
+            Some(Children::Array(items)) => {
                 let i = existing_index(&token, items.len())?;
                 &mut items[i]
             }
-            _ => return Err(Miss::NotFound),
+            None => return Err(Miss::NotFound),
         };
     }
     Ok(cur)
@@ -213,10 +197,10 @@ pub(super) fn walk_mut<'v>(
 
 /// The container holding the location `ptr` (non-root) and the location's decoded last
 /// token.
-pub(super) fn parent_mut<'v, 'p>(
-    doc: &'v mut Value,
+pub(super) fn parent_mut<'v, 'p, N: Node>(
+    doc: &'v mut N,
     ptr: &'p JsonPointer,
-) -> Result<(&'v mut Value, Cow<'p, str>), Miss> {
+) -> Result<(&'v mut N, Cow<'p, str>), Miss> {
     let (parent, last) = ptr.split_last().ok_or(Miss::NotFound)?;
     Ok((walk_mut(doc, Tokens::of(parent))?, decode_token(last)))
 }
@@ -231,22 +215,22 @@ pub(super) enum Bounds {
 }
 
 /// Inserts at `ptr` (non-root) with `add` semantics, returning how to undo it.
-pub(super) fn insert_at(
-    doc: &mut Value,
+pub(super) fn insert_at<N: Node>(
+    doc: &mut N,
     ptr: &JsonPointer,
     bounds: Bounds,
-    value: impl FnOnce() -> Value,
-) -> Result<UndoAction, PatchErrorKind> {
+    value: impl FnOnce() -> N,
+) -> Result<UndoAction<N>, PatchErrorKind> {
     let (parent, last) = parent_mut(doc, ptr).map_err(Miss::on_path)?;
-    match parent {
-        Value::Object(map) => match member_mut(map, &last) {
+    match parent.children() {
+        Some(Children::Object(map)) => match map.get_mut(&last) {
             Some(slot) => Ok(UndoAction::RestoreMember(mem::replace(slot, value()))),
             None => {
-                map.insert(last.into_owned(), value());
+                map.push(last.into_owned(), value());
                 Ok(UndoAction::RemoveMember)
             }
         },
-        Value::Array(items) => {
+        Some(Children::Array(items)) => {
             let len = items.len();
             let index = match array_index(&last).map_err(Miss::on_path)? {
                 Index::End => len,
@@ -257,17 +241,20 @@ pub(super) fn insert_at(
             items.insert(index, value());
             Ok(UndoAction::RemoveElement(index))
         }
-        _ => Err(PatchErrorKind::PathNotFound),
+        None => Err(PatchErrorKind::PathNotFound),
     }
 }
 
 /// Checks, without changing anything, that [`insert_at`] could insert at `ptr`
 /// (non-root) in the document as it is, array bounds aside.
-pub(super) fn check_insert_target(doc: &Value, ptr: &JsonPointer) -> Result<(), PatchErrorKind> {
+pub(super) fn check_insert_target<N: Node>(
+    doc: &N,
+    ptr: &JsonPointer,
+) -> Result<(), PatchErrorKind> {
     let (parent, last) = ptr.split_last().ok_or(PatchErrorKind::PathNotFound)?;
-    match walk(doc, Tokens::of(parent)).map_err(Miss::on_path)? {
-        Value::Object(_) => Ok(()),
-        Value::Array(_) => array_index(&decode_token(last))
+    match walk(doc, Tokens::of(parent)).map_err(Miss::on_path)?.view() {
+        View::Object(_) => Ok(()),
+        View::Array(_) => array_index(&decode_token(last))
             .map(drop)
             .map_err(Miss::on_path),
         _ => Err(PatchErrorKind::PathNotFound),
@@ -275,49 +262,42 @@ pub(super) fn check_insert_target(doc: &Value, ptr: &JsonPointer) -> Result<(), 
 }
 
 /// Replaces the existing value at `ptr` (non-root), returning how to undo it.
-pub(super) fn replace_at(
-    doc: &mut Value,
+pub(super) fn replace_at<N: Node>(
+    doc: &mut N,
     ptr: &JsonPointer,
-    value: impl FnOnce() -> Value,
-) -> Result<UndoAction, PatchErrorKind> {
+    value: impl FnOnce() -> N,
+) -> Result<UndoAction<N>, PatchErrorKind> {
     let (parent, last) = parent_mut(doc, ptr).map_err(Miss::on_path)?;
-    match parent {
-        Value::Object(map) => match member_mut(map, &last) {
+    match parent.children() {
+        Some(Children::Object(map)) => match map.get_mut(&last) {
             Some(slot) => Ok(UndoAction::RestoreMember(mem::replace(slot, value()))),
             None => Err(PatchErrorKind::PathNotFound),
         },
-        Value::Array(items) => {
+        Some(Children::Array(items)) => {
             let i = existing_index(&last, items.len()).map_err(Miss::on_path)?;
             Ok(UndoAction::RestoreElement(
                 i,
                 mem::replace(&mut items[i], value()),
             ))
         }
-        _ => Err(PatchErrorKind::PathNotFound),
+        None => Err(PatchErrorKind::PathNotFound),
     }
 }
 
 /// Removes the value at `ptr` (non-root), returning it and where it was.
-pub(super) fn remove_at(doc: &mut Value, ptr: &JsonPointer) -> Result<(Value, RemovedFrom), Miss> {
+pub(super) fn remove_at<N: Node>(doc: &mut N, ptr: &JsonPointer) -> Result<(N, RemovedFrom), Miss> {
     let (parent, last) = parent_mut(doc, ptr)?;
-    match parent {
-        Value::Object(map) => {
-            // serde_json's map does not expose an entry's index, which an undo needs to put
-            // the member back where it was: find the member as every lookup here does,
-            // then its position by address.
-            let target: *const Value = member(map, &last).ok_or(Miss::NotFound)?;
-            let pos = map
-                .values()
-                .position(|v| std::ptr::eq(v, target))
-                .ok_or(Miss::NotFound)?;
-            let value = map.shift_remove(&*last).ok_or(Miss::NotFound)?;
+    match parent.children() {
+        Some(Children::Object(map)) => {
+            let (pos, value) = map.take(&last).ok_or(Miss::NotFound)?;
             Ok((value, RemovedFrom::Member(pos)))
         }
-        Value::Array(items) => {
+        Some(Children::Array(items)) => {
             let i = existing_index(&last, items.len())?;
-            Ok((items.remove(i), RemovedFrom::Element(i)))
+            let value = items.remove(i).ok_or(Miss::NotFound)?;
+            Ok((value, RemovedFrom::Element(i)))
         }
-        _ => Err(Miss::NotFound),
+        None => Err(Miss::NotFound),
     }
 }
 
@@ -327,7 +307,7 @@ pub(super) enum RemovedFrom {
 }
 
 impl RemovedFrom {
-    pub(super) fn undo(self, value: Option<Value>) -> UndoAction {
+    pub(super) fn undo<N>(self, value: Option<N>) -> UndoAction<N> {
         match self {
             RemovedFrom::Member(pos) => UndoAction::ReinsertMember(pos, value),
             RemovedFrom::Element(i) => UndoAction::ReinsertElement(i, value),
@@ -335,11 +315,11 @@ impl RemovedFrom {
     }
 }
 
-pub(super) fn apply_op<'p>(
-    doc: &mut Value,
+pub(super) fn apply_op<'p, N: Node>(
+    doc: &mut N,
     op: &'p PatchOp,
-    value: impl FnOnce() -> Value,
-    log: &mut Vec<Undo<'p>>,
+    value: impl FnOnce() -> N,
+    log: &mut Vec<Undo<'p, N>>,
 ) -> Result<(), PatchErrorKind> {
     let path = op.path();
     if path.has_banned_token() || op.from().is_some_and(JsonPointer::has_banned_token) {
@@ -348,10 +328,10 @@ pub(super) fn apply_op<'p>(
     if path.is_root() {
         return apply_at_root(doc, op, value, log);
     }
-    match doc {
-        Value::Null => return Err(PatchErrorKind::NullDocument),
-        Value::Bool(_) | Value::Number(_) | Value::String(_) => return scalar_document(doc, op),
-        Value::Array(_) | Value::Object(_) => {}
+    match doc.view() {
+        View::Null => return Err(PatchErrorKind::NullDocument),
+        View::Bool(_) | View::Number(_) | View::String(_) => return scalar_document(doc, op),
+        View::Array(_) | View::Object(_) => {}
     }
     let action = match op {
         PatchOp::Add { .. } => insert_at(doc, path, Bounds::Strict, value)?,
@@ -401,8 +381,8 @@ pub(super) fn apply_op<'p>(
 }
 
 /// The outcome of a `test` op that found `found` where it expected `expected`.
-fn test_value(found: &Value, expected: &Value) -> Result<(), PatchErrorKind> {
-    if json_equal(found, expected) {
+fn test_value<N: Node>(found: &N, expected: &Value) -> Result<(), PatchErrorKind> {
+    if node_equal(found, expected) {
         Ok(())
     } else {
         Err(PatchErrorKind::TestFailed)
@@ -410,27 +390,27 @@ fn test_value(found: &Value, expected: &Value) -> Result<(), PatchErrorKind> {
 }
 
 /// A clone of the value at a `copy`'s `from`, or `FromNotFound`.
-fn copy_from(doc: &Value, from: &JsonPointer) -> Result<Value, PatchErrorKind> {
+fn copy_from<N: Node>(doc: &N, from: &JsonPointer) -> Result<N, PatchErrorKind> {
     walk(doc, from.tokens())
         .cloned()
         .map_err(|_| PatchErrorKind::FromNotFound)
 }
 
 /// Removes the value at a `move`'s `from`, or fails with `FromNotFound`.
-fn take_from(doc: &mut Value, from: &JsonPointer) -> Result<(Value, RemovedFrom), PatchErrorKind> {
+fn take_from<N: Node>(doc: &mut N, from: &JsonPointer) -> Result<(N, RemovedFrom), PatchErrorKind> {
     remove_at(doc, from).map_err(|_| PatchErrorKind::FromNotFound)
 }
 
-pub(super) fn apply_at_root<'p>(
-    doc: &mut Value,
+pub(super) fn apply_at_root<'p, N: Node>(
+    doc: &mut N,
     op: &'p PatchOp,
-    value: impl FnOnce() -> Value,
-    log: &mut Vec<Undo<'p>>,
+    value: impl FnOnce() -> N,
+    log: &mut Vec<Undo<'p, N>>,
 ) -> Result<(), PatchErrorKind> {
     let path = op.path();
     let new_root = match op {
         PatchOp::Add { .. } | PatchOp::Replace { .. } => value(),
-        PatchOp::Remove { .. } => Value::Null,
+        PatchOp::Remove { .. } => N::default(),
         PatchOp::Test { value, .. } => return test_value(doc, value),
         PatchOp::Copy { from, .. } => copy_from(doc, from)?,
         PatchOp::Move { from, .. } => {
@@ -458,8 +438,8 @@ pub(super) fn apply_at_root<'p>(
 /// Replays `log` backwards. Each action displaces the value currently at its location
 /// into `carry`, which a following `Reinsert*(_, None)` (the other half of a `move`)
 /// consumes.
-pub(super) fn rollback(doc: &mut Value, log: Vec<Undo<'_>>) {
-    let mut carry: Option<Value> = None;
+pub(super) fn rollback<N: Node>(doc: &mut N, log: Vec<Undo<'_, N>>) {
+    let mut carry: Option<N> = None;
     for Undo { at, action } in log.into_iter().rev() {
         if let UndoAction::RestoreRoot(old) = action {
             carry = Some(mem::replace(doc, old));
@@ -469,36 +449,42 @@ pub(super) fn rollback(doc: &mut Value, log: Vec<Undo<'_>>) {
             debug_assert!(false, "rollback: {at} no longer resolves");
             continue;
         };
-        let replayed = match (parent, action) {
-            (Value::Object(map), UndoAction::RemoveMember) => {
-                carry = map.shift_remove(&*last);
+        let replayed = match (parent.children(), action) {
+            (Some(Children::Object(map)), UndoAction::RemoveMember) => {
+                carry = map.take(&last).map(|(_, value)| value);
                 carry.is_some()
             }
-            (Value::Object(map), UndoAction::RestoreMember(old)) => match map.get_mut(&*last) {
-                Some(slot) => {
-                    carry = Some(mem::replace(slot, old));
-                    true
+            (Some(Children::Object(map)), UndoAction::RestoreMember(old)) => {
+                match map.get_mut(&last) {
+                    Some(slot) => {
+                        carry = Some(mem::replace(slot, old));
+                        true
+                    }
+                    None => false,
                 }
-                None => false,
-            },
-            (Value::Object(map), UndoAction::ReinsertMember(pos, value)) => {
+            }
+            (Some(Children::Object(map)), UndoAction::ReinsertMember(pos, value)) => {
                 match value.or_else(|| carry.take()) {
                     Some(value) if pos <= map.len() => {
-                        map.shift_insert(pos, last.into_owned(), value);
+                        map.put(pos, last.into_owned(), value);
                         true
                     }
                     _ => false,
                 }
             }
-            (Value::Array(items), UndoAction::RemoveElement(i)) if i < items.len() => {
-                carry = Some(items.remove(i));
-                true
+            (Some(Children::Array(items)), UndoAction::RemoveElement(i)) if i < items.len() => {
+                carry = items.remove(i);
+                carry.is_some()
             }
-            (Value::Array(items), UndoAction::RestoreElement(i, old)) if i < items.len() => {
+            (Some(Children::Array(items)), UndoAction::RestoreElement(i, old))
+                if i < items.len() =>
+            {
                 carry = Some(mem::replace(&mut items[i], old));
                 true
             }
-            (Value::Array(items), UndoAction::ReinsertElement(i, value)) if i <= items.len() => {
+            (Some(Children::Array(items)), UndoAction::ReinsertElement(i, value))
+                if i <= items.len() =>
+            {
                 match value.or_else(|| carry.take()) {
                     Some(value) => {
                         items.insert(i, value);

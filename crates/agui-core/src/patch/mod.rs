@@ -70,8 +70,9 @@
 //! [`JsonPointer`] and its tokens are in `pointer.rs`; the operation model ([`PatchOp`]) in
 //! `ops.rs`; reading one operation strictly in `parse.rs` and a whole patch leniently in
 //! `lenient.rs`; [`PatchError`] in `error.rs`; the applier with its undo log in `apply.rs`,
-//! the reference's scalar-document quirks in `quirks.rs`; [`json_equal`] in `equal.rs`; and the
-//! JSON Schemas in `schema.rs`. Beside them, [`diff`] goes the other way: from two documents
+//! written once over the documents of `node.rs` (a `serde_json::Value`, or the engine's
+//! compact state document); the reference's scalar-document quirks in `quirks.rs`;
+//! [`json_equal`] in `equal.rs`; and the JSON Schemas in `schema.rs`. Beside them, [`diff`] goes the other way: from two documents
 //! to the operations between them (what a server's `STATE_DELTA` carries).
 
 mod apply;
@@ -79,6 +80,7 @@ pub mod diff;
 mod equal;
 mod error;
 mod lenient;
+mod node;
 mod ops;
 mod parse;
 mod pointer;
@@ -88,10 +90,12 @@ mod schema;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use apply::apply_owned_to;
 pub use apply::{apply_patch, apply_patch_owned, apply_patch_to};
 pub use equal::json_equal;
 pub use error::{PatchError, PatchErrorKind};
 pub(crate) use lenient::lenient_patch;
 pub use lenient::{DroppedOp, LenientPatch, PatchParseError, parse_patch, parse_patch_lenient};
+pub(crate) use node::{Children, Items, Members, Node, SCAN_MEMBERS, View};
 pub use ops::{JsonPatch, PatchOp};
 pub use pointer::{JsonPointer, PointerError, PointerErrorKind, Tokens};

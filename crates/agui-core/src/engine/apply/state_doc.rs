@@ -1,12 +1,16 @@
-//! The state document: a tree, or the JSON text of a large snapshot until something needs
-//! its tree.
+//! The state document: a tree, the JSON text of a large snapshot until something needs its
+//! tree, or the compact document a folder patches.
 //!
 //! A `serde_json::Value` takes about twelve times the bytes of its JSON text (a 5 MB
 //! snapshot of small objects becomes some 60 MB), so a pipeline that folds without handing
-//! events back keeps a large snapshot as the text `serde_json` would write of it. The
-//! first patch turns it into a tree; so does a look at [`Applier::state`](super::Applier::state),
-//! which keeps the text beside the tree it built.
+//! events back keeps a large snapshot as the text `serde_json` would write of it. Such a
+//! folder ([`Applier::push_owned`](super::Applier::push_owned)) patches a [`Doc`], which
+//! is smaller and faster to patch than a `Value`. A look at
+//! [`Applier::state`](super::Applier::state) builds the tree and keeps it beside the text
+//! or the compact document; the next patch then goes to that tree, so a caller that looks
+//! after every event pays for one conversion, not one per look.
 
+use super::doc::Doc;
 use crate::event::value_of_text;
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -20,26 +24,69 @@ pub(super) enum StateDoc {
         json: Box<[u8]>,
         tree: OnceLock<Value>,
     },
+    /// The document, compact; `tree` as for `Text`.
+    Compact {
+        doc: Doc,
+        tree: OnceLock<Value>,
+    },
+}
+
+/// The document a patch goes to.
+pub(super) enum Target<'a> {
+    Tree(&'a mut Value),
+    Compact(&'a mut Doc),
 }
 
 impl StateDoc {
+    /// A compact document.
+    pub(super) fn compact(doc: Doc) -> Self {
+        StateDoc::Compact {
+            doc,
+            tree: OnceLock::new(),
+        }
+    }
+
     /// The document as a tree.
     pub(super) fn get(&self) -> &Value {
         match self {
             StateDoc::Tree(v) => v,
             StateDoc::Text { json, tree } => tree.get_or_init(|| value_of_text(json)),
+            StateDoc::Compact { doc, tree } => tree.get_or_init(|| doc.to_value()),
         }
     }
 
-    /// The document as a tree to change: the text, if any, is dropped.
+    /// The document as a tree to change: the text or compact document, if any, is dropped.
     pub(super) fn get_mut(&mut self) -> &mut Value {
-        if let StateDoc::Text { json, tree } = self {
-            let value = tree.take().unwrap_or_else(|| value_of_text(json));
+        if !matches!(self, StateDoc::Tree(_)) {
+            let value = std::mem::replace(self, StateDoc::Tree(Value::Null)).into_value();
             *self = StateDoc::Tree(value);
         }
         match self {
             StateDoc::Tree(v) => v,
-            StateDoc::Text { .. } => unreachable!("the text was just replaced by its tree"),
+            _ => unreachable!("the document was just made a tree"),
+        }
+    }
+
+    /// The document to patch for a folder that does not hand events back: the compact
+    /// document, unless a tree is already there (kept, or built for a look), which is then
+    /// the one kept current.
+    pub(super) fn target(&mut self) -> Target<'_> {
+        match self {
+            StateDoc::Text { json, tree } if tree.get().is_none() => {
+                *self = StateDoc::compact(Doc::of_text(json));
+            }
+            StateDoc::Text { tree, .. } | StateDoc::Compact { tree, .. }
+                if tree.get().is_some() =>
+            {
+                let value = tree.take().unwrap_or_default();
+                *self = StateDoc::Tree(value);
+            }
+            _ => {}
+        }
+        match self {
+            StateDoc::Tree(v) => Target::Tree(v),
+            StateDoc::Compact { doc, .. } => Target::Compact(doc),
+            StateDoc::Text { .. } => unreachable!("text was just made a document"),
         }
     }
 
@@ -49,6 +96,7 @@ impl StateDoc {
             StateDoc::Text { json, mut tree } => {
                 tree.take().unwrap_or_else(|| value_of_text(&json))
             }
+            StateDoc::Compact { doc, mut tree } => tree.take().unwrap_or_else(|| doc.into_value()),
         }
     }
 
@@ -57,6 +105,7 @@ impl StateDoc {
         match self {
             StateDoc::Tree(v) => crate::event::write_value(out, v),
             StateDoc::Text { json, .. } => out.extend_from_slice(json),
+            StateDoc::Compact { doc, .. } => crate::event::write_value(out, doc),
         }
     }
 }

@@ -536,6 +536,54 @@ fn ap12_owned_deltas_fold_as_borrowed_ones() {
 }
 
 #[test]
+fn ap12_owned_state_is_patched_compact_until_someone_looks() {
+    // `push_owned` keeps a snapshot as a compact document and patches that; a look at the
+    // state builds the tree, which the next patch then keeps current instead. At every
+    // step the state, its JSON and the warnings are those of `push`.
+    let snapshot = json!({"type": "STATE_SNAPSHOT", "snapshot": {
+        "items": [{"id": 1}, {"id": 2}, {"id": 3}],
+        "wide": {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7, "h": 8, "i": 9}}});
+    let deltas = [
+        json!({"type": "STATE_DELTA", "delta": [
+            {"op": "remove", "path": "/items/0"},
+            {"op": "add", "path": "/wide/j", "value": {"deep": [1.5, "é"]}},
+            {"op": "move", "from": "/wide/a", "path": "/items/-"}]}),
+        json!({"type": "STATE_DELTA", "delta": [
+            {"op": "copy", "from": "/wide/j", "path": "/items/0"},
+            {"op": "test", "path": "/items/0/deep/0", "value": 1.5}]}),
+        json!({"type": "STATE_DELTA", "delta": [
+            {"op": "remove", "path": "/wide/b"},
+            {"op": "replace", "path": "/missing", "value": 1}]}),
+    ];
+    let (mut borrowed, mut owned) = (Applier::new(), Applier::new());
+    let json_of = |a: &Applier| {
+        let mut out = Vec::new();
+        a.write_state_json(&mut out);
+        String::from_utf8(out).unwrap()
+    };
+    for look_after in 0..=deltas.len() {
+        for (i, v) in std::iter::once(&snapshot).chain(&deltas).enumerate() {
+            let e = ev(v.clone());
+            assert_eq!(owned.push_owned(e.clone()), borrowed.push(&e), "{v}");
+            assert_eq!(json_of(&owned), json_of(&borrowed), "{v}");
+            // Before the look the state stays compact; after it, a tree.
+            assert_eq!(owned.state_is_compact(), i <= look_after, "step {i}");
+            if i == look_after {
+                assert_eq!(owned.state(), borrowed.state(), "{v}");
+            }
+        }
+        assert_eq!(owned.warnings(), borrowed.warnings());
+    }
+    assert_eq!(
+        owned.state(),
+        &json!({"items": [{"deep": [1.5, "é"]}, {"id": 2}, {"id": 3}, 1],
+            "wide": {"b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7, "h": 8, "i": 9,
+                "j": {"deep": [1.5, "é"]}}})
+    );
+    assert_eq!(rules(&owned), ["AP12"; 4]);
+}
+
+#[test]
 fn ap12_empty_patch_still_changes_state() {
     let mut a = Applier::new();
     assert_eq!(
