@@ -72,8 +72,9 @@
 //! `lenient.rs`; [`PatchError`] in `error.rs`; the applier with its undo log in `apply.rs`,
 //! written once over the documents of `node.rs` (a `serde_json::Value`, or the engine's
 //! compact state document); the reference's scalar-document quirks in `quirks.rs`;
-//! [`json_equal`] in `equal.rs`; and the JSON Schemas in `schema.rs`. Beside them, [`diff`] goes the other way: from two documents
-//! to the operations between them (what a server's `STATE_DELTA` carries).
+//! [`json_equal`] in `equal.rs`; and the JSON Schemas in `schema.rs`. Beside them, [`diff`]
+//! goes the other way: from two documents to the operations between them (what a server's
+//! `STATE_DELTA` carries).
 
 mod apply;
 pub mod diff;

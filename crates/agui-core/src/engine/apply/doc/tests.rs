@@ -146,7 +146,8 @@ proptest! {
         let mut doc = Doc::from(start);
         let by_value = apply_owned_to(&mut value, ops.clone());
         let by_doc = apply_owned_to(&mut doc, ops.clone());
-        prop_assert_eq!(&by_doc, &by_value, "{:?}", ops.iter().map(PatchOp::op).collect::<Vec<_>>());
+        let names: Vec<_> = ops.iter().map(PatchOp::op).collect();
+        prop_assert_eq!(&by_doc, &by_value, "{:?}", names);
         prop_assert_eq!(text(&doc.to_value()), text(&value));
         let mut written = Vec::new();
         write_value(&mut written, &doc);
