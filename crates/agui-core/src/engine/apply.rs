@@ -254,8 +254,8 @@ impl Applier {
     /// then held once, not twice).
     ///
     /// The snapshot is kept as a compact document, which the following `STATE_DELTA`s patch
-    /// (a third of a `Value`'s bytes per element; an array removal moves the elements on
-    /// its shorter side). The outcome is exactly [`push`](Self::push)'s: the same rules,
+    /// (a third of a `Value`'s bytes per element; a long array is kept in blocks, so that
+    /// a removal moves the elements of one block). The outcome is exactly [`push`](Self::push)'s: the same rules,
     /// failures and warnings. [`state`](Self::state) builds the `Value` the first time it
     /// is asked and keeps it; from then on the patches go to that `Value`, so looking after
     /// every event costs one conversion per snapshot.

@@ -3,15 +3,15 @@
 //! A `serde_json::Value` with ordered objects takes 72 bytes, whatever it holds, and a
 //! patch that removes or inserts an array element moves every element after it: on a state
 //! of a few thousand items most of the applier's time went into those moves. A [`Doc`]
-//! takes 24 bytes (an array and an object live behind one pointer); an array is a deque,
-//! so a removal moves the elements on its shorter side; an object of up to
+//! takes 24 bytes (an array and an object live behind one pointer); a long array is kept
+//! in blocks, so that a removal moves the elements of one block; an object of up to
 //! [`SCAN_MEMBERS`] members is a plain list, searched without hashing, and a larger one an
 //! index map (SipHash, as serde_json's). The patch operations are the same code as for a
 //! `Value` ([`crate::patch::Node`]), so the semantics cannot drift apart.
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::hash::RandomState;
+use std::ops::{Index, IndexMut};
 
 use indexmap::IndexMap;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -36,12 +36,55 @@ pub(crate) enum Doc {
     Bool(bool),
     Number(Number),
     String(Box<str>),
-    // A deque: a removal moves the elements on its shorter side (none for the first).
-    // Boxed so that an element takes 24 bytes, not 40: the elements are what a removal
-    // moves.
-    #[allow(clippy::box_collection)]
-    Array(Box<VecDeque<Doc>>),
+    // Boxed so that an element takes 24 bytes: the elements are what a removal moves.
+    Array(Box<DocItems>),
     Object(Box<DocMembers>),
+}
+
+/// An array's elements: one vector while short, then blocks of at most [`BLOCK`]
+/// elements, so that an insertion or a removal moves the elements of one block, not of the
+/// whole array.
+#[derive(Debug, Clone)]
+pub(crate) enum DocItems {
+    /// Up to [`BLOCK`] elements.
+    Flat(Vec<Doc>),
+    /// More; no block is empty. `len` is the number of elements.
+    Blocks { len: usize, blocks: Vec<Vec<Doc>> },
+}
+
+/// The most elements a block holds (a removal moves at most this many 24-byte elements);
+/// a full block splits in two, and a block of under a quarter of it takes in its successor
+/// when both fit in one.
+const BLOCK: usize = 128;
+
+impl DocItems {
+    /// The elements of `items`, in blocks if there are many.
+    pub(crate) fn from_vec(mut items: Vec<Doc>) -> Self {
+        if items.len() <= BLOCK {
+            return DocItems::Flat(items);
+        }
+        let len = items.len();
+        let mut blocks = Vec::with_capacity(len.div_ceil(BLOCK / 2));
+        while !items.is_empty() {
+            let rest = items.split_off(items.len().min(BLOCK / 2));
+            blocks.push(std::mem::replace(&mut items, rest));
+        }
+        DocItems::Blocks { len, blocks }
+    }
+
+    /// The block holding element `index` (< len) and the element's index in it.
+    #[inline]
+    fn locate(blocks: &[Vec<Doc>], mut index: usize) -> (usize, usize) {
+        for (b, block) in blocks.iter().enumerate() {
+            if index < block.len() {
+                return (b, index);
+            }
+            index -= block.len();
+        }
+        // Past the end: the end of the last block (only an insertion asks for it).
+        let last = blocks.len() - 1;
+        (last, blocks[last].len() + index)
+    }
 }
 
 impl DocMembers {
@@ -94,7 +137,7 @@ impl From<Value> for Doc {
             Value::Bool(b) => Doc::Bool(b),
             Value::Number(n) => Doc::Number(n),
             Value::String(s) => Doc::String(s.into_boxed_str()),
-            Value::Array(items) => Doc::Array(Box::new(items.into_iter().map(Doc::from).collect())),
+            Value::Array(items) => Doc::array(items.into_iter().map(Doc::from).collect()),
             Value::Object(map) => {
                 let mut out = DocMembers::with_capacity(map.len());
                 for (key, value) in map {
@@ -107,6 +150,11 @@ impl From<Value> for Doc {
 }
 
 impl Doc {
+    /// An array of `items`.
+    fn array(items: Vec<Doc>) -> Doc {
+        Doc::Array(Box::new(DocItems::from_vec(items)))
+    }
+
     /// The document as a `Value`.
     pub(crate) fn to_value(&self) -> Value {
         match self {
@@ -114,7 +162,7 @@ impl Doc {
             Doc::Bool(b) => Value::Bool(*b),
             Doc::Number(n) => Value::Number(n.clone()),
             Doc::String(s) => Value::String(s.to_string()),
-            Doc::Array(items) => Value::Array(items.iter().map(Doc::to_value).collect()),
+            Doc::Array(items) => Value::Array(Items::iter(&**items).map(Doc::to_value).collect()),
             Doc::Object(map) => {
                 let mut out = Map::with_capacity(map.len());
                 for (key, value) in map.iter() {
@@ -132,7 +180,14 @@ impl Doc {
             Doc::Bool(b) => Value::Bool(b),
             Doc::Number(n) => Value::Number(n),
             Doc::String(s) => Value::String(s.into_string()),
-            Doc::Array(items) => Value::Array(items.into_iter().map(Doc::into_value).collect()),
+            Doc::Array(items) => Value::Array(match *items {
+                DocItems::Flat(items) => items.into_iter().map(Doc::into_value).collect(),
+                DocItems::Blocks { len, blocks } => {
+                    let mut out = Vec::with_capacity(len);
+                    out.extend(blocks.into_iter().flatten().map(Doc::into_value));
+                    out
+                }
+            }),
             Doc::Object(map) => {
                 let mut out = Map::with_capacity(map.len());
                 let mut put = |key: Box<str>, value: Doc| {
@@ -158,7 +213,7 @@ impl Doc {
 }
 
 impl Node for Doc {
-    type Items = VecDeque<Doc>;
+    type Items = DocItems;
     type Members = DocMembers;
 
     #[inline]
@@ -188,27 +243,112 @@ impl Node for Doc {
     }
 }
 
-impl Items<Doc> for VecDeque<Doc> {
+impl Index<usize> for DocItems {
+    type Output = Doc;
+
+    /// Element `index`; panics past the end, like a slice.
+    #[inline]
+    fn index(&self, index: usize) -> &Doc {
+        match self {
+            DocItems::Flat(items) => &items[index],
+            DocItems::Blocks { blocks, .. } => {
+                let (b, i) = DocItems::locate(blocks, index);
+                &blocks[b][i]
+            }
+        }
+    }
+}
+
+impl IndexMut<usize> for DocItems {
+    #[inline]
+    fn index_mut(&mut self, index: usize) -> &mut Doc {
+        match self {
+            DocItems::Flat(items) => &mut items[index],
+            DocItems::Blocks { blocks, .. } => {
+                let (b, i) = DocItems::locate(blocks, index);
+                &mut blocks[b][i]
+            }
+        }
+    }
+}
+
+impl Items<Doc> for DocItems {
     #[inline]
     fn len(&self) -> usize {
-        VecDeque::len(self)
+        match self {
+            DocItems::Flat(items) => items.len(),
+            DocItems::Blocks { len, .. } => *len,
+        }
     }
 
-    #[inline]
     fn insert(&mut self, index: usize, value: Doc) {
-        VecDeque::insert(self, index, value);
+        match self {
+            DocItems::Flat(items) if items.len() < BLOCK => items.insert(index, value),
+            DocItems::Flat(items) => {
+                let mut all = std::mem::take(items);
+                all.insert(index, value);
+                *self = DocItems::from_vec(all);
+            }
+            DocItems::Blocks { len, blocks } => {
+                let (b, i) = DocItems::locate(blocks, index);
+                if blocks[b].len() == BLOCK {
+                    let tail = blocks[b].split_off(BLOCK / 2);
+                    blocks.insert(b + 1, tail);
+                    if i > BLOCK / 2 {
+                        blocks[b + 1].insert(i - BLOCK / 2, value);
+                    } else {
+                        blocks[b].insert(i, value);
+                    }
+                } else {
+                    blocks[b].insert(i, value);
+                }
+                *len += 1;
+            }
+        }
     }
 
-    #[inline]
     fn remove(&mut self, index: usize) -> Option<Doc> {
-        VecDeque::remove(self, index)
+        let (len, blocks) = match self {
+            DocItems::Flat(items) => return (index < items.len()).then(|| items.remove(index)),
+            DocItems::Blocks { len, blocks } => (len, blocks),
+        };
+        if index >= *len {
+            return None;
+        }
+        let (b, i) = DocItems::locate(blocks, index);
+        let value = blocks[b].remove(i);
+        *len -= 1;
+        let size = blocks[b].len();
+        if size == 0 {
+            blocks.remove(b);
+        } else if size < BLOCK / 4 {
+            // Join a small block with a neighbour it fits with.
+            if b + 1 < blocks.len() && size + blocks[b + 1].len() <= BLOCK {
+                let next = blocks.remove(b + 1);
+                blocks[b].extend(next);
+            } else if b > 0 && size + blocks[b - 1].len() <= BLOCK {
+                let this = blocks.remove(b);
+                blocks[b - 1].extend(this);
+            }
+        }
+        if *len <= BLOCK / 2 {
+            let all = std::mem::take(blocks).into_iter().flatten().collect();
+            *self = DocItems::Flat(all);
+        }
+        Some(value)
     }
 
     fn iter<'a>(&'a self) -> impl Iterator<Item = &'a Doc>
     where
         Doc: 'a,
     {
-        VecDeque::iter(self)
+        let (flat, blocks) = match self {
+            DocItems::Flat(items) => (Some(items.iter()), None),
+            DocItems::Blocks { blocks, .. } => (None, Some(blocks.iter().flatten())),
+        };
+        flat.into_iter()
+            .flatten()
+            .chain(blocks.into_iter().flatten())
     }
 }
 
@@ -331,11 +471,11 @@ impl<'de> Visitor<'de> for DocVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Doc, A::Error> {
-        let mut items = VecDeque::with_capacity(seq.size_hint().unwrap_or(0));
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
         while let Some(item) = seq.next_element()? {
-            items.push_back(item);
+            items.push(item);
         }
-        Ok(Doc::Array(Box::new(items)))
+        Ok(Doc::array(items))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {

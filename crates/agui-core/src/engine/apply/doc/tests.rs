@@ -154,3 +154,112 @@ proptest! {
         prop_assert_eq!(written, serde_json::to_vec(&value).unwrap());
     }
 }
+
+/// A step on an array: insert at, remove at, or replace at a position (taken modulo the
+/// length, so that most steps land).
+#[derive(Debug, Clone)]
+enum Step {
+    Insert(usize),
+    Remove(usize),
+    Set(usize),
+}
+
+fn steps() -> impl Strategy<Value = Vec<Step>> {
+    // Half the positions fall in the first blocks, so that blocks there shrink far enough
+    // to be joined and grow far enough to be split.
+    let at = || prop_oneof![0usize..150, any::<usize>()];
+    prop::collection::vec(
+        prop_oneof![
+            3 => at().prop_map(Step::Insert),
+            4 => at().prop_map(Step::Remove),
+            1 => at().prop_map(Step::Set),
+        ],
+        0..600,
+    )
+}
+
+/// The block list's own rules: the length is the elements', no block is empty or over
+/// the limit, and a short array is one vector.
+fn check_blocks(items: &DocItems) -> Result<(), TestCaseError> {
+    if let DocItems::Blocks { len, blocks } = items {
+        prop_assert_eq!(*len, blocks.iter().map(Vec::len).sum::<usize>());
+        prop_assert!(*len > BLOCK / 2, "{} elements left in blocks", len);
+        for block in blocks {
+            prop_assert!(
+                !block.is_empty() && block.len() <= BLOCK,
+                "a block of {}",
+                block.len()
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// An array in blocks reads, inserts, removes and replaces as a vector does, around
+    /// every size where it changes shape.
+    #[test]
+    fn items_behave_as_a_vector(start in 0usize..700, steps in steps()) {
+        let mut model: Vec<i64> = (0..start as i64).collect();
+        let mut items = DocItems::from_vec(model.iter().map(|&n| Doc::Number(n.into())).collect());
+        check_blocks(&items)?;
+        let mut next = start as i64;
+        for step in steps {
+            match step {
+                Step::Insert(at) => {
+                    let at = at % (model.len() + 1);
+                    model.insert(at, next);
+                    items.insert(at, Doc::Number(next.into()));
+                    next += 1;
+                }
+                Step::Remove(at) => {
+                    let at = if model.is_empty() { at % 2 } else { at % model.len() };
+                    let want = (at < model.len()).then(|| model.remove(at));
+                    let got = items.remove(at).map(|d| d.to_value());
+                    prop_assert_eq!(got, want.map(|n| json!(n)));
+                }
+                Step::Set(at) if !model.is_empty() => {
+                    let at = at % model.len();
+                    model[at] = -model[at];
+                    items[at] = Doc::Number(model[at].into());
+                }
+                Step::Set(_) => {}
+            }
+            check_blocks(&items)?;
+            prop_assert_eq!(items.len(), model.len());
+        }
+        let values: Vec<Value> = Items::iter(&items).map(Doc::to_value).collect();
+        prop_assert_eq!(&values, &model.iter().map(|&n| json!(n)).collect::<Vec<_>>());
+        for (i, n) in model.iter().enumerate() {
+            prop_assert_eq!(items[i].to_value(), json!(n));
+        }
+        prop_assert_eq!(Doc::Array(Box::new(items)).into_value(), json!(model));
+    }
+}
+
+#[test]
+fn long_arrays_patch_as_values_do() {
+    // Patches on arrays long enough to be kept in blocks: removals and insertions across
+    // block edges, a move within the array, a failing patch rolled back.
+    let start = json!({"l": (0..1000).collect::<Vec<_>>()});
+    let mut ops = Vec::new();
+    for i in 0..300 {
+        ops.push(json!({"op": "remove", "path": format!("/l/{}", (i * 7) % (1000 - i))}));
+        ops.push(json!({"op": "add", "path": format!("/l/{}", (i * 13) % 700), "value": {"i": i}}));
+    }
+    ops.push(json!({"op": "move", "from": "/l/5", "path": "/l/600"}));
+    ops.push(json!({"op": "copy", "from": "/l/599", "path": "/l/-"}));
+    let good: JsonPatch = serde_json::from_value(Value::Array(ops.clone())).unwrap();
+    ops.push(json!({"op": "test", "path": "/l/0", "value": "no"}));
+    let bad: JsonPatch = serde_json::from_value(Value::Array(ops)).unwrap();
+    for patch in [good, bad] {
+        let (mut value, mut doc) = (start.clone(), Doc::from(start.clone()));
+        let by_value = apply_owned_to(&mut value, patch.clone());
+        assert_eq!(apply_owned_to(&mut doc, patch), by_value);
+        assert!(matches!(&doc, Doc::Object(m) if matches!(
+            m.get("l"), Some(Doc::Array(items)) if matches!(**items, DocItems::Blocks { .. }))));
+        assert_eq!(text(&doc.to_value()), text(&value));
+    }
+}
