@@ -59,15 +59,16 @@ const BLOCK: usize = 128;
 
 impl DocItems {
     /// The elements of `items`, in blocks if there are many.
-    pub(crate) fn from_vec(mut items: Vec<Doc>) -> Self {
+    pub(crate) fn from_vec(items: Vec<Doc>) -> Self {
         if items.len() <= BLOCK {
             return DocItems::Flat(items);
         }
+        // Half-full blocks: room to grow on either side of any element.
         let len = items.len();
         let mut blocks = Vec::with_capacity(len.div_ceil(BLOCK / 2));
-        while !items.is_empty() {
-            let rest = items.split_off(items.len().min(BLOCK / 2));
-            blocks.push(std::mem::replace(&mut items, rest));
+        let mut items = items.into_iter();
+        while items.len() > 0 {
+            blocks.push(items.by_ref().take(BLOCK / 2).collect());
         }
         DocItems::Blocks { len, blocks }
     }
