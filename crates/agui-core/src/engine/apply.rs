@@ -44,6 +44,7 @@ use crate::message::{
 };
 use crate::metadata::{Metadata, merge_metadata};
 use crate::{Event, Interrupt, Message, RunOutcome, ToolCall};
+use doc::Doc;
 use serde::Serialize;
 use serde_json::Value;
 use state_doc::{StateDoc, Target};
@@ -229,7 +230,11 @@ fn merge(target: &mut Option<Metadata>, incoming: Option<&Metadata>) -> bool {
 impl Applier {
     /// No messages, state `{}`.
     pub fn new() -> Self {
-        Applier::with_history(Vec::new(), Value::Object(Default::default()))
+        let mut applier = Applier::with_history(Vec::new(), Value::Null);
+        // Compact, like a snapshot given to `push_owned`: a stream that builds its state
+        // with deltas alone is patched as fast as one that starts with a snapshot.
+        applier.state = StateDoc::compact(Doc::empty_object());
+        applier
     }
 
     /// Starts from existing messages and state (the reference's `agent.messages` and

@@ -151,6 +151,11 @@ impl From<Value> for Doc {
 }
 
 impl Doc {
+    /// `{}`.
+    pub(crate) fn empty_object() -> Doc {
+        Doc::Object(Box::new(DocMembers::Few(Vec::new())))
+    }
+
     /// An array of `items`.
     fn array(items: Vec<Doc>) -> Doc {
         Doc::Array(Box::new(DocItems::from_vec(items)))

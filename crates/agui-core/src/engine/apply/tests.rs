@@ -556,6 +556,12 @@ fn ap12_owned_state_is_patched_compact_until_someone_looks() {
             {"op": "replace", "path": "/missing", "value": 1}]}),
     ];
     let (mut borrowed, mut owned) = (Applier::new(), Applier::new());
+    // A new applier's `{}` is compact too: deltas without a snapshot are patched there.
+    assert!(owned.state_is_compact());
+    let e =
+        ev(json!({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/n", "value": [1]}]}));
+    assert_eq!(owned.push_owned(e.clone()), borrowed.push(&e));
+    assert!(owned.state_is_compact());
     let json_of = |a: &Applier| {
         let mut out = Vec::new();
         a.write_state_json(&mut out);
