@@ -48,8 +48,13 @@ pub(crate) enum Doc {
 pub(crate) enum DocItems {
     /// Up to [`BLOCK`] elements.
     Flat(Vec<Doc>),
-    /// More; no block is empty. `len` is the number of elements.
-    Blocks { len: usize, blocks: Vec<Vec<Doc>> },
+    /// More; no block is empty. `len` is the number of elements and `starts[b]` the index
+    /// of block `b`'s first element, so that an element is found by a binary search.
+    Blocks {
+        len: usize,
+        blocks: Vec<Vec<Doc>>,
+        starts: Vec<usize>,
+    },
 }
 
 /// The most elements a block holds (a removal moves at most this many 24-byte elements);
@@ -70,21 +75,21 @@ impl DocItems {
         while items.len() > 0 {
             blocks.push(items.by_ref().take(BLOCK / 2).collect());
         }
-        DocItems::Blocks { len, blocks }
+        let starts = (0..blocks.len()).map(|b| b * (BLOCK / 2)).collect();
+        DocItems::Blocks {
+            len,
+            blocks,
+            starts,
+        }
     }
 
-    /// The block holding element `index` (< len) and the element's index in it.
+    /// The block holding element `index` (< len) and the element's index in it; past the
+    /// end, the last block and an index past its end (only an insertion asks for the end).
     #[inline]
-    fn locate(blocks: &[Vec<Doc>], mut index: usize) -> (usize, usize) {
-        for (b, block) in blocks.iter().enumerate() {
-            if index < block.len() {
-                return (b, index);
-            }
-            index -= block.len();
-        }
-        // Past the end: the end of the last block (only an insertion asks for it).
-        let last = blocks.len() - 1;
-        (last, blocks[last].len() + index)
+    fn locate(starts: &[usize], index: usize) -> (usize, usize) {
+        // `starts[0]` is 0, so at least one start is at or before `index`.
+        let b = starts.partition_point(|&s| s <= index) - 1;
+        (b, index - starts[b])
     }
 }
 
@@ -188,7 +193,7 @@ impl Doc {
             Doc::String(s) => Value::String(s.into_string()),
             Doc::Array(items) => Value::Array(match *items {
                 DocItems::Flat(items) => items.into_iter().map(Doc::into_value).collect(),
-                DocItems::Blocks { len, blocks } => {
+                DocItems::Blocks { len, blocks, .. } => {
                     let mut out = Vec::with_capacity(len);
                     out.extend(blocks.into_iter().flatten().map(Doc::into_value));
                     out
@@ -257,8 +262,8 @@ impl Index<usize> for DocItems {
     fn index(&self, index: usize) -> &Doc {
         match self {
             DocItems::Flat(items) => &items[index],
-            DocItems::Blocks { blocks, .. } => {
-                let (b, i) = DocItems::locate(blocks, index);
+            DocItems::Blocks { blocks, starts, .. } => {
+                let (b, i) = DocItems::locate(starts, index);
                 &blocks[b][i]
             }
         }
@@ -270,8 +275,8 @@ impl IndexMut<usize> for DocItems {
     fn index_mut(&mut self, index: usize) -> &mut Doc {
         match self {
             DocItems::Flat(items) => &mut items[index],
-            DocItems::Blocks { blocks, .. } => {
-                let (b, i) = DocItems::locate(blocks, index);
+            DocItems::Blocks { blocks, starts, .. } => {
+                let (b, i) = DocItems::locate(starts, index);
                 &mut blocks[b][i]
             }
         }
@@ -295,45 +300,56 @@ impl Items<Doc> for DocItems {
                 all.insert(index, value);
                 *self = DocItems::from_vec(all);
             }
-            DocItems::Blocks { len, blocks } => {
-                let (b, i) = DocItems::locate(blocks, index);
+            DocItems::Blocks {
+                len,
+                blocks,
+                starts,
+            } => {
+                let (mut b, mut i) = DocItems::locate(starts, index);
                 if blocks[b].len() == BLOCK {
                     let tail = blocks[b].split_off(BLOCK / 2);
                     blocks.insert(b + 1, tail);
+                    starts.insert(b + 1, starts[b] + BLOCK / 2);
                     if i > BLOCK / 2 {
-                        blocks[b + 1].insert(i - BLOCK / 2, value);
-                    } else {
-                        blocks[b].insert(i, value);
+                        (b, i) = (b + 1, i - BLOCK / 2);
                     }
-                } else {
-                    blocks[b].insert(i, value);
                 }
+                blocks[b].insert(i, value);
+                starts[b + 1..].iter_mut().for_each(|s| *s += 1);
                 *len += 1;
             }
         }
     }
 
     fn remove(&mut self, index: usize) -> Option<Doc> {
-        let (len, blocks) = match self {
+        let (len, blocks, starts) = match self {
             DocItems::Flat(items) => return (index < items.len()).then(|| items.remove(index)),
-            DocItems::Blocks { len, blocks } => (len, blocks),
+            DocItems::Blocks {
+                len,
+                blocks,
+                starts,
+            } => (len, blocks, starts),
         };
         if index >= *len {
             return None;
         }
-        let (b, i) = DocItems::locate(blocks, index);
+        let (b, i) = DocItems::locate(starts, index);
         let value = blocks[b].remove(i);
+        starts[b + 1..].iter_mut().for_each(|s| *s -= 1);
         *len -= 1;
         let size = blocks[b].len();
         if size == 0 {
             blocks.remove(b);
+            starts.remove(b);
         } else if size < BLOCK / 4 {
             // Join a small block with a neighbour it fits with.
             if b + 1 < blocks.len() && size + blocks[b + 1].len() <= BLOCK {
                 let next = blocks.remove(b + 1);
+                starts.remove(b + 1);
                 blocks[b].extend(next);
             } else if b > 0 && size + blocks[b - 1].len() <= BLOCK {
                 let this = blocks.remove(b);
+                starts.remove(b);
                 blocks[b - 1].extend(this);
             }
         }

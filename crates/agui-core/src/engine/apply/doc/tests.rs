@@ -181,8 +181,22 @@ fn steps() -> impl Strategy<Value = Vec<Step>> {
 /// The block list's own rules: the length is the elements', no block is empty or over
 /// the limit, and a short array is one vector.
 fn check_blocks(items: &DocItems) -> Result<(), TestCaseError> {
-    if let DocItems::Blocks { len, blocks } = items {
+    if let DocItems::Blocks {
+        len,
+        blocks,
+        starts,
+    } = items
+    {
         prop_assert_eq!(*len, blocks.iter().map(Vec::len).sum::<usize>());
+        let want: Vec<usize> = blocks
+            .iter()
+            .scan(0, |start, block| {
+                let this = *start;
+                *start += block.len();
+                Some(this)
+            })
+            .collect();
+        prop_assert_eq!(starts, &want);
         prop_assert!(*len > BLOCK / 2, "{} elements left in blocks", len);
         for block in blocks {
             prop_assert!(
