@@ -4,7 +4,9 @@
   edits.jsonl    a snapshot of an array of 200,000 numbers, then 2,000 deltas that each
                  remove one element and insert one in the array's first half;
   build.jsonl    20,000 deltas alone (no snapshot) that build an array of about 13,000
-                 objects, inserting all through it and removing every third time.
+                 objects, inserting all through it and removing every third time;
+  replace.jsonl  a snapshot of an array of 1,000,000 numbers, then 20,000 deltas that each
+                 replace one element anywhere in it (reaching an element, no moving).
 
     python3 scripts/long-array-streams.py OUT_DIR
     target/release/agui apply OUT_DIR/edits.jsonl > /dev/null
@@ -44,10 +46,18 @@ def build(deltas=20_000):
         yield {"type": "STATE_DELTA", "delta": ops}
 
 
+def replace(n=1_000_000, deltas=20_000):
+    yield {"type": "STATE_SNAPSHOT", "snapshot": {"l": list(range(n))}}
+    for i in range(deltas):
+        yield {"type": "STATE_DELTA", "delta": [
+            {"op": "replace", "path": f"/l/{i * 104729 % n}", "value": -i},
+        ]}
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "target/long-arrays"
     os.makedirs(out, exist_ok=True)
-    for name, events in (("edits", edits()), ("build", build())):
+    for name, events in (("edits", edits()), ("build", build()), ("replace", replace())):
         with open(os.path.join(out, f"{name}.jsonl"), "w", encoding="utf-8") as f:
             for event in run(events):
                 f.write(json.dumps(event, separators=(",", ":")) + "\n")
