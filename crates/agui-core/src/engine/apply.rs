@@ -230,19 +230,22 @@ fn merge(target: &mut Option<Metadata>, incoming: Option<&Metadata>) -> bool {
 impl Applier {
     /// No messages, state `{}`.
     pub fn new() -> Self {
-        let mut applier = Applier::with_history(Vec::new(), Value::Null);
         // Compact, like a snapshot given to `push_owned`: a stream that builds its state
         // with deltas alone is patched as fast as one that starts with a snapshot.
-        applier.state = StateDoc::compact(Doc::empty_object());
-        applier
+        Applier::with_state(Vec::new(), StateDoc::compact(Doc::empty_object()))
     }
 
     /// Starts from existing messages and state (the reference's `agent.messages` and
     /// `input.state`, AP13). Duplicate ids are allowed; look-ups find the first.
     pub fn with_history(messages: Vec<Message>, state: Value) -> Self {
+        Applier::with_state(messages, StateDoc::Tree(state))
+    }
+
+    /// Starts from `messages` and the state document `state`.
+    fn with_state(messages: Vec<Message>, state: StateDoc) -> Self {
         Applier {
             store: Store::from_messages(messages),
-            state: StateDoc::Tree(state),
+            state,
             pending_interrupts: Vec::new(),
             run_tool_calls: Vec::new(),
             run_tool_call_set: HashSet::new(),
@@ -260,12 +263,12 @@ impl Applier {
     ///
     /// The snapshot is kept as a compact document, which the following `STATE_DELTA`s patch
     /// (a third of a `Value`'s bytes per element; a long array is kept in blocks, so that
-    /// a removal moves the elements of one block). The outcome is exactly [`push`](Self::push)'s: the same rules,
-    /// failures and warnings. [`state`](Self::state) builds the `Value` the first time it
-    /// is asked and keeps it; from then on the patches go to that `Value`, so looking after
-    /// every event costs one conversion per snapshot.
-    /// [`write_state_json`](Self::write_state_json) writes the compact document without
-    /// building a `Value`.
+    /// a removal moves the elements of one block). The outcome is exactly
+    /// [`push`](Self::push)'s: the same rules, failures and warnings.
+    /// [`state`](Self::state) builds the `Value` the first time it is asked and keeps it;
+    /// from then on the patches go to that `Value`, so looking after every event costs one
+    /// conversion per snapshot. [`write_state_json`](Self::write_state_json) writes the
+    /// compact document without building a `Value`.
     ///
     /// ```
     /// use agui_core::engine::apply::{Applier, Changes};
