@@ -119,6 +119,11 @@ impl DocMembers {
     /// Sets member `key`: a new key goes last, a repeated one keeps its place and takes
     /// the new value (as a `Value`'s map does).
     fn set(&mut self, key: Box<str>, value: Doc) {
+        if let DocMembers::Many(map) = self {
+            // The index map's own insert keeps a repeated key's place: one lookup, not two.
+            map.insert(key, value);
+            return;
+        }
         match self.get_mut(&key) {
             Some(slot) => *slot = value,
             None => self.add(key, value),
