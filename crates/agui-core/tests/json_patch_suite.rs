@@ -106,15 +106,17 @@ fn run_file(name: &str, tally: &mut Tally) {
             continue;
         }
         let doc = &case["doc"];
-        if let Ok(ops) = serde_json::from_value::<JsonPatch>(raw_patch.clone()) {
-            tally.folded += 1;
-            if let Err(why) = fold_compact(doc, ops.clone(), &apply_patch_to(doc, &ops)) {
-                tally.fold_mismatches.push(format!("{label}: {why}"));
+        let outcome = match serde_json::from_value::<JsonPatch>(raw_patch.clone()) {
+            Err(e) => Err(format!("parse: {e}")),
+            Ok(ops) => {
+                let by_value = apply_patch_to(doc, &ops);
+                tally.folded += 1;
+                if let Err(why) = fold_compact(doc, ops, &by_value) {
+                    tally.fold_mismatches.push(format!("{label}: {why}"));
+                }
+                by_value.map_err(|e| format!("apply: {e}"))
             }
-        }
-        let outcome = serde_json::from_value::<JsonPatch>(raw_patch.clone())
-            .map_err(|e| format!("parse: {e}"))
-            .and_then(|ops| apply_patch_to(doc, &ops).map_err(|e| format!("apply: {e}")));
+        };
         let agrees = match (case.get("expected"), case.get("error"), &outcome) {
             (Some(expected), _, Ok(got)) => got == expected,
             (Some(_), _, Err(_)) => false,
