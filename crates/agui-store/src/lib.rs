@@ -441,7 +441,13 @@ pub trait EventStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         Box::pin(async move {
             let range = self.append(thread, run, events).await?;
-            self.renew_lease(thread, run, until_ms).await?;
+            // An append that ends the run dropped its lease; it is not recorded again.
+            if !events
+                .iter()
+                .any(|e| matches!(e, Event::RunFinished(_) | Event::RunError(_)))
+            {
+                self.renew_lease(thread, run, until_ms).await?;
+            }
             Ok(range)
         })
     }
@@ -492,8 +498,9 @@ pub trait EventStore: Send + Sync + 'static {
         })
     }
 
-    /// The expiry of `run`'s lease (Unix milliseconds), `None` when none was ever recorded
-    /// (a run written without a server, which is never considered abandoned).
+    /// The expiry of `run`'s lease (Unix milliseconds), `None` when none is recorded: a run
+    /// written without a server (never considered abandoned), or one that ended (the append
+    /// that ends a run drops its lease, so the store holds leases of runs in progress only).
     fn lease<'a>(&'a self, thread: &'a str, run: &'a str) -> BoxFuture<'a, Result<Option<u64>>>;
 
     /// Closes `run` with a `RUN_ERROR` (code `abandoned`) when it is still running and its

@@ -192,6 +192,11 @@ impl MemoryStore {
             t.title = prepared.title;
         }
         t.events.extend(stored);
+        if prepared.closes.is_some() {
+            // A lease tells a running run's live server from a dead one; an ended run
+            // needs none.
+            inner.leases.remove(&(thread.to_owned(), run.to_owned()));
+        }
         drop(inner);
         self.notifier.notify(thread, end - 1);
         Ok(first..end)

@@ -244,7 +244,11 @@ fn ddl(s: &str) -> String {
                      updated_ms = GREATEST(updated_ms, p_now),
                      title = coalesce(title, p_title)
                  WHERE tid = v_tid;
-             IF p_lease IS NOT NULL THEN
+             -- A lease tells a running run's live server from a dead one: an append that
+             -- ends the run drops it, so the table holds the runs in progress only.
+             IF p_status <> 'running' THEN
+                 DELETE FROM {s}.leases WHERE thread_id = p_thread AND run_id = p_run;
+             ELSIF p_lease IS NOT NULL THEN
                  INSERT INTO {s}.leases (thread_id, run_id, until_ms)
                      VALUES (p_thread, p_run, p_lease)
                      ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = EXCLUDED.until_ms;
@@ -282,7 +286,7 @@ fn ddl(s: &str) -> String {
                          FROM unnest(p_bodies) WITH ORDINALITY AS u(body, i);
                      INSERT INTO {s}.runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
                          VALUES (v_tid, p_run, NULL, p_status, 1, v_n);
-                     IF p_lease IS NOT NULL THEN
+                     IF p_lease IS NOT NULL AND p_status = 'running' THEN
                          INSERT INTO {s}.leases (thread_id, run_id, until_ms)
                              VALUES (p_thread, p_run, p_lease)
                              ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = EXCLUDED.until_ms;

@@ -618,9 +618,92 @@ fn decode_from(
     Ok((out, None))
 }
 
-/// Commits a group of writes in one transaction, each in its own savepoint, and answers
-/// each (after the commit: a failed commit fails every write of the group).
+/// Does one write of a group inside the group's transaction (or a savepoint of it).
+fn do_job(tx: &Connection, job: &WriteJob) -> Result<Done> {
+    Ok(match &job.work {
+        Work::Append(prepared) => Done::Range(append_in(tx, &job.thread, &job.run, prepared)?),
+        Work::Lease(until_ms) => {
+            lease_in(tx, &job.thread, &job.run, *until_ms)?;
+            Done::Range(0..0)
+        }
+        Work::AppendLeased(prepared, until_ms) => {
+            let range = append_in(tx, &job.thread, &job.run, prepared)?;
+            if prepared.closes.is_none() {
+                lease_in(tx, &job.thread, &job.run, *until_ms)?;
+            }
+            Done::Range(range)
+        }
+        Work::Claim(owner) => Done::Claimed(claim_in(tx, &job.thread, owner.as_deref())?),
+        Work::AppendIfNew(c) => {
+            if let Some(range) = append_to_new_thread(tx, &job.thread, &job.run, c)? {
+                return Ok(Done::Range(range));
+            }
+            insert_thread_in(tx, &job.thread, c.owner.as_deref())?;
+            let (owner, last_seq) = owner_in(tx, &job.thread)?;
+            let last_seq = u64::try_from(last_seq).unwrap_or(u64::MAX);
+            if keeps_thread(last_seq, owner.as_deref(), c.owner.as_deref(), c.any_owner) {
+                Done::Claimed(
+                    thread_info_of(tx, &job.thread)?
+                        .ok_or_else(|| StoreError::unknown_thread(&job.thread))?,
+                )
+            } else {
+                let range = append_in(tx, &job.thread, &job.run, &c.prepared)?;
+                if c.prepared.closes.is_none() {
+                    lease_in(tx, &job.thread, &job.run, c.until_ms)?;
+                }
+                Done::Range(range)
+            }
+        }
+    })
+}
+
+/// Commits a group of writes in one transaction and answers each (after the commit: a
+/// failed commit fails every write of the group).
+///
+/// The writes are first done one after the other in the transaction itself. Should one
+/// fail (a refused append: a run that exists or ended, an unknown parent), that
+/// transaction is rolled back and the group is done again with each write in its own
+/// savepoint, so that the refused one undoes nothing else ([`commit_isolated`]). Refusals
+/// are rare, and a savepoint per write costs two statements and a copy of every page it
+/// changes.
 fn commit_group(conn: &mut Connection, jobs: Vec<WriteJob>, path: &Path) {
+    match commit_plain(conn, &jobs) {
+        Ok(Some(done)) => {
+            for (job, d) in jobs.into_iter().zip(done) {
+                let _ = job.done.send(Ok(d));
+            }
+        }
+        Ok(None) => commit_isolated(conn, jobs, path),
+        Err(e) => {
+            let e = advise(path, e);
+            for job in jobs {
+                let _ = job.done.send(Err(copy_error(&e)));
+            }
+        }
+    }
+}
+
+/// Does `jobs` one after the other in one transaction and commits it: what each did, or
+/// `None`, with nothing written, when one of them failed.
+fn commit_plain(conn: &mut Connection, jobs: &[WriteJob]) -> Result<Option<Vec<Done>>> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(backend)?;
+    let mut done = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        match do_job(&tx, job) {
+            Ok(d) => done.push(d),
+            // Dropping `tx` rolls it back.
+            Err(_) => return Ok(None),
+        }
+    }
+    tx.commit().map_err(backend)?;
+    Ok(Some(done))
+}
+
+/// Commits a group of writes in one transaction, each in its own savepoint (a refused
+/// write undoes only itself), and answers each after the commit.
+fn commit_isolated(conn: &mut Connection, jobs: Vec<WriteJob>, path: &Path) {
     let mut tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
         Ok(tx) => tx,
         Err(e) => {
@@ -635,39 +718,7 @@ fn commit_group(conn: &mut Connection, jobs: Vec<WriteJob>, path: &Path) {
     for job in jobs {
         let outcome = (|| {
             let sp = tx.savepoint().map_err(backend)?;
-            let done = match &job.work {
-                Work::Append(prepared) => {
-                    Done::Range(append_in(&sp, &job.thread, &job.run, prepared)?)
-                }
-                Work::Lease(until_ms) => {
-                    lease_in(&sp, &job.thread, &job.run, *until_ms)?;
-                    Done::Range(0..0)
-                }
-                Work::AppendLeased(prepared, until_ms) => {
-                    let range = append_in(&sp, &job.thread, &job.run, prepared)?;
-                    lease_in(&sp, &job.thread, &job.run, *until_ms)?;
-                    Done::Range(range)
-                }
-                Work::Claim(owner) => Done::Claimed(claim_in(&sp, &job.thread, owner.as_deref())?),
-                Work::AppendIfNew(c) => 'first: {
-                    if let Some(range) = append_to_new_thread(&sp, &job.thread, &job.run, c)? {
-                        break 'first Done::Range(range);
-                    }
-                    insert_thread_in(&sp, &job.thread, c.owner.as_deref())?;
-                    let (owner, last_seq) = owner_in(&sp, &job.thread)?;
-                    let last_seq = u64::try_from(last_seq).unwrap_or(u64::MAX);
-                    if keeps_thread(last_seq, owner.as_deref(), c.owner.as_deref(), c.any_owner) {
-                        Done::Claimed(
-                            thread_info_of(&sp, &job.thread)?
-                                .ok_or_else(|| StoreError::unknown_thread(&job.thread))?,
-                        )
-                    } else {
-                        let range = append_in(&sp, &job.thread, &job.run, &c.prepared)?;
-                        lease_in(&sp, &job.thread, &job.run, c.until_ms)?;
-                        Done::Range(range)
-                    }
-                }
-            };
+            let done = do_job(&sp, &job)?;
             sp.commit().map_err(backend)?;
             Ok(done)
         })()
@@ -783,7 +834,9 @@ fn append_to_new_thread(
     .map_err(backend)?
     .execute(params![tid, run, status, n as i64])
     .map_err(backend)?;
-    lease_in(tx, thread, run, c.until_ms)?;
+    if p.closes.is_none() {
+        lease_in(tx, thread, run, c.until_ms)?;
+    }
     Ok(Some(1..n + 1))
 }
 
@@ -966,6 +1019,14 @@ fn append_in(
     .map_err(backend)?
     .execute(params![(end - 1) as i64, now, prepared.title, tid])
     .map_err(backend)?;
+    if prepared.closes.is_some() {
+        // A lease tells a running run's live server from a dead one; an ended run needs
+        // none, and the table keeps only the runs in progress.
+        tx.prepare_cached("DELETE FROM leases WHERE thread_id = ?1 AND run_id = ?2")
+            .map_err(backend)?
+            .execute(params![thread_id, run_id])
+            .map_err(backend)?;
+    }
     Ok(first..end)
 }
 
@@ -1299,6 +1360,88 @@ mod tests {
         assert_eq!(get("temp_store"), "2"); // MEMORY
         assert_eq!(get("synchronous"), "2"); // FULL
         drop(c);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A group is done without savepoints first; when one of its writes is refused, the
+    /// group is done again with one savepoint per write: the refused write is answered with
+    /// its error and the others are stored, each answered as if alone.
+    #[test]
+    fn a_write_refused_in_a_group_is_refused_alone() {
+        use agui_core::event::RunStarted;
+        let dir = std::env::temp_dir().join(format!("agui-sqlite-group-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("g.db");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let store = SqliteStore::open(&path).await.unwrap();
+            let first = [RunStarted::new("t", "r1").into()];
+            store.append("t", "r1", &first).await.unwrap();
+        });
+        let mut conn = connect(&path, &SqliteOptions::default(), true).unwrap();
+        let job = |thread: &str, leased: bool| {
+            let events = [RunStarted::new(thread, "r1").into()];
+            let prepared = prepare(thread, "r1", &events, &[]).unwrap();
+            let (done, answer) = tokio::sync::oneshot::channel();
+            let work = if leased {
+                Work::AppendLeased(prepared, 77)
+            } else {
+                Work::Append(prepared)
+            };
+            let job = WriteJob {
+                thread: thread.to_owned(),
+                run: "r1".to_owned(),
+                work,
+                done,
+            };
+            (job, answer)
+        };
+        let range = |answer: &mut tokio::sync::oneshot::Receiver<Result<Done>>| match answer
+            .try_recv()
+            .unwrap()
+        {
+            Ok(Done::Range(r)) => Ok(r),
+            Ok(Done::Claimed(_)) => panic!("a claim answered an append"),
+            Err(e) => Err(e),
+        };
+        // Every write accepted: one plain transaction.
+        let (a, mut a_answer) = job("a", false);
+        let (b, mut b_answer) = job("b", true);
+        commit_group(&mut conn, vec![a, b], &path);
+        assert_eq!(range(&mut a_answer).unwrap(), 1..2);
+        assert_eq!(range(&mut b_answer).unwrap(), 1..2);
+        // The run of "t" exists: that write alone is refused.
+        let (c, mut c_answer) = job("c", false);
+        let (t, mut t_answer) = job("t", false);
+        let (d, mut d_answer) = job("d", true);
+        commit_group(&mut conn, vec![c, t, d], &path);
+        assert_eq!(range(&mut c_answer).unwrap(), 1..2);
+        assert!(matches!(
+            range(&mut t_answer),
+            Err(StoreError::RunExists { .. })
+        ));
+        assert_eq!(range(&mut d_answer).unwrap(), 1..2);
+        let last = |thread: &str| thread_row(&conn, thread).unwrap().map(|(_, l)| l);
+        for thread in ["a", "b", "c", "d", "t"] {
+            assert_eq!(last(thread), Some(1), "{thread}");
+        }
+        let lease = |thread: &str| -> Option<i64> {
+            conn.query_row(
+                "SELECT until_ms FROM leases WHERE thread_id = ?1",
+                [thread],
+                |r| r.get(0),
+            )
+            .optional()
+            .unwrap()
+        };
+        assert_eq!(
+            (lease("b"), lease("d"), lease("c")),
+            (Some(77), Some(77), None)
+        );
+        drop(conn);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -708,6 +708,48 @@ async fn expired_leases_abandon_running_runs(open: Open) {
     );
 }
 
+/// A run's lease lasts while the run does: the append that ends a run (`RUN_FINISHED`,
+/// `RUN_ERROR`, an abandonment) drops it, and a claim whose batch ends the run records
+/// none, so the store keeps leases for runs in progress only. A running run keeps its own.
+async fn ended_runs_drop_their_leases(open: Open) {
+    let s = open().await;
+    let other = open().await;
+    s.append_leased("t", "r1", &[started("t", "r1")], 1_000)
+        .await
+        .unwrap();
+    s.append_leased("t", "r2", &[started("t", "r2")], 2_000)
+        .await
+        .unwrap();
+    append_ok(&s, "t", "r1", &[finished("t", "r1")]).await;
+    assert_eq!(s.lease("t", "r1").await.unwrap(), None);
+    assert_eq!(other.lease("t", "r1").await.unwrap(), None);
+    assert_eq!(s.lease("t", "r2").await.unwrap(), Some(2_000));
+    // An error ends it too, and so does abandonment.
+    append_ok(&s, "t", "r2", &[run_error("boom")]).await;
+    assert_eq!(s.lease("t", "r2").await.unwrap(), None);
+    s.append_leased("t", "r3", &[started("t", "r3")], 5)
+        .await
+        .unwrap();
+    assert!(other.abandon_if_expired("t", "r3", 6).await.unwrap());
+    assert_eq!(s.lease("t", "r3").await.unwrap(), None);
+    // A claim that ends its run at once, in an existing thread and in a new one.
+    s.append_leased("t", "r4", &[started("t", "r4"), finished("t", "r4")], 9)
+        .await
+        .unwrap();
+    assert_eq!(s.lease("t", "r4").await.unwrap(), None);
+    let whole = [started("n", "r1"), finished("n", "r1")];
+    let r = s.append_if_new("n", None, false, "r1", &whole, 9).await;
+    assert_eq!(r.unwrap(), FirstRun::Stored(1..3));
+    assert_eq!(s.lease("n", "r1").await.unwrap(), None);
+    assert_eq!(s.run("n", "r1").await.unwrap().status, RunStatus::Finished);
+    // A claimed thread without events takes its first run by the general path.
+    s.claim_thread("e", None).await.unwrap();
+    let whole = [started("e", "r1"), finished("e", "r1")];
+    let r = s.append_if_new("e", None, false, "r1", &whole, 9).await;
+    assert_eq!(r.unwrap(), FirstRun::Stored(1..3));
+    assert_eq!(s.lease("e", "r1").await.unwrap(), None);
+}
+
 /// A `RUN_STARTED` whose input carries `messages`.
 pub fn started_with(t: &str, r: &str, messages: Value) -> Event {
     ev(json!({"type": "RUN_STARTED", "threadId": t, "runId": r,
@@ -1403,6 +1445,7 @@ pub fn cases() -> Vec<(&'static str, Case)> {
         case!(refused_appends_in_a_burst_undo_nothing_else),
         case!(data_survives_reopening),
         case!(expired_leases_abandon_running_runs),
+        case!(ended_runs_drop_their_leases),
         case!(claims_record_their_lease_and_refused_ones_nothing),
         case!(starting_an_existing_run_is_refused),
         case!(racing_starts_of_one_run_have_one_winner),
