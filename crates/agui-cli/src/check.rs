@@ -258,13 +258,14 @@ pub async fn run(opts: CheckOptions) -> Result<ExitCode, String> {
 
 /// Sends every input (and the follow-ups) and collects the report.
 pub async fn check(opts: &CheckOptions) -> Result<CheckReport, String> {
+    let url = crate::net::check_url(&opts.url)?;
     let client = wire::client()?;
     let mut runs = Vec::new();
     for case in cases() {
-        let (run, follow_up) = check_one(&client, opts, &case).await;
+        let (run, follow_up) = check_one(&client, opts, &url, &case).await;
         runs.push(run);
         if let Some(next) = follow_up {
-            let (run, _) = check_one(&client, opts, &next).await;
+            let (run, _) = check_one(&client, opts, &url, &next).await;
             runs.push(run);
         }
     }
@@ -280,10 +281,11 @@ pub async fn check(opts: &CheckOptions) -> Result<CheckReport, String> {
 async fn check_one(
     client: &reqwest::Client,
     opts: &CheckOptions,
+    url: &reqwest::Url,
     case: &Case,
 ) -> (RunCheck, Option<Case>) {
     let request = Request {
-        url: opts.url.clone(),
+        url: url.clone(),
         input: case.input.clone(),
         proto: case.proto,
         headers: opts.headers.clone(),

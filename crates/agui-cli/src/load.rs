@@ -177,7 +177,7 @@ pub async fn run(opts: LoadOptions) -> Result<ExitCode, String> {
 pub async fn load(opts: &LoadOptions) -> Result<LoadReport, String> {
     let client = wire::client()?;
     let template = Arc::new(Request {
-        url: opts.url.clone(),
+        url: crate::net::check_url(&opts.url)?,
         input: wire::input_from(None, opts.text.as_deref()),
         proto: opts.proto,
         headers: opts.headers.clone(),

@@ -51,7 +51,7 @@ pub const TOKEN_VAR: &str = "AGUI_TOKEN";
 
 /// Accepts only an absolute `http` or `https` URL with a host; the error says what is
 /// wrong and what is expected.
-pub fn check_url(url: &str) -> Result<(), String> {
+pub fn check_url(url: &str) -> Result<reqwest::Url, String> {
     let expected = "expected an absolute http(s) URL such as http://127.0.0.1:8000/agent";
     match reqwest::Url::parse(url.trim()) {
         Err(e) => Err(format!("{url:?} is not a URL ({e}): {expected}")),
@@ -62,7 +62,7 @@ pub fn check_url(url: &str) -> Result<(), String> {
         Ok(u) if u.host_str().is_none_or(str::is_empty) => {
             Err(format!("{url:?} names no host: {expected}"))
         }
-        Ok(_) => Ok(()),
+        Ok(u) => Ok(u),
     }
 }
 
@@ -118,7 +118,7 @@ mod tests {
             "https://example.com/agent?x=1",
             " http://localhost/ ",
         ] {
-            assert_eq!(check_url(ok), Ok(()), "{ok}");
+            assert!(check_url(ok).is_ok(), "{ok}");
         }
         let e = check_url("not a url").unwrap_err();
         assert!(e.contains("\"not a url\" is not a URL"), "{e}");

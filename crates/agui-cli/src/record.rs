@@ -38,10 +38,10 @@ pub struct RecordOptions {
 /// usage or I/O error, a URL that is not an absolute http(s) URL (nothing is sent), no
 /// response, or a status other than 2xx (nothing is recorded).
 pub async fn run(opts: RecordOptions) -> Result<ExitCode, String> {
-    crate::net::check_url(&opts.url)?;
+    let url = crate::net::check_url(&opts.url)?;
     let client = wire::client()?;
     let request = Request {
-        url: opts.url.clone(),
+        url,
         input: wire::input_from(opts.input.as_ref(), opts.text.as_deref()),
         proto: opts.proto,
         headers: opts.headers.clone(),

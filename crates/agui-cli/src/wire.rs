@@ -35,8 +35,8 @@ pub fn client() -> Result<reqwest::Client, String> {
 /// What to send.
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// The agent's endpoint.
-    pub url: String,
+    /// The agent's endpoint, parsed once (a run parses no URL: `agui load` makes thousands).
+    pub url: reqwest::Url,
     /// The run input (the JSON body).
     pub input: RunAgentInput,
     /// Ask for protobuf (`Accept` prefers it, SSE still admitted).
@@ -208,7 +208,7 @@ pub async fn fetch_frames(
         }
     };
     let mut builder = client
-        .post(&req.url)
+        .post(req.url.clone())
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .header(
             reqwest::header::ACCEPT,
