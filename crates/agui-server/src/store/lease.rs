@@ -81,6 +81,11 @@ pub(super) async fn persist(
         };
         batch.clear();
         frames.clear();
+        // Room for what is waiting, at once: growing a batch one push at a time moved
+        // every event (a few hundred bytes each) four or five times per run.
+        let waiting = taps.len().min(1023) + 1;
+        batch.reserve(waiting);
+        frames.reserve(waiting);
         let mut next = Some(first);
         while let Some(Tapped { event, frame }) = next {
             batch.push(event);
