@@ -35,6 +35,22 @@ where
     }
 }
 
+/// [`legacy_null_value`], boxed (an event's `rawEvent`).
+pub(crate) fn legacy_null_boxed<'de, D>(d: D) -> Result<Option<Box<Value>>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    legacy_null_value(d).map(|v| v.map(Box::new))
+}
+
+/// [`nn_object`], boxed (an event's `metadata`).
+pub(crate) fn nn_object_boxed<'de, D>(d: D) -> Result<Option<Box<Map<String, Value>>>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    Map::<String, Value>::deserialize(d).map(|m| Some(Box::new(m)))
+}
+
 /// Optional value where a legacy `null` is read as absent (and reported).
 pub(crate) fn legacy_null<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
 where

@@ -128,8 +128,8 @@ macro_rules! with_base {
     ($e:expr, $b:expr) => {{
         let mut e = $e;
         e.timestamp = $b.timestamp;
-        e.raw_event = $b.raw;
-        e.metadata = $b.metadata;
+        e.raw_event = $b.raw.map(Box::new);
+        e.metadata = $b.metadata.map(Box::new);
         e
     }};
     ($e:expr, $b:expr, sub) => {{

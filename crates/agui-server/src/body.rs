@@ -113,7 +113,7 @@ fn finish_run(run: &RunShared, finish: Finish) -> Option<Vec<Interrupt>> {
     if !usage.is_empty() {
         event.usage = Some(agui_core::usage::aggregate_token_usage(&usage));
     }
-    event.metadata = finish.metadata;
+    event.metadata = finish.metadata.map(Box::new);
     run.sink
         .push_runtime(event.into(), true)
         .ok()

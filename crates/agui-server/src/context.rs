@@ -418,7 +418,7 @@ impl RunContext {
                         result: f.result,
                         outcome: f.outcome,
                         usage: f.usage.unwrap_or_default(),
-                        metadata: f.metadata,
+                        metadata: f.metadata.map(|m| *m),
                     };
                     if let Some(agui_core::RunOutcome::Interrupt { interrupts }) = &finish.outcome {
                         self.run

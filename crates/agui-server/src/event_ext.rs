@@ -25,7 +25,7 @@ pub(crate) fn stamp_metadata(event: &mut Event, metadata: &Metadata) {
         }
     }
     match event.metadata_mut() {
-        Some(slot) => merge(slot.get_or_insert_with(Metadata::new), metadata),
+        Some(slot) => merge(slot.get_or_insert_with(Box::default), metadata),
         None => {
             if let Event::Unknown(u) = event {
                 let slot =

@@ -85,7 +85,7 @@ impl From<agui_core::event::RunFinished> for Finish {
             result: f.result,
             outcome: f.outcome,
             usage: f.usage.unwrap_or_default(),
-            metadata: f.metadata,
+            metadata: f.metadata.map(|m| *m),
         }
     }
 }

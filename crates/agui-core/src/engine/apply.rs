@@ -314,27 +314,30 @@ impl Applier {
     pub fn push(&mut self, event: &Event) -> Changes {
         match event {
             Event::TextMessageStart(e) => self.text_start(e),
-            Event::TextMessageContent(e) => {
-                self.append(&e.message_id, &e.delta, e.metadata.as_ref(), "TEXT_MESSAGE")
-            }
+            Event::TextMessageContent(e) => self.append(
+                &e.message_id,
+                &e.delta,
+                e.metadata.as_deref(),
+                "TEXT_MESSAGE",
+            ),
             Event::TextMessageEnd(e) => {
-                self.end(&e.message_id, e.metadata.as_ref(), "TEXT_MESSAGE")
+                self.end(&e.message_id, e.metadata.as_deref(), "TEXT_MESSAGE")
             }
             Event::ReasoningMessageStart(e) => self.reasoning_start(e),
             Event::ReasoningMessageContent(e) => self.append(
                 &e.message_id,
                 &e.delta,
-                e.metadata.as_ref(),
+                e.metadata.as_deref(),
                 "REASONING_MESSAGE",
             ),
             Event::ReasoningMessageEnd(e) => {
-                self.end(&e.message_id, e.metadata.as_ref(), "REASONING_MESSAGE")
+                self.end(&e.message_id, e.metadata.as_deref(), "REASONING_MESSAGE")
             }
             Event::ToolCallStart(e) => self.tool_start(e),
             Event::ToolCallArgs(e) => {
-                self.tool_args(&e.tool_call_id, &e.delta, e.metadata.as_ref())
+                self.tool_args(&e.tool_call_id, &e.delta, e.metadata.as_deref())
             }
-            Event::ToolCallEnd(e) => self.tool_end(&e.tool_call_id, e.metadata.as_ref()),
+            Event::ToolCallEnd(e) => self.tool_end(&e.tool_call_id, e.metadata.as_deref()),
             Event::ToolCallResult(e) => self.tool_result(e),
             Event::StateSnapshot(e) => {
                 self.state = StateDoc::Tree(e.snapshot.clone());
@@ -480,7 +483,7 @@ impl Applier {
 
     /// AP1: reuse an existing message (only MERGE) or create one.
     fn text_start(&mut self, e: &TextMessageStart) -> Changes {
-        let metadata = e.metadata.as_ref();
+        let metadata = e.metadata.as_deref();
         if let Some(changes) = self.reuse("TEXT_MESSAGE_START", &e.message_id, metadata) {
             return changes;
         }
@@ -509,7 +512,7 @@ impl Applier {
                 ..Default::default()
             }),
         };
-        *message.metadata_mut() = e.metadata.clone();
+        *message.metadata_mut() = e.metadata.as_deref().cloned();
         *message.subagent_run_id_mut() = e.subagent_run_id.clone();
         self.store.push(message);
         Changes::MESSAGES
@@ -517,7 +520,7 @@ impl Applier {
 
     /// AP24: reuse any non-activity message with the id, or create a reasoning message.
     fn reasoning_start(&mut self, e: &ReasoningMessageStart) -> Changes {
-        let metadata = e.metadata.as_ref();
+        let metadata = e.metadata.as_deref();
         if let Some(changes) = self.reuse("REASONING_MESSAGE_START", &e.message_id, metadata) {
             return changes;
         }
@@ -525,7 +528,7 @@ impl Applier {
             id: e.message_id.clone(),
             content: String::new(),
             encrypted_value: None,
-            metadata: e.metadata.clone(),
+            metadata: e.metadata.as_deref().cloned(),
             subagent_run_id: e.subagent_run_id.clone(),
         }));
         Changes::MESSAGES
@@ -632,7 +635,7 @@ impl Applier {
             } else {
                 None
             };
-            let merged = merge(&mut call.metadata, e.metadata.as_ref());
+            let merged = merge(&mut call.metadata, e.metadata.as_deref());
             if let Some(old) = old_name {
                 self.warn(
                     "AP5",
@@ -666,7 +669,7 @@ impl Applier {
             None => self.create_assistant(&e.tool_call_id, e),
         };
         let mut call = ToolCall::new(e.tool_call_id.clone(), e.tool_call_name.clone(), "");
-        call.metadata = e.metadata.clone();
+        call.metadata = e.metadata.as_deref().cloned();
         self.store.push_tool_call(slot, call);
         Changes::MESSAGES
     }
@@ -738,7 +741,7 @@ impl Applier {
             tool_call_id: e.tool_call_id.clone(),
             error: None,
             encrypted_value: None,
-            metadata: e.metadata.clone(),
+            metadata: e.metadata.as_deref().cloned(),
             subagent_run_id: e.subagent_run_id.clone(),
         });
         match self.store.find_tool(&e.tool_call_id) {
@@ -772,7 +775,7 @@ impl Applier {
         };
         let Some(slot) = self.store.find(&e.message_id) else {
             let mut message = fresh();
-            merge(message.metadata_mut(), e.metadata.as_ref());
+            merge(message.metadata_mut(), e.metadata.as_deref());
             self.store.push(message);
             return Changes::MESSAGES;
         };
@@ -803,7 +806,7 @@ impl Applier {
         };
         merge(
             self.store.get_mut(target).metadata_mut(),
-            e.metadata.as_ref(),
+            e.metadata.as_deref(),
         );
         Changes::MESSAGES
     }
@@ -826,7 +829,10 @@ impl Applier {
             );
             return Changes::NONE;
         }
-        let merged = merge(self.store.get_mut(slot).metadata_mut(), e.metadata.as_ref());
+        let merged = merge(
+            self.store.get_mut(slot).metadata_mut(),
+            e.metadata.as_deref(),
+        );
         let shared = self.store.is_shared(slot);
         let Message::Activity(activity) = self.store.get_mut(slot) else {
             return Changes::messages_if(merged);

@@ -143,7 +143,7 @@ enum Step<'e, S> {
 /// The start event of a stream kind and how to build its collapsed delta event.
 trait Kind {
     type Start: Clone;
-    fn metadata(start: &mut Self::Start) -> &mut Option<Metadata>;
+    fn metadata(start: &mut Self::Start) -> &mut Option<Box<Metadata>>;
     fn start_event(start: Self::Start) -> Event;
     fn collapsed(id: String, delta: String, metadata: Option<Metadata>) -> Event;
     /// The step an event takes in a stream of this kind (`None` for other events).
@@ -159,7 +159,7 @@ macro_rules! stream_kind {
     ($kind:ident, $start:ident, $content:ident, $end:ident, $id:ident) => {
         impl Kind for $kind {
             type Start = $start;
-            fn metadata(start: &mut $start) -> &mut Option<Metadata> {
+            fn metadata(start: &mut $start) -> &mut Option<Box<Metadata>> {
                 &mut start.metadata
             }
             fn start_event(start: $start) -> Event {
@@ -167,13 +167,15 @@ macro_rules! stream_kind {
             }
             fn collapsed(id: String, delta: String, metadata: Option<Metadata>) -> Event {
                 let mut e = $content::new(id, delta);
-                e.metadata = metadata;
+                e.metadata = metadata.map(Box::new);
                 Event::$content(e)
             }
             fn step(event: &Event) -> Option<Step<'_, $start>> {
                 match event {
-                    Event::$start(e) => Some(Step::Start(&e.$id, e, e.metadata.as_ref())),
-                    Event::$content(e) => Some(Step::Delta(&e.$id, &e.delta, e.metadata.as_ref())),
+                    Event::$start(e) => Some(Step::Start(&e.$id, e, e.metadata.as_deref())),
+                    Event::$content(e) => {
+                        Some(Step::Delta(&e.$id, &e.delta, e.metadata.as_deref()))
+                    }
                     Event::$end(e) => Some(Step::End(&e.$id)),
                     _ => None,
                 }
@@ -251,10 +253,10 @@ impl<K: Kind, E: Held> Lanes<K, E> {
             // A start replayed before any content: its metadata merges over the previous
             // start's, which it replaces.
             if let Some(mut previous) = p.start.take() {
-                let mut merged = K::metadata(&mut previous).take();
+                let mut merged = K::metadata(&mut previous).take().map(|m| *m);
                 merge_metadata(&mut merged, metadata);
                 if merged.is_some() {
-                    *K::metadata(&mut start) = merged;
+                    *K::metadata(&mut start) = merged.map(Box::new);
                 }
             }
         } else {
@@ -395,7 +397,7 @@ impl<E: Held> StateWindow<E> {
             None => out.extend(window.held.into_iter().map(Held::into_event)),
             Some(state) => {
                 let mut snapshot = StateSnapshot::new(state);
-                snapshot.metadata = window.metadata;
+                snapshot.metadata = window.metadata.map(Box::new);
                 out.push(Event::StateSnapshot(snapshot));
                 warnings.extend(window.warnings);
             }

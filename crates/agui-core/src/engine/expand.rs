@@ -154,8 +154,8 @@ struct ChunkParts {
     id: Option<String>,
     delta: Option<String>,
     subagent_run_id: Option<String>,
-    raw_event: Option<Value>,
-    metadata: Option<Metadata>,
+    raw_event: Option<Box<Value>>,
+    metadata: Option<Box<Metadata>>,
 }
 
 /// What a kind of chunk brings to the expansion every kind shares (`Expander::chunk`).
@@ -172,7 +172,7 @@ trait Chunk {
     fn tag(&self) -> &Option<String>;
 
     /// Its metadata.
-    fn metadata(&self) -> &Option<Metadata>;
+    fn metadata(&self) -> &Option<Box<Metadata>>;
 
     /// The members every chunk has.
     fn into_parts(self) -> ChunkParts;
@@ -182,8 +182,8 @@ trait Chunk {
         id: String,
         delta: String,
         subagent_run_id: Option<String>,
-        raw_event: Option<Value>,
-        metadata: Option<Metadata>,
+        raw_event: Option<Box<Value>>,
+        metadata: Option<Box<Metadata>>,
     ) -> Self::Content;
 
     /// Checks a continuation against what its stream's opener established (CH7).
@@ -210,7 +210,7 @@ macro_rules! chunk_members {
             &self.subagent_run_id
         }
 
-        fn metadata(&self) -> &Option<Metadata> {
+        fn metadata(&self) -> &Option<Box<Metadata>> {
             &self.metadata
         }
 
@@ -228,8 +228,8 @@ macro_rules! chunk_members {
             $id: String,
             delta: String,
             subagent_run_id: Option<String>,
-            raw_event: Option<Value>,
-            metadata: Option<Metadata>,
+            raw_event: Option<Box<Value>>,
+            metadata: Option<Box<Metadata>>,
         ) -> $content {
             $content {
                 $id,

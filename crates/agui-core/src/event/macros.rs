@@ -193,22 +193,25 @@ macro_rules! event_types {
                 deserialize_with = "crate::serde_util::timestamp"
             )]
             pub timestamp: Option<i64>,
+            // Boxed, as `metadata` is: few events carry either, and every event is
+            // moved several times on its way (the two inline took 144 of the 336 bytes
+            // of an `Event`, which is now 208).
             /// The provider-native event this one was translated from (never `null`).
             #[serde(
                 rename = "rawEvent",
                 default,
                 skip_serializing_if = "Option::is_none",
-                deserialize_with = "crate::serde_util::legacy_null_value"
+                deserialize_with = "crate::serde_util::legacy_null_boxed"
             )]
-            pub raw_event: Option<serde_json::Value>,
+            pub raw_event: Option<Box<serde_json::Value>>,
             /// Open metadata (a JSON object).
             #[serde(
                 rename = "metadata",
                 default,
                 skip_serializing_if = "Option::is_none",
-                deserialize_with = "crate::serde_util::nn_object"
+                deserialize_with = "crate::serde_util::nn_object_boxed"
             )]
-            pub metadata: Option<$crate::metadata::Metadata>,
+            pub metadata: Option<Box<$crate::metadata::Metadata>>,
         }
 
         impl $name {
@@ -227,12 +230,12 @@ macro_rules! event_types {
             }
             /// Sets `rawEvent`.
             pub fn with_raw_event(mut self, raw: serde_json::Value) -> Self {
-                self.raw_event = Some(raw);
+                self.raw_event = Some(Box::new(raw));
                 self
             }
             /// Sets `metadata`.
             pub fn with_metadata(mut self, metadata: $crate::metadata::Metadata) -> Self {
-                self.metadata = Some(metadata);
+                self.metadata = Some(Box::new(metadata));
                 self
             }
         }

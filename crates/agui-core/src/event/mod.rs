@@ -206,7 +206,7 @@ macro_rules! events {
             /// The event's `metadata`.
             pub fn metadata(&self) -> Option<&Metadata> {
                 match self {
-                    $(Event::$variant(e) => e.metadata.as_ref(),)*
+                    $(Event::$variant(e) => e.metadata.as_deref(),)*
                     Event::Unknown(u) => u.0.get("metadata").and_then(Value::as_object),
                 }
             }
@@ -221,7 +221,7 @@ macro_rules! events {
 
             /// The event's `metadata` slot, to set or edit; `None` for [`Event::Unknown`]
             /// (whose members are in its map).
-            pub fn metadata_mut(&mut self) -> Option<&mut Option<Metadata>> {
+            pub fn metadata_mut(&mut self) -> Option<&mut Option<Box<Metadata>>> {
                 match self {
                     $(Event::$variant(e) => Some(&mut e.metadata),)*
                     Event::Unknown(_) => None,

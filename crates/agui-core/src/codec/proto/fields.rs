@@ -30,7 +30,7 @@ macro_rules! proto_fields {
             match event {
                 $(
                     Event::$ty(e) => {
-                        write_base(w, ty, e.timestamp, e.raw_event.as_ref(), e.metadata.as_ref());
+                        write_base(w, ty, e.timestamp, e.raw_event.as_deref(), e.metadata.as_deref());
                         $( proto_fields!(@encode w, e, $f, [$($n),+] $(, $hook)?); )*
                     }
                 )*
@@ -50,8 +50,8 @@ macro_rules! proto_fields {
                         let b = base(t, m.base_event.take())?;
                         let mut e = $ty {
                             timestamp: b.timestamp,
-                            raw_event: b.raw_event,
-                            metadata: b.metadata,
+                            raw_event: b.raw_event.map(Box::new),
+                            metadata: b.metadata.map(Box::new),
                             ..Default::default()
                         };
                         $( proto_fields!(@decode e, m, $f $(, $hook)?); )*

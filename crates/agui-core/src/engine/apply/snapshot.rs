@@ -24,7 +24,7 @@ pub(super) fn merge_snapshot(store: &mut Store, event: &MessagesSnapshot) {
     }
     let has_activity = snapshot.iter().any(|m| matches!(m, Message::Activity(_)));
     let has_reasoning = snapshot.iter().any(|m| matches!(m, Message::Reasoning(_)));
-    let authority = authoritative_activity_types(event.metadata.as_ref());
+    let authority = authoritative_activity_types(event.metadata.as_deref());
     let preserved = |m: &Message| match m {
         Message::Activity(a) => match &authority {
             AuthoritativeActivityTypes::Only(types) => !types.contains(&a.activity_type),

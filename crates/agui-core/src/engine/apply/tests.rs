@@ -1247,12 +1247,12 @@ mod model {
                     Some(i) => {
                         let mut m = self.messages[i].borrow_mut();
                         if m.role() != crate::Role::Activity {
-                            merge_metadata(m.metadata_mut(), e.metadata.as_ref());
+                            merge_metadata(m.metadata_mut(), e.metadata.as_deref());
                         }
                     }
                     None => {
                         let mut m = Message::assistant(e.message_id.clone(), "");
-                        *m.metadata_mut() = e.metadata.clone();
+                        *m.metadata_mut() = e.metadata.as_deref().cloned();
                         self.messages.push(obj(m));
                     }
                 },
@@ -1260,7 +1260,7 @@ mod model {
                     if let Some(i) = self.find(&e.message_id) {
                         let mut m = self.messages[i].borrow_mut();
                         if super::append_text(&mut m, &e.delta) {
-                            merge_metadata(m.metadata_mut(), e.metadata.as_ref());
+                            merge_metadata(m.metadata_mut(), e.metadata.as_deref());
                         }
                     }
                 }
@@ -1269,7 +1269,7 @@ mod model {
                         if let Message::Assistant(a) = &mut *self.messages[i].borrow_mut() {
                             let c = &mut a.tool_calls.as_mut().unwrap()[j];
                             c.function.name.clone_from(&e.tool_call_name);
-                            merge_metadata(&mut c.metadata, e.metadata.as_ref());
+                            merge_metadata(&mut c.metadata, e.metadata.as_deref());
                         }
                         return;
                     }
@@ -1290,7 +1290,7 @@ mod model {
                             e.tool_call_name.clone(),
                             "",
                         );
-                        c.metadata = e.metadata.clone();
+                        c.metadata = e.metadata.as_deref().cloned();
                         a.tool_calls.get_or_insert_with(Vec::new).push(c);
                     }
                 }
