@@ -2,9 +2,9 @@
 //!
 //! Durability: every append is committed in a `BEGIN IMMEDIATE … COMMIT` transaction, and
 //! `append` returns only after the commit. Appends that arrive while the writer is busy are
-//! committed together when it is free (group commit: one transaction and one sync for all,
-//! each append in its own savepoint, so a refused one undoes nothing else); lease renewals
-//! join the same groups. With [`Synchronous::Full`] (the default) SQLite syncs the
+//! committed together when it is free (group commit: one transaction and one sync for all;
+//! when one of them is refused, the group is done again with each append in its own
+//! savepoint, so a refused one undoes nothing else); lease renewals join the same groups. With [`Synchronous::Full`] (the default) SQLite syncs the
 //! WAL to disk at each commit, so an acknowledged event survives a killed process *and* an
 //! operating-system crash or power loss. [`Synchronous::Normal`] skips that sync: still safe
 //! against `kill -9` (the WAL is in the OS page cache) and never corrupt, but the last
@@ -189,13 +189,14 @@ enum Work {
     Append(Prepared),
     /// Records the run's lease until this time (Unix milliseconds).
     Lease(u64),
-    /// Appends, then (when the append was accepted) records the lease, in one savepoint.
+    /// Appends, then (when the append was accepted and leaves the run going on) records
+    /// the lease, as one write.
     AppendLeased(Prepared, u64),
     /// Creates the thread if it is new (with this owner), as a run's first step.
     Claim(Option<String>),
     /// [`EventStore::append_if_new`]: creates the thread if it is new; when it holds no
     /// events and its owner matches, appends and records the lease (answered with the
-    /// range), else answers with the thread; in one savepoint.
+    /// range), else answers with the thread; as one write.
     AppendIfNew(Claimed),
 }
 
@@ -354,9 +355,9 @@ fn connect(path: &Path, options: &SqliteOptions, write: bool) -> Result<Connecti
     if write {
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(backend)?;
-        // Each write of a group commit has its own savepoint, whose journal holds the
-        // pages the group changed before: in memory, not in a temporary file written page
-        // by page (three `pwrite`s per run fewer).
+        // A group done again after a refusal gives each write a savepoint, whose journal
+        // holds the pages the group changed before: in memory, not in a temporary file
+        // written page by page (three `pwrite`s per run fewer).
         conn.pragma_update(None, "temp_store", "MEMORY")
             .map_err(backend)?;
         // The WAL is copied into the database every 4,000 pages (16 MiB with 4 KiB pages)
@@ -456,8 +457,8 @@ impl SqliteStore {
 
     /// Does one run's write (an append or a lease), committed together with every other
     /// write waiting for the writer thread at that moment: one transaction and one sync for
-    /// the group (each write in its own savepoint, so that one refused append does not undo
-    /// the others). Returns after the group's commit, so an acknowledged write is durable
+    /// the group (should one append be refused, the others are stored all the same: see
+    /// [`commit_group`]). Returns after the group's commit, so an acknowledged write is durable
     /// as before; under concurrent runs the syncs are shared instead of queued one by one.
     async fn write_grouped(&self, thread: String, run: String, work: Work) -> Result<Done> {
         let (done, result) = tokio::sync::oneshot::channel();
@@ -475,8 +476,6 @@ impl SqliteStore {
         result.await.unwrap_or_else(|_| Err(ended()))
     }
 
-    /// Appends `events` in the next group commit, with the run's lease when `lease` is
-    /// given (in the same savepoint), and wakes the thread's live tails.
     /// Writes `work` (an append) in the next group commit and wakes the thread's tails.
     async fn append_work(&self, thread: &str, run: &str, work: Work) -> Result<Range<u64>> {
         self.write_append(thread, run, work)
