@@ -419,7 +419,8 @@ pub trait EventStore: Send + Sync + 'static {
     /// milliseconds): a server renews this lease while the run goes on, so that a run whose
     /// server died can be told from a run that is only quiet (see
     /// [`EventStore::abandon_if_expired`]). The lease may be renewed before the run's first
-    /// event is stored.
+    /// event is stored. A run that has ended gets none: the append that ended it dropped its
+    /// lease, and a late renewal does not bring it back.
     fn renew_lease<'a>(
         &'a self,
         thread: &'a str,

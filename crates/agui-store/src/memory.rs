@@ -368,9 +368,18 @@ impl EventStore for MemoryStore {
         run: &'a str,
         until_ms: u64,
     ) -> BoxFuture<'a, Result<()>> {
-        self.lock()
-            .leases
-            .insert((thread.to_owned(), run.to_owned()), until_ms);
+        let mut inner = self.lock();
+        let ended = inner.threads.get(thread).is_some_and(|t| {
+            t.runs
+                .iter()
+                .any(|r| r.run_id == run && r.status != RunStatus::Running)
+        });
+        // An ended run needs no lease (its last append dropped it).
+        if !ended {
+            inner
+                .leases
+                .insert((thread.to_owned(), run.to_owned()), until_ms);
+        }
         std::future::ready(Ok(())).boxed()
     }
 

@@ -141,7 +141,10 @@ impl Sql {
                  WHERE tid = $1 ORDER BY first_seq"
             ),
             lease_put: format!(
-                "INSERT INTO {s}.leases (thread_id, run_id, until_ms) VALUES ($1, $2, $3)
+                "INSERT INTO {s}.leases (thread_id, run_id, until_ms)
+                 SELECT $1::bytea, $2::bytea, $3::bigint WHERE NOT EXISTS (
+                     SELECT 1 FROM {s}.runs r JOIN {s}.threads t ON t.tid = r.tid
+                     WHERE t.thread_id = $1 AND r.run_id = $2 AND r.status <> 'running')
                  ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = EXCLUDED.until_ms"
             ),
             lease_get: format!(

@@ -622,12 +622,15 @@ fn do_job(tx: &Connection, job: &WriteJob) -> Result<Done> {
     Ok(match &job.work {
         Work::Append(prepared) => Done::Range(append_in(tx, &job.thread, &job.run, prepared)?),
         Work::Lease(until_ms) => {
-            lease_in(tx, &job.thread, &job.run, *until_ms)?;
+            renew_in(tx, &job.thread, &job.run, *until_ms)?;
             Done::Range(0..0)
         }
         Work::AppendLeased(prepared, until_ms) => {
             let range = append_in(tx, &job.thread, &job.run, prepared)?;
-            if prepared.closes.is_none() {
+            if prepared.bodies.is_empty() {
+                // Nothing appended: the run may have ended before.
+                renew_in(tx, &job.thread, &job.run, *until_ms)?;
+            } else if prepared.closes.is_none() {
                 lease_in(tx, &job.thread, &job.run, *until_ms)?;
             }
             Done::Range(range)
@@ -905,7 +908,28 @@ fn owner_in(tx: &Connection, thread: &str) -> Result<(Option<String>, i64)> {
         .map_err(backend)
 }
 
-/// Records a run's lease inside the group's write transaction.
+/// Records a run's lease inside the group's write transaction, unless the run has ended
+/// (a run not stored yet may have one: a server may renew before its first append).
+fn renew_in(tx: &Connection, thread: &str, run: &str, until_ms: u64) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO leases (thread_id, run_id, until_ms)
+         SELECT ?1, ?2, ?3 WHERE NOT EXISTS (
+             SELECT 1 FROM runs r JOIN threads t ON t.tid = r.tid
+             WHERE t.thread_id = ?1 AND r.run_id = ?2 AND r.status <> 'running')
+         ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = excluded.until_ms",
+    )
+    .map_err(backend)?
+    .execute(params![
+        thread,
+        run,
+        i64::try_from(until_ms).unwrap_or(i64::MAX)
+    ])
+    .map_err(backend)?;
+    Ok(())
+}
+
+/// Records the lease of a run known to be going on (its append was just accepted) inside
+/// the group's write transaction.
 fn lease_in(tx: &Connection, thread: &str, run: &str, until_ms: u64) -> Result<()> {
     tx.prepare_cached(
         "INSERT INTO leases (thread_id, run_id, until_ms) VALUES (?1, ?2, ?3)

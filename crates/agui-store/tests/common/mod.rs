@@ -724,6 +724,15 @@ async fn ended_runs_drop_their_leases(open: Open) {
     assert_eq!(s.lease("t", "r1").await.unwrap(), None);
     assert_eq!(other.lease("t", "r1").await.unwrap(), None);
     assert_eq!(s.lease("t", "r2").await.unwrap(), Some(2_000));
+    // A late renewal, or a claim with nothing to append, records none for an ended run;
+    // a run not stored yet may have one.
+    s.renew_lease("t", "r1", 3_000).await.unwrap();
+    assert_eq!(s.append_leased("t", "r1", &[], 3_000).await.unwrap(), 4..4);
+    assert_eq!(s.lease("t", "r1").await.unwrap(), None);
+    s.renew_lease("t", "later", 4_000).await.unwrap();
+    assert_eq!(s.lease("t", "later").await.unwrap(), Some(4_000));
+    s.renew_lease("t", "r2", 2_500).await.unwrap();
+    assert_eq!(s.lease("t", "r2").await.unwrap(), Some(2_500));
     // An error ends it too, and so does abandonment.
     append_ok(&s, "t", "r2", &[run_error("boom")]).await;
     assert_eq!(s.lease("t", "r2").await.unwrap(), None);
