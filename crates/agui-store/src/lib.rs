@@ -442,13 +442,8 @@ pub trait EventStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         Box::pin(async move {
             let range = self.append(thread, run, events).await?;
-            // An append that ends the run dropped its lease; it is not recorded again.
-            if !events
-                .iter()
-                .any(|e| matches!(e, Event::RunFinished(_) | Event::RunError(_)))
-            {
-                self.renew_lease(thread, run, until_ms).await?;
-            }
+            // A batch that ended the run gets no lease: renewing an ended run records none.
+            self.renew_lease(thread, run, until_ms).await?;
             Ok(range)
         })
     }

@@ -622,16 +622,16 @@ fn do_job(tx: &Connection, job: &WriteJob) -> Result<Done> {
     Ok(match &job.work {
         Work::Append(prepared) => Done::Range(append_in(tx, &job.thread, &job.run, prepared)?),
         Work::Lease(until_ms) => {
-            renew_in(tx, &job.thread, &job.run, *until_ms)?;
+            lease_in(tx, &job.thread, &job.run, *until_ms, false)?;
             Done::Range(0..0)
         }
         Work::AppendLeased(prepared, until_ms) => {
             let range = append_in(tx, &job.thread, &job.run, prepared)?;
             if prepared.bodies.is_empty() {
                 // Nothing appended: the run may have ended before.
-                renew_in(tx, &job.thread, &job.run, *until_ms)?;
+                lease_in(tx, &job.thread, &job.run, *until_ms, false)?;
             } else if prepared.closes.is_none() {
-                lease_in(tx, &job.thread, &job.run, *until_ms)?;
+                lease_in(tx, &job.thread, &job.run, *until_ms, true)?;
             }
             Done::Range(range)
         }
@@ -651,7 +651,7 @@ fn do_job(tx: &Connection, job: &WriteJob) -> Result<Done> {
             } else {
                 let range = append_in(tx, &job.thread, &job.run, &c.prepared)?;
                 if c.prepared.closes.is_none() {
-                    lease_in(tx, &job.thread, &job.run, c.until_ms)?;
+                    lease_in(tx, &job.thread, &job.run, c.until_ms, true)?;
                 }
                 Done::Range(range)
             }
@@ -837,7 +837,7 @@ fn append_to_new_thread(
     .execute(params![tid, run, status, n as i64])
     .map_err(backend)?;
     if p.closes.is_none() {
-        lease_in(tx, thread, run, c.until_ms)?;
+        lease_in(tx, thread, run, c.until_ms, true)?;
     }
     Ok(Some(1..n + 1))
 }
@@ -909,39 +909,28 @@ fn owner_in(tx: &Connection, thread: &str) -> Result<(Option<String>, i64)> {
 }
 
 /// Records a run's lease inside the group's write transaction, unless the run has ended
-/// (a run not stored yet may have one: a server may renew before its first append).
-fn renew_in(tx: &Connection, thread: &str, run: &str, until_ms: u64) -> Result<()> {
-    tx.prepare_cached(
+/// (a run not stored yet may have one: a server may renew before its first append). With
+/// `going_on` (its append was just accepted and left it running) the run's status is not
+/// looked up.
+fn lease_in(tx: &Connection, thread: &str, run: &str, until_ms: u64, going_on: bool) -> Result<()> {
+    let sql = if going_on {
+        "INSERT INTO leases (thread_id, run_id, until_ms) VALUES (?1, ?2, ?3)
+         ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = excluded.until_ms"
+    } else {
         "INSERT INTO leases (thread_id, run_id, until_ms)
          SELECT ?1, ?2, ?3 WHERE NOT EXISTS (
              SELECT 1 FROM runs r JOIN threads t ON t.tid = r.tid
              WHERE t.thread_id = ?1 AND r.run_id = ?2 AND r.status <> 'running')
-         ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = excluded.until_ms",
-    )
-    .map_err(backend)?
-    .execute(params![
-        thread,
-        run,
-        i64::try_from(until_ms).unwrap_or(i64::MAX)
-    ])
-    .map_err(backend)?;
-    Ok(())
-}
-
-/// Records the lease of a run known to be going on (its append was just accepted) inside
-/// the group's write transaction.
-fn lease_in(tx: &Connection, thread: &str, run: &str, until_ms: u64) -> Result<()> {
-    tx.prepare_cached(
-        "INSERT INTO leases (thread_id, run_id, until_ms) VALUES (?1, ?2, ?3)
-         ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = excluded.until_ms",
-    )
-    .map_err(backend)?
-    .execute(params![
-        thread,
-        run,
-        i64::try_from(until_ms).unwrap_or(i64::MAX)
-    ])
-    .map_err(backend)?;
+         ON CONFLICT (thread_id, run_id) DO UPDATE SET until_ms = excluded.until_ms"
+    };
+    tx.prepare_cached(sql)
+        .map_err(backend)?
+        .execute(params![
+            thread,
+            run,
+            i64::try_from(until_ms).unwrap_or(i64::MAX)
+        ])
+        .map_err(backend)?;
     Ok(())
 }
 
