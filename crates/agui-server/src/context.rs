@@ -414,12 +414,7 @@ impl RunContext {
             match event {
                 Event::RunStarted(_) => {}
                 Event::RunFinished(f) => {
-                    let mut finish = Finish {
-                        result: f.result,
-                        outcome: f.outcome,
-                        usage: f.usage.unwrap_or_default(),
-                        metadata: f.metadata.map(|m| *m),
-                    };
+                    let mut finish = Finish::from(f);
                     if let Some(agui_core::RunOutcome::Interrupt { interrupts }) = &finish.outcome {
                         self.run
                             .sink

@@ -35,6 +35,9 @@ pub(super) async fn sweep_abandoned(store: &dyn EventStore, thread: &str) {
 /// How often a follower that is caught up checks a running run's lease.
 pub(super) const LEASE_CHECK: Duration = Duration::from_secs(1);
 
+/// The most events one append of a run takes.
+const MAX_BATCH: usize = 1024;
+
 /// Deepest nesting of an event the store accepts: what is stored must decode again under
 /// serde_json's 128-level limit, with room to spare.
 const MAX_STORED_DEPTH: usize = 120;
@@ -83,14 +86,14 @@ pub(super) async fn persist(
         frames.clear();
         // Room for what is waiting, at once: growing a batch one push at a time moved
         // every event (a few hundred bytes each) four or five times per run.
-        let waiting = taps.len().min(1023) + 1;
+        let waiting = taps.len().min(MAX_BATCH - 1) + 1;
         batch.reserve(waiting);
         frames.reserve(waiting);
         let mut next = Some(first);
         while let Some(Tapped { event, frame }) = next {
             batch.push(event);
             frames.push(Some(frame));
-            next = if batch.len() < 1024 {
+            next = if batch.len() < MAX_BATCH {
                 taps.try_recv().ok()
             } else {
                 None
