@@ -48,7 +48,7 @@ pub(crate) fn nn_object_boxed<'de, D>(d: D) -> Result<Option<Box<Map<String, Val
 where
     D: Deserializer<'de>,
 {
-    Map::<String, Value>::deserialize(d).map(|m| Some(Box::new(m)))
+    nn_object(d).map(|m| m.map(Box::new))
 }
 
 /// Optional value where a legacy `null` is read as absent (and reported).
