@@ -227,7 +227,6 @@ fn cases() -> Vec<Case> {
 /// http(s) URL (nothing is sent) or when no input got a 2xx answer (nothing listening, every
 /// status an error: a wrong URL or a missing token rather than a conformance problem).
 pub async fn run(opts: CheckOptions) -> Result<ExitCode, String> {
-    crate::net::check_url(&opts.url)?;
     let report = check(&opts).await?;
     let unreachable = !report.runs.is_empty()
         && report
@@ -256,7 +255,8 @@ pub async fn run(opts: CheckOptions) -> Result<ExitCode, String> {
     }))
 }
 
-/// Sends every input (and the follow-ups) and collects the report.
+/// Sends every input (and the follow-ups) and collects the report; an error, with nothing
+/// sent, when the URL is not an absolute http(s) URL.
 pub async fn check(opts: &CheckOptions) -> Result<CheckReport, String> {
     let url = crate::net::check_url(&opts.url)?;
     let client = wire::client()?;

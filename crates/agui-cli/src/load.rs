@@ -154,7 +154,6 @@ pub async fn run(opts: LoadOptions) -> Result<ExitCode, String> {
     if opts.runs == 0 || opts.concurrency == 0 {
         return Err("--runs and --concurrency must be at least 1".into());
     }
-    crate::net::check_url(&opts.url)?;
     let report = load(&opts).await?;
     if opts.json {
         println!(
@@ -173,11 +172,13 @@ pub async fn run(opts: LoadOptions) -> Result<ExitCode, String> {
     }))
 }
 
-/// Makes the runs and measures them.
+/// Makes the runs and measures them; an error, with nothing sent, when the URL is not an
+/// absolute http(s) URL.
 pub async fn load(opts: &LoadOptions) -> Result<LoadReport, String> {
+    let url = crate::net::check_url(&opts.url)?;
     let client = wire::client()?;
     let template = Arc::new(Request {
-        url: crate::net::check_url(&opts.url)?,
+        url,
         input: wire::input_from(None, opts.text.as_deref()),
         proto: opts.proto,
         headers: opts.headers.clone(),
