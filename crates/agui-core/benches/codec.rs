@@ -7,7 +7,14 @@
 //!   `Event::from_json_slice`.
 //! - `encode`: typed events → SSE bytes, with the events' own writer (`typed_to_sse`) and
 //!   through serde's derived `Serialize` (`typed_serde_to_sse`), against `serde_json::to_vec`
-//!   of equivalent `Value`s.
+//!   of equivalent `Value`s: made from the events by `serde_json::to_value`
+//!   (`serde_value_to_vec`), and parsed from the workload's lines by `serde_json`
+//!   (`serde_value_parsed_to_vec`), as a program reading the stream holds them.
+//!   A whole workload's events are far larger than the caches, so these passes mostly wait
+//!   on memory, and on where each side's allocations happen to lie (the `to_value` copies
+//!   lie in the order they are written). The `*_cached` pairs measure the writers as the
+//!   server uses them, on events still in cache: the workload in windows of
+//!   [`WINDOW`] events, each window encoded [`REPEAT`] times in a row.
 //!
 //! ```sh
 //! cargo bench -p agui-core --bench codec
@@ -96,6 +103,11 @@ fn parse(c: &mut Criterion) {
     }
 }
 
+/// Events per window in the `*_cached` encode benchmarks.
+const WINDOW: usize = 64;
+/// How many times each window is encoded in a row in the `*_cached` benchmarks.
+const REPEAT: usize = 8;
+
 fn encode(c: &mut Criterion) {
     for name in ["w1_chat", "w2_state", "w3_mixed"] {
         let events = workloads::events(name);
@@ -103,6 +115,12 @@ fn encode(c: &mut Criterion) {
             .iter()
             .map(|e| serde_json::to_value(e).unwrap())
             .collect();
+        let parsed: Vec<Value> = workloads::bytes(&format!("{name}.jsonl"))
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        assert_eq!(parsed, values, "the two sets of Values are equal");
         let size: usize = events.iter().map(|e| e.to_json_vec().len() + 8).sum();
         let mut g = c.benchmark_group(format!("encode_{name}"));
         g.throughput(Throughput::Bytes(size as u64));
@@ -132,11 +150,50 @@ fn encode(c: &mut Criterion) {
                 black_box(out.len())
             })
         });
+        for (id, values) in [
+            ("serde_value_to_vec", &values),
+            ("serde_value_parsed_to_vec", &parsed),
+        ] {
+            g.bench_function(id, |b| {
+                b.iter(|| {
+                    let mut total = 0;
+                    for v in values {
+                        total += black_box(serde_json::to_vec(v).unwrap()).len();
+                    }
+                    total
+                })
+            });
+        }
+        g.finish();
+
+        let mut g = c.benchmark_group(format!("encode_{name}_cached"));
+        g.throughput(Throughput::Bytes((size * REPEAT) as u64));
+        g.sample_size(10);
+        g.measurement_time(Duration::from_secs(5));
+        g.bench_function("typed_to_sse", |b| {
+            let mut out = Vec::with_capacity(size);
+            let mut enc = sse::SseEncoder::new();
+            b.iter(|| {
+                for window in events.chunks(WINDOW) {
+                    for _ in 0..REPEAT {
+                        out.clear();
+                        for e in window {
+                            out.extend_from_slice(enc.encode_event(e, None));
+                        }
+                        black_box(out.len());
+                    }
+                }
+            })
+        });
         g.bench_function("serde_value_to_vec", |b| {
             b.iter(|| {
                 let mut total = 0;
-                for v in &values {
-                    total += black_box(serde_json::to_vec(v).unwrap()).len();
+                for window in values.chunks(WINDOW) {
+                    for _ in 0..REPEAT {
+                        for v in window {
+                            total += black_box(serde_json::to_vec(v).unwrap()).len();
+                        }
+                    }
                 }
                 total
             })
