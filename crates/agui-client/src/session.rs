@@ -389,7 +389,7 @@ impl Session {
             let Some(data) = line.strip_prefix("data:") else {
                 continue;
             };
-            let event = Event::from_json_slice(data.trim_start().as_bytes())
+            let event = Event::from_json_str(data.trim_start())
                 .map_err(|e| ClientError::Config(format!("the stored history: {e}")))?;
             session.applier.push(&event);
         }

@@ -374,7 +374,7 @@ impl Transport {
                 self.check_count()?;
                 let index = self.progress.events;
                 let (decoded, warnings) =
-                    agui_core::warning::collect(|| Event::from_json_slice(data.as_bytes()));
+                    agui_core::warning::collect(|| Event::from_json_str(&data));
                 self.shared.record_warnings(index, warnings);
                 let event =
                     decoded.map_err(|e| ClientError::protocol(index, type_hint(&data), e))?;

@@ -192,11 +192,6 @@ impl PendingFrame {
         self.has_id = false;
         self.retry = None;
     }
-
-    /// Nothing has been read into the frame yet.
-    fn is_empty(&self) -> bool {
-        self.data == Data::None && !self.has_event && !self.has_id && self.retry.is_none()
-    }
 }
 
 /// A frame lent by [`SseDecoder::next_frame_ref`]: the same content as [`SseFrame`], but
@@ -666,14 +661,15 @@ impl SseDecoder {
         Ok(false)
     }
 
-    /// Takes the usual frame, `data:` and a value then two LFs with nothing before it in the
-    /// frame, in one step: the same outcome as reading it line by line, for less work. When
-    /// the frame is not there whole, records how far the line is known to hold no line
-    /// break, so that no byte is searched twice.
+    /// Takes the usual end of a frame, `data:` and a value then two LFs, in one step when
+    /// the frame has no data line yet (its `id`, `event` or `retry` lines, if any, were
+    /// read already): the same outcome as reading it line by line, for less work. When the
+    /// frame is not there whole, records how far the line is known to hold no line break,
+    /// so that no byte is searched twice.
     #[inline]
     fn whole_data_frame(&mut self, start: usize) -> bool {
         let buf = self.buf.as_bytes();
-        if !self.frame.is_empty() || !buf[start..].starts_with(b"data:") {
+        if self.frame.data != Data::None || !buf[start..].starts_with(b"data:") {
             return false;
         }
         let from = self.scan.max(start + 5);
@@ -703,6 +699,10 @@ impl SseDecoder {
         };
         self.pos = end + 2;
         self.scan = self.pos;
+        // As `dispatch` ends a frame with data.
+        if self.frame.has_id {
+            self.last_event_id.clone_from(&self.frame.id);
+        }
         self.dispatched = true;
         true
     }
@@ -717,7 +717,7 @@ impl SseDecoder {
             return Err(self.too_large(start));
         }
         let line = &self.buf[start..end];
-        let (name, value, value_start) = match line.find(':') {
+        let (name, value, value_start) = match memchr::memchr(b':', line.as_bytes()) {
             Some(0) => return Ok(false), // a comment
             Some(colon) => {
                 let skip = usize::from(line.as_bytes().get(colon + 1) == Some(&b' '));
