@@ -11,7 +11,7 @@
 use crate::net::fresh_id;
 use crate::term::{Paint, ProgressBar, Unit, sgr};
 use crate::wire::{self, Failure, Request};
-use agui_core::codec::decoder::Frame;
+use agui_core::codec::decoder::{Frame, FrameRef};
 use agui_core::engine::apply::Applier;
 use agui_core::engine::pipeline::{Pipeline, PipelineError};
 use agui_core::{Event, Message};
@@ -304,12 +304,12 @@ impl LiveCheck {
         }
     }
 
-    fn frame(&mut self, frame: Frame, at: Duration) {
+    fn frame(&mut self, frame: FrameRef<'_>, at: Duration) {
         self.frames += 1;
         self.first.get_or_insert(at);
         let event = match frame {
-            Frame::Event(event) => Ok(*event),
-            Frame::Json { data, .. } => Event::from_json_slice(data.as_bytes()).map_err(|_| data),
+            FrameRef::Event(event) => Ok(*event),
+            FrameRef::Json { data, .. } => Event::from_json_str(data).map_err(|_| data),
         };
         match event {
             Ok(event) => {
@@ -325,7 +325,10 @@ impl LiveCheck {
             // Not an event (not JSON, a missing field, not an object): read as the other
             // commands read a frame, so that the error is the same.
             Err(data) => {
-                let (raw, _) = wire::received(Frame::Json { data, id: None });
+                let (raw, _) = wire::received(Frame::Json {
+                    data: data.to_owned(),
+                    id: None,
+                });
                 if let Ok(v) = &raw {
                     let code = v.get("code").and_then(serde_json::Value::as_str);
                     self.note(wire::event_type(v).unwrap_or(""), code);
@@ -526,7 +529,7 @@ mod tests {
     fn checked(stream: &[&str]) -> LiveCheck {
         let mut check = LiveCheck::new(Applier::new());
         for (i, data) in stream.iter().enumerate() {
-            check.frame(json_frame(data), ms(i as u64 + 1));
+            check.frame(FrameRef::Json { data, id: None }, ms(i as u64 + 1));
         }
         check
     }

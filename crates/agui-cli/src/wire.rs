@@ -8,7 +8,7 @@
 
 use crate::input::RawEvent;
 use crate::net::fresh_id;
-use agui_core::codec::decoder::{Frame, FrameDecoder};
+use agui_core::codec::decoder::{Frame, FrameDecoder, FrameRef};
 use agui_core::codec::media::WireFormat;
 use agui_core::engine::pipeline::{Pipeline, PipelineError};
 use agui_core::text::with_causes;
@@ -179,7 +179,7 @@ pub async fn fetch(
 ) -> Response {
     let mut events = Vec::new();
     let mut out = fetch_frames(client, req, |frame, at| {
-        let (event, text) = received(frame);
+        let (event, text) = received(frame.into_frame());
         let r = Received { event, text, at };
         on_event(&r);
         events.push(r);
@@ -189,13 +189,13 @@ pub async fn fetch(
     out
 }
 
-/// Sends one run and hands each frame of the response to `on_frame` as it arrives, with
+/// Sends one run and lends each frame of the response to `on_frame` as it arrives, with
 /// its arrival time from the start of the request; nothing is kept (`events` stays empty).
 /// Never fails: every problem is in the [`Response`].
 pub async fn fetch_frames(
     client: &reqwest::Client,
     req: &Request,
-    mut on_frame: impl FnMut(Frame, Duration),
+    mut on_frame: impl FnMut(FrameRef<'_>, Duration),
 ) -> Response {
     let t0 = Instant::now();
     let deadline = tokio::time::Instant::now() + req.timeout;
@@ -309,7 +309,7 @@ impl Decoder {
         chunk: &[u8],
         out: &mut Response,
         t0: Instant,
-        on_frame: &mut impl FnMut(Frame, Duration),
+        on_frame: &mut impl FnMut(FrameRef<'_>, Duration),
     ) -> Result<(), String> {
         match self {
             Decoder::Excerpt => {
@@ -320,7 +320,7 @@ impl Decoder {
             }
             Decoder::Frames(d) => {
                 d.push(chunk);
-                while let Some(frame) = d.next_frame().map_err(|e| frame_error(&e))? {
+                while let Some(frame) = d.next_frame_ref().map_err(|e| frame_error(&e))? {
                     on_frame(frame, t0.elapsed());
                 }
                 Ok(())
@@ -331,12 +331,12 @@ impl Decoder {
     fn finish(
         &mut self,
         t0: Instant,
-        on_frame: &mut impl FnMut(Frame, Duration),
+        on_frame: &mut impl FnMut(FrameRef<'_>, Duration),
     ) -> Result<(), String> {
         match self {
             Decoder::Excerpt => Ok(()),
             Decoder::Frames(d) => {
-                while let Some(frame) = d.finish().map_err(|e| frame_error(&e))? {
+                while let Some(frame) = d.finish_ref().map_err(|e| frame_error(&e))? {
                     on_frame(frame, t0.elapsed());
                 }
                 Ok(())

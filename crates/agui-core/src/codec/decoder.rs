@@ -36,6 +36,34 @@ pub enum Frame {
     Event(Box<Event>),
 }
 
+/// A frame lent by [`FrameDecoder::next_frame_ref`]: a [`Frame`] whose SSE text borrows
+/// the decoder's buffer (no copy), valid until the decoder's next call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FrameRef<'a> {
+    /// As [`Frame::Json`], borrowed.
+    Json {
+        /// The frame's data.
+        data: &'a str,
+        /// The frame's `id`, if it carried one.
+        id: Option<&'a str>,
+    },
+    /// As [`Frame::Event`].
+    Event(Box<Event>),
+}
+
+impl FrameRef<'_> {
+    /// The owned [`Frame`]: the text is copied.
+    pub fn into_frame(self) -> Frame {
+        match self {
+            FrameRef::Json { data, id } => Frame::Json {
+                data: data.to_owned(),
+                id: id.map(str::to_owned),
+            },
+            FrameRef::Event(event) => Frame::Event(event),
+        }
+    }
+}
+
 /// Why the bytes of an event stream could not be split into frames.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -124,6 +152,64 @@ impl FrameDecoder {
         }
     }
 
+    /// As [`next_frame`](Self::next_frame), but an SSE frame's text is lent instead of
+    /// copied: the fastest way to read a body whose frames are parsed where they lie.
+    ///
+    /// ```
+    /// use agui_core::Event;
+    /// use agui_core::codec::decoder::{FrameDecoder, FrameRef};
+    /// use agui_core::codec::media::WireFormat;
+    ///
+    /// let mut d = FrameDecoder::new(WireFormat::Sse).expect("SSE is always available");
+    /// d.push(b"id: 7\ndata: {\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m\"}\n\n");
+    /// let mut types = Vec::new();
+    /// while let Some(frame) = d.next_frame_ref()? {
+    ///     if let FrameRef::Json { data, id } = frame {
+    ///         assert_eq!(id, Some("7"));
+    ///         types.push(Event::from_json_str(data).expect("an event").type_str().to_owned());
+    ///     }
+    /// }
+    /// assert_eq!(types, ["TEXT_MESSAGE_END"]);
+    /// # Ok::<(), agui_core::codec::decoder::FrameError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`next_frame`](Self::next_frame).
+    pub fn next_frame_ref(&mut self) -> Result<Option<FrameRef<'_>>, FrameError> {
+        match self {
+            FrameDecoder::Sse(d) => Ok(d.next_frame_ref()?.map(|f| FrameRef::Json {
+                data: f.data,
+                id: f.id,
+            })),
+            #[cfg(feature = "proto")]
+            FrameDecoder::Proto(d) => Ok(d.next_event()?.map(|e| FrameRef::Event(Box::new(e)))),
+        }
+    }
+
+    /// As [`finish`](Self::finish), with frames lent as by
+    /// [`next_frame_ref`](Self::next_frame_ref).
+    ///
+    /// # Errors
+    ///
+    /// As [`finish`](Self::finish).
+    pub fn finish_ref(&mut self) -> Result<Option<FrameRef<'_>>, FrameError> {
+        match self {
+            FrameDecoder::Sse(d) => Ok(d.finish_ref()?.map(|f| FrameRef::Json {
+                data: f.data,
+                id: f.id,
+            })),
+            #[cfg(feature = "proto")]
+            FrameDecoder::Proto(d) => match d.next_event()? {
+                Some(e) => Ok(Some(FrameRef::Event(Box::new(e)))),
+                None => {
+                    d.finish()?;
+                    Ok(None)
+                }
+            },
+        }
+    }
+
     /// At the end of the body: the frames still buffered (call until `None`), then an error
     /// if the body ended inside a frame.
     pub fn finish(&mut self) -> Result<Option<Frame>, FrameError> {
@@ -179,6 +265,51 @@ mod tests {
         assert!(d.finish().unwrap().is_none());
     }
 
+    #[test]
+    fn lent_frames_are_the_owned_frames() {
+        let input: &[u8] = b"id: 7\ndata: {}\n\nevent: e\ndata: a\ndata: b\n\nid: 8\ndata: 2";
+        for cut in 0..=input.len() {
+            let (a, b) = input.split_at(cut);
+            let mut owned = FrameDecoder::new(WireFormat::Sse).unwrap();
+            let mut lent = FrameDecoder::new(WireFormat::Sse).unwrap();
+            let (mut want, mut got) = (Vec::new(), Vec::new());
+            for chunk in [a, b] {
+                owned.push(chunk);
+                lent.push(chunk);
+                while let Some(f) = owned.next_frame().unwrap() {
+                    want.push(f);
+                }
+                while let Some(f) = lent.next_frame_ref().unwrap() {
+                    got.push(f.into_frame());
+                }
+            }
+            while let Some(f) = owned.finish().unwrap() {
+                want.push(f);
+            }
+            while let Some(f) = lent.finish_ref().unwrap() {
+                got.push(f.into_frame());
+            }
+            assert_eq!(got, want, "cut at {cut}");
+            assert_eq!(
+                want,
+                [
+                    Frame::Json {
+                        data: "{}".into(),
+                        id: Some("7".into())
+                    },
+                    Frame::Json {
+                        data: "a\nb".into(),
+                        id: None
+                    },
+                    Frame::Json {
+                        data: "2".into(),
+                        id: Some("8".into())
+                    },
+                ]
+            );
+        }
+    }
+
     #[cfg(feature = "proto")]
     #[test]
     fn protobuf_frames_decode_to_events() {
@@ -195,6 +326,14 @@ mod tests {
         assert!(matches!(d.next_frame().unwrap(), Some(Frame::Event(_))));
         assert!(matches!(d.finish().unwrap(), Some(Frame::Event(_))));
         assert!(d.finish().unwrap().is_none());
+        let mut d = FrameDecoder::with_max_frame_size(WireFormat::Proto, 1024).unwrap();
+        d.push(&wire);
+        assert!(matches!(
+            d.next_frame_ref().unwrap(),
+            Some(FrameRef::Event(_))
+        ));
+        assert!(matches!(d.finish_ref().unwrap(), Some(FrameRef::Event(_))));
+        assert!(d.finish_ref().unwrap().is_none());
         let mut d = FrameDecoder::with_max_frame_size(WireFormat::Proto, 1024).unwrap();
         d.push(&wire[..wire.len() - 1]);
         assert!(d.next_frame().unwrap().is_some());
