@@ -701,6 +701,11 @@ try {
         page.once("dialog", (d) => d.accept());
         await page.click(`${item(older)} ${T("thread-delete")}`);
         await page.waitForSelector(item(older), { state: "detached" });
+        // The list can be redrawn (the reload after the first delete answering) before this
+        // delete is done: wait for the console to leave the thread, then check.
+        await page
+          .waitForFunction(([sel, id]) => document.querySelector(sel)?.dataset.threadId !== id, [T("thread-id"), older], { timeout: 5000 })
+          .catch(() => {});
         expect((await currentThread(page)) !== older, "the console still shows the deleted thread");
         expect((await shownUserTexts(page)).length === 0, "the chat still shows the deleted thread's messages");
         expect((await apiThread(older)).status === 404, "the open thread was not deleted on the server");
