@@ -6,7 +6,7 @@
 use crate::decode::Encoding;
 use crate::error::{ClientError, FramingError, Progress, TimeoutKind, excerpt_chars, with_causes};
 use crate::shared::{AgentConfig, EventStream, RunShared};
-use agui_core::codec::decoder::{Frame, FrameDecoder};
+use agui_core::codec::decoder::{FrameDecoder, FrameRef};
 use agui_core::engine::compat::CompatBoundary;
 use agui_core::{Event, Message, RunAgentInput};
 use bytes::Bytes;
@@ -320,77 +320,77 @@ impl Transport {
     }
 
     /// Takes every complete frame out of the decoder (at the end of the body, the last
-    /// incomplete one too).
+    /// incomplete one too). Frames are read where the decoder holds them (no copy): the
+    /// connection is out of `self` meanwhile, and back unless the run failed.
     fn drain(&mut self, at_end: bool) {
+        let Some(mut conn) = self.conn.take() else {
+            return;
+        };
+        let resumed = conn.resumed;
         loop {
-            let Some(conn) = self.conn.as_mut() else {
-                return;
-            };
             // The protobuf decoder reports frames it skips (events of a later protocol).
             let (frame, warnings) = agui_core::warning::collect(|| {
                 if at_end {
-                    conn.decoder.finish()
+                    conn.decoder.finish_ref()
                 } else {
-                    conn.decoder.next_frame()
+                    conn.decoder.next_frame_ref()
                 }
             });
             self.shared.record_warnings(self.progress.events, warnings);
-            let Some(conn) = self.conn.as_mut() else {
-                return;
+            // Whether a frame was taken; the run's failure, if any.
+            let step = match frame {
+                Ok(Some(frame)) => self.accept(frame, resumed).map(|()| true),
+                Ok(None) => Ok(false),
+                Err(source) => Err(ClientError::Framing {
+                    source: source.into(),
+                    progress: self.progress.clone(),
+                }),
             };
             if let Some(ms) = conn.decoder.retry() {
                 self.retry_ms = Some(ms);
             }
-            match frame {
-                Ok(Some(frame)) => {
-                    if let Err(e) = self.accept(frame) {
-                        self.fail(e);
-                        return;
-                    }
-                }
-                Ok(None) => return,
-                Err(source) => {
-                    let e = ClientError::Framing {
-                        source: source.into(),
-                        progress: self.progress.clone(),
-                    };
-                    self.fail(e);
-                    return;
-                }
+            match step {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => return self.fail(e),
             }
         }
+        self.conn = Some(conn);
     }
 
-    fn accept(&mut self, frame: Frame) -> Result<(), ClientError> {
+    fn accept(&mut self, frame: FrameRef<'_>, resumed: bool) -> Result<(), ClientError> {
         let event = match frame {
-            Frame::Json { data, id } => {
+            FrameRef::Json { data, id } => {
                 if let Some(id) = id {
-                    let resumed = self.conn.as_ref().is_some_and(|c| c.resumed);
-                    if !self.seen_ids.insert(id.clone()) && resumed {
-                        return Ok(()); // replayed after a reconnection
+                    if self.seen_ids.contains(id) {
+                        if resumed {
+                            return Ok(()); // replayed after a reconnection
+                        }
+                    } else {
+                        self.seen_ids.insert(id.to_owned());
                     }
-                    self.last_event_id = Some(id);
+                    self.last_event_id = Some(id.to_owned());
                 }
                 self.check_count()?;
                 let index = self.progress.events;
                 let (decoded, warnings) =
-                    agui_core::warning::collect(|| Event::from_json_str(&data));
+                    agui_core::warning::collect(|| Event::from_json_str(data));
                 self.shared.record_warnings(index, warnings);
                 let event =
-                    decoded.map_err(|e| ClientError::protocol(index, type_hint(&data), e))?;
+                    decoded.map_err(|e| ClientError::protocol(index, type_hint(data), e))?;
                 if let Event::Unknown(u) = &event
                     && u.type_str().is_empty()
                 {
                     return Err(ClientError::Framing {
                         source: FramingError::NoEventType {
-                            excerpt: excerpt_chars(&data, 200),
+                            excerpt: excerpt_chars(data, 200),
                         },
                         progress: self.progress.clone(),
                     });
                 }
                 event
             }
-            Frame::Event(event) => {
+            FrameRef::Event(event) => {
                 self.check_count()?;
                 *event
             }
