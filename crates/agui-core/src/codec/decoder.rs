@@ -142,14 +142,7 @@ impl FrameDecoder {
 
     /// The next complete frame, or `None` when more bytes are needed.
     pub fn next_frame(&mut self) -> Result<Option<Frame>, FrameError> {
-        match self {
-            FrameDecoder::Sse(d) => Ok(d.next_frame()?.map(|f| Frame::Json {
-                data: f.data,
-                id: f.id,
-            })),
-            #[cfg(feature = "proto")]
-            FrameDecoder::Proto(d) => Ok(d.next_event()?.map(|e| Frame::Event(Box::new(e)))),
-        }
+        Ok(self.next_frame_ref()?.map(FrameRef::into_frame))
     }
 
     /// As [`next_frame`](Self::next_frame), but an SSE frame's text is lent instead of
@@ -213,20 +206,7 @@ impl FrameDecoder {
     /// At the end of the body: the frames still buffered (call until `None`), then an error
     /// if the body ended inside a frame.
     pub fn finish(&mut self) -> Result<Option<Frame>, FrameError> {
-        match self {
-            FrameDecoder::Sse(d) => Ok(d.finish()?.map(|f| Frame::Json {
-                data: f.data,
-                id: f.id,
-            })),
-            #[cfg(feature = "proto")]
-            FrameDecoder::Proto(d) => match d.next_event()? {
-                Some(e) => Ok(Some(Frame::Event(Box::new(e)))),
-                None => {
-                    d.finish()?;
-                    Ok(None)
-                }
-            },
-        }
+        Ok(self.finish_ref()?.map(FrameRef::into_frame))
     }
 
     /// The reconnection delay the server asked for (SSE `retry:`), in milliseconds.
@@ -265,48 +245,47 @@ mod tests {
         assert!(d.finish().unwrap().is_none());
     }
 
+    /// Lent and owned frames alike, wherever the input is split.
     #[test]
     fn lent_frames_are_the_owned_frames() {
         let input: &[u8] = b"id: 7\ndata: {}\n\nevent: e\ndata: a\ndata: b\n\nid: 8\ndata: 2";
+        let want = [
+            Frame::Json {
+                data: "{}".into(),
+                id: Some("7".into()),
+            },
+            Frame::Json {
+                data: "a\nb".into(),
+                id: None,
+            },
+            Frame::Json {
+                data: "2".into(),
+                id: Some("8".into()),
+            },
+        ];
         for cut in 0..=input.len() {
             let (a, b) = input.split_at(cut);
             let mut owned = FrameDecoder::new(WireFormat::Sse).unwrap();
             let mut lent = FrameDecoder::new(WireFormat::Sse).unwrap();
-            let (mut want, mut got) = (Vec::new(), Vec::new());
+            let (mut from_owned, mut from_lent) = (Vec::new(), Vec::new());
             for chunk in [a, b] {
                 owned.push(chunk);
                 lent.push(chunk);
                 while let Some(f) = owned.next_frame().unwrap() {
-                    want.push(f);
+                    from_owned.push(f);
                 }
                 while let Some(f) = lent.next_frame_ref().unwrap() {
-                    got.push(f.into_frame());
+                    from_lent.push(f.into_frame());
                 }
             }
             while let Some(f) = owned.finish().unwrap() {
-                want.push(f);
+                from_owned.push(f);
             }
             while let Some(f) = lent.finish_ref().unwrap() {
-                got.push(f.into_frame());
+                from_lent.push(f.into_frame());
             }
-            assert_eq!(got, want, "cut at {cut}");
-            assert_eq!(
-                want,
-                [
-                    Frame::Json {
-                        data: "{}".into(),
-                        id: Some("7".into())
-                    },
-                    Frame::Json {
-                        data: "a\nb".into(),
-                        id: None
-                    },
-                    Frame::Json {
-                        data: "2".into(),
-                        id: Some("8".into())
-                    },
-                ]
-            );
+            assert_eq!(from_owned, want, "owned, cut at {cut}");
+            assert_eq!(from_lent, want, "lent, cut at {cut}");
         }
     }
 
