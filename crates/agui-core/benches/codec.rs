@@ -108,6 +108,35 @@ const WINDOW: usize = 64;
 /// How many times each window is encoded in a row in the `*_cached` benchmarks.
 const REPEAT: usize = 8;
 
+/// `events` as SSE frames by the events' own writer, in `out` (cleared first); its length.
+fn typed_to_sse(enc: &mut sse::SseEncoder, out: &mut Vec<u8>, events: &[Event]) -> usize {
+    out.clear();
+    for e in events {
+        out.extend_from_slice(enc.encode_event(e, None));
+    }
+    out.len()
+}
+
+/// Each of `values` written by `serde_json::to_vec`; the bytes written.
+fn values_to_vec(values: &[Value]) -> usize {
+    values
+        .iter()
+        .map(|v| black_box(serde_json::to_vec(v).unwrap()).len())
+        .sum()
+}
+
+/// `encode` over `items` in windows of [`WINDOW`], each window [`REPEAT`] times in a row;
+/// the bytes written.
+fn windowed<T>(items: &[T], mut encode: impl FnMut(&[T]) -> usize) -> usize {
+    let mut total = 0;
+    for window in items.chunks(WINDOW) {
+        for _ in 0..REPEAT {
+            total += black_box(encode(window));
+        }
+    }
+    total
+}
+
 fn encode(c: &mut Criterion) {
     for name in ["w1_chat", "w2_state", "w3_mixed"] {
         let events = workloads::events(name);
@@ -130,13 +159,7 @@ fn encode(c: &mut Criterion) {
         g.bench_function("typed_to_sse", |b| {
             let mut out = Vec::with_capacity(size);
             let mut enc = sse::SseEncoder::new();
-            b.iter(|| {
-                out.clear();
-                for e in &events {
-                    out.extend_from_slice(enc.encode_event(e, None));
-                }
-                black_box(out.len())
-            })
+            b.iter(|| typed_to_sse(&mut enc, &mut out, &events))
         });
         // The same frames through serde's derived Serialize (the path before the own writer).
         g.bench_function("typed_serde_to_sse", |b| {
@@ -154,15 +177,7 @@ fn encode(c: &mut Criterion) {
             ("serde_value_to_vec", &values),
             ("serde_value_parsed_to_vec", &parsed),
         ] {
-            g.bench_function(id, |b| {
-                b.iter(|| {
-                    let mut total = 0;
-                    for v in values {
-                        total += black_box(serde_json::to_vec(v).unwrap()).len();
-                    }
-                    total
-                })
-            });
+            g.bench_function(id, |b| b.iter(|| values_to_vec(values)));
         }
         g.finish();
 
@@ -173,30 +188,10 @@ fn encode(c: &mut Criterion) {
         g.bench_function("typed_to_sse", |b| {
             let mut out = Vec::with_capacity(size);
             let mut enc = sse::SseEncoder::new();
-            b.iter(|| {
-                for window in events.chunks(WINDOW) {
-                    for _ in 0..REPEAT {
-                        out.clear();
-                        for e in window {
-                            out.extend_from_slice(enc.encode_event(e, None));
-                        }
-                        black_box(out.len());
-                    }
-                }
-            })
+            b.iter(|| windowed(&events, |w| typed_to_sse(&mut enc, &mut out, w)))
         });
         g.bench_function("serde_value_to_vec", |b| {
-            b.iter(|| {
-                let mut total = 0;
-                for window in values.chunks(WINDOW) {
-                    for _ in 0..REPEAT {
-                        for v in window {
-                            total += black_box(serde_json::to_vec(v).unwrap()).len();
-                        }
-                    }
-                }
-                total
-            })
+            b.iter(|| windowed(&values, values_to_vec))
         });
         g.finish();
     }
