@@ -4,13 +4,13 @@
 //! `append` returns only after the commit. Appends that arrive while the writer is busy are
 //! committed together when it is free (group commit: one transaction and one sync for all;
 //! when one of them is refused, the group is done again with each append in its own
-//! savepoint, so a refused one undoes nothing else); lease renewals join the same groups. With [`Synchronous::Full`] (the default) SQLite syncs the
-//! WAL to disk at each commit, so an acknowledged event survives a killed process *and* an
-//! operating-system crash or power loss. [`Synchronous::Normal`] skips that sync: still safe
-//! against `kill -9` (the WAL is in the OS page cache) and never corrupt, but the last
-//! acknowledged transactions may roll back after a power loss — which breaks "an
-//! acknowledged event is never lost", hence not the default. Batching appends amortises the
-//! sync.
+//! savepoint, so a refused one undoes nothing else); lease renewals join the same groups.
+//! With [`Synchronous::Full`] (the default) SQLite syncs the WAL to disk at each commit, so
+//! an acknowledged event survives a killed process *and* an operating-system crash or power
+//! loss. [`Synchronous::Normal`] skips that sync: still safe against `kill -9` (the WAL is
+//! in the OS page cache) and never corrupt, but the last acknowledged transactions may roll
+//! back after a power loss — which breaks "an acknowledged event is never lost", hence not
+//! the default. Batching appends amortises the sync.
 //!
 //! One connection writes (SQLite allows one writer at a time): group commits run on the
 //! store's own writer thread, other blocking calls on `tokio::task::spawn_blocking`; reads
@@ -458,8 +458,9 @@ impl SqliteStore {
     /// Does one run's write (an append or a lease), committed together with every other
     /// write waiting for the writer thread at that moment: one transaction and one sync for
     /// the group (should one append be refused, the others are stored all the same: see
-    /// [`commit_group`]). Returns after the group's commit, so an acknowledged write is durable
-    /// as before; under concurrent runs the syncs are shared instead of queued one by one.
+    /// [`commit_group`]). Returns after the group's commit, so an acknowledged write is
+    /// durable as before; under concurrent runs the syncs are shared instead of queued one
+    /// by one.
     async fn write_grouped(&self, thread: String, run: String, work: Work) -> Result<Done> {
         let (done, result) = tokio::sync::oneshot::channel();
         self.inner.activity.fetch_add(1, Ordering::Relaxed);
@@ -627,12 +628,7 @@ fn do_job(tx: &Connection, job: &WriteJob) -> Result<Done> {
         }
         Work::AppendLeased(prepared, until_ms) => {
             let range = append_in(tx, &job.thread, &job.run, prepared)?;
-            if prepared.bodies.is_empty() {
-                // Nothing appended: the run may have ended before.
-                lease_in(tx, &job.thread, &job.run, *until_ms, false)?;
-            } else if prepared.closes.is_none() {
-                lease_in(tx, &job.thread, &job.run, *until_ms, true)?;
-            }
+            lease_after_append(tx, &job.thread, &job.run, prepared, *until_ms)?;
             Done::Range(range)
         }
         Work::Claim(owner) => Done::Claimed(claim_in(tx, &job.thread, owner.as_deref())?),
@@ -650,9 +646,7 @@ fn do_job(tx: &Connection, job: &WriteJob) -> Result<Done> {
                 )
             } else {
                 let range = append_in(tx, &job.thread, &job.run, &c.prepared)?;
-                if c.prepared.closes.is_none() {
-                    lease_in(tx, &job.thread, &job.run, c.until_ms, true)?;
-                }
+                lease_after_append(tx, &job.thread, &job.run, &c.prepared, c.until_ms)?;
                 Done::Range(range)
             }
         }
@@ -676,12 +670,14 @@ fn commit_group(conn: &mut Connection, jobs: Vec<WriteJob>, path: &Path) {
             }
         }
         Ok(None) => commit_isolated(conn, jobs, path),
-        Err(e) => {
-            let e = advise(path, e);
-            for job in jobs {
-                let _ = job.done.send(Err(copy_error(&e)));
-            }
-        }
+        Err(e) => fail_all(jobs, &advise(path, e)),
+    }
+}
+
+/// Answers every write of a group with `e` (the group could not be committed).
+fn fail_all(jobs: Vec<WriteJob>, e: &StoreError) {
+    for job in jobs {
+        let _ = job.done.send(Err(copy_error(e)));
     }
 }
 
@@ -708,13 +704,7 @@ fn commit_plain(conn: &mut Connection, jobs: &[WriteJob]) -> Result<Option<Vec<D
 fn commit_isolated(conn: &mut Connection, jobs: Vec<WriteJob>, path: &Path) {
     let mut tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
         Ok(tx) => tx,
-        Err(e) => {
-            let e = advise(path, backend(e));
-            for job in jobs {
-                let _ = job.done.send(Err(copy_error(&e)));
-            }
-            return;
-        }
+        Err(e) => return fail_all(jobs, &advise(path, backend(e))),
     };
     let mut answers = Vec::with_capacity(jobs.len());
     for job in jobs {
@@ -836,9 +826,7 @@ fn append_to_new_thread(
     .map_err(backend)?
     .execute(params![tid, run, status, n as i64])
     .map_err(backend)?;
-    if p.closes.is_none() {
-        lease_in(tx, thread, run, c.until_ms, true)?;
-    }
+    lease_after_append(tx, thread, run, p, c.until_ms)?;
     Ok(Some(1..n + 1))
 }
 
@@ -906,6 +894,25 @@ fn owner_in(tx: &Connection, thread: &str) -> Result<(Option<String>, i64)> {
         .map_err(backend)?
         .query_row([thread], |r| Ok((r.get(0)?, r.get(1)?)))
         .map_err(backend)
+}
+
+/// Records the lease of a run whose append (`prepared`) was just accepted in the same
+/// transaction: none when the batch ended the run; when nothing was appended, as a renewal
+/// (the run may have ended before).
+fn lease_after_append(
+    tx: &Connection,
+    thread: &str,
+    run: &str,
+    prepared: &Prepared,
+    until_ms: u64,
+) -> Result<()> {
+    if prepared.bodies.is_empty() {
+        lease_in(tx, thread, run, until_ms, false)
+    } else if prepared.closes.is_none() {
+        lease_in(tx, thread, run, until_ms, true)
+    } else {
+        Ok(())
+    }
 }
 
 /// Records a run's lease inside the group's write transaction, unless the run has ended
