@@ -98,5 +98,5 @@ pub use error::{PatchError, PatchErrorKind};
 pub(crate) use lenient::lenient_patch;
 pub use lenient::{DroppedOp, LenientPatch, PatchParseError, parse_patch, parse_patch_lenient};
 pub(crate) use node::{Children, Items, Members, Node, SCAN_MEMBERS, View};
-pub use ops::{JsonPatch, PatchOp};
+pub use ops::{Extra, JsonPatch, PatchOp};
 pub use pointer::{JsonPointer, PointerError, PointerErrorKind, Tokens};

@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::ops::*;
 use super::pointer::*;
@@ -131,7 +131,7 @@ impl<'de> Visitor<'de> for OpVisitor {
         let mut path: Option<Value> = None;
         let mut from: Option<Value> = None;
         let mut value: Option<Value> = None;
-        let mut extra = Map::new();
+        let mut extra = Extra::new();
         // A repeated member keeps its last value, as JSON.parse does.
         while let Some(key) = map.next_key::<Key>()? {
             match key {

@@ -1,13 +1,13 @@
 //! JSON Patch operations <-> `ag_ui.JsonPatchOperation` (`op` enum, `path`, `from`,
 //! `value`).
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::decode::{Fail, R};
 use super::pb;
 use super::wkt::write_value;
 use super::write::Writer;
-use crate::patch::{JsonPatch, JsonPointer, PatchOp};
+use crate::patch::{Extra, JsonPatch, JsonPointer, PatchOp};
 use crate::warning;
 
 /// The `JsonPatchOperationType` names, by enum value.
@@ -79,7 +79,7 @@ fn read_op(name: &'static str, o: pb::JsonPatchOperation) -> R<PatchOp> {
     let uses_value = matches!(name, "add" | "replace" | "test");
     // Members the operation does not define ride along, in the order the reference's
     // decoder writes them.
-    let mut extra = Map::new();
+    let mut extra = Extra::new();
     if !uses_from && let Some(f) = from.take() {
         extra.insert("from".to_owned(), Value::String(f));
     }
