@@ -12,7 +12,10 @@
 //!   (`serde_value_parsed_to_vec`), as a program reading the stream holds them.
 //!   A whole workload's events are far larger than the caches, so these passes mostly wait
 //!   on memory, and on where each side's allocations happen to lie (the `to_value` copies
-//!   lie in the order they are written). The `*_cached` pairs measure the writers as the
+//!   lie in the order they are written). So each side is measured both ways: as read from
+//!   the stream (`typed_to_sse` against `serde_value_parsed_to_vec`) and as one fresh deep
+//!   copy (`typed_cloned_to_sse`, the events cloned, against `serde_value_to_vec`).
+//!   The `*_cached` pairs measure the writers as the
 //!   server uses them, on events still in cache: the workload in windows of
 //!   [`WINDOW`] events, each window encoded [`REPEAT`] times in a row.
 //!
@@ -161,6 +164,17 @@ fn encode(c: &mut Criterion) {
             let mut enc = sse::SseEncoder::new();
             b.iter(|| typed_to_sse(&mut enc, &mut out, &events))
         });
+        // The same events deep-copied by `clone`: laid out in memory in the order they are
+        // written, as `to_value` lays out the `Value`s it makes (the decoder's allocations
+        // interleave with its buffers). The fair partner of `serde_value_to_vec`, as
+        // `typed_to_sse` is of `serde_value_parsed_to_vec`.
+        let cloned = events.clone();
+        g.bench_function("typed_cloned_to_sse", |b| {
+            let mut out = Vec::with_capacity(size);
+            let mut enc = sse::SseEncoder::new();
+            b.iter(|| typed_to_sse(&mut enc, &mut out, &cloned))
+        });
+        drop(cloned);
         // The same frames through serde's derived Serialize (the path before the own writer).
         g.bench_function("typed_serde_to_sse", |b| {
             let mut out = Vec::with_capacity(size);
