@@ -699,12 +699,8 @@ impl SseDecoder {
         };
         self.pos = end + 2;
         self.scan = self.pos;
-        // As `dispatch` ends a frame with data.
-        if self.frame.has_id {
-            self.last_event_id.clone_from(&self.frame.id);
-        }
-        self.dispatched = true;
-        true
+        // The frame has data now: `dispatch` commits its id and hands it out.
+        matches!(self.dispatch(), Ok(true))
     }
 
     /// Processes the complete line `buf[start..end]` (terminator excluded); returns whether
