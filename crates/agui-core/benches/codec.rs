@@ -15,9 +15,9 @@
 //!   lie in the order they are written). So each side is measured both ways: as read from
 //!   the stream (`typed_to_sse` against `serde_value_parsed_to_vec`) and as one fresh deep
 //!   copy (`typed_cloned_to_sse`, the events cloned, against `serde_value_to_vec`).
-//!   The `*_cached` pairs measure the writers as the
-//!   server uses them, on events still in cache: the workload in windows of
-//!   [`WINDOW`] events, each window encoded [`REPEAT`] times in a row.
+//!   The `*_cached` pairs measure the writers as the server uses them, on events still in
+//!   cache: the workload in windows of [`WINDOW`] events, each window encoded [`REPEAT`]
+//!   times in a row.
 //!
 //! ```sh
 //! cargo bench -p agui-core --bench codec
