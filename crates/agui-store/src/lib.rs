@@ -34,6 +34,8 @@ mod notify;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod prepare;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod rows;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod tail;
@@ -80,12 +82,19 @@ pub struct RawEvent {
 }
 
 impl RawEvent {
-    /// Decodes the stored JSON.
+    /// Decodes the stored JSON. Empty JSON is what a backend reads from a damaged row (a
+    /// body that is not text, or a row of several events that does not hold them).
     pub fn decode(self, thread: &str) -> Result<StoredEvent> {
         let event = Event::from_json_slice(&self.json).map_err(|e| StoreError::Corrupt {
             thread: thread.to_owned(),
             seq: self.seq,
-            message: e.to_string(),
+            message: if self.json.is_empty() {
+                "the stored row is damaged: its body is not text, or does not hold the events \
+                 its count says"
+                    .to_owned()
+            } else {
+                e.to_string()
+            },
         })?;
         Ok(StoredEvent {
             seq: self.seq,

@@ -6,9 +6,14 @@
 //! database). Thread and run ids are stored as `bytea`, so any string, even one with a NUL
 //! character that `text` refuses, is kept verbatim; every value goes through a query
 //! parameter. An append is one call of a PL/pgSQL function of the schema, which locks the
-//! thread's row, checks the run and stores the batch (one multi-row insert) and, for
+//! thread's row, checks the run and stores the batch and, for
 //! [`EventStore::append_leased`], the run's lease: sequence
-//! numbers stay contiguous and a run starts once whichever instance writes.
+//! numbers stay contiguous and a run starts once whichever instance writes. The batch's
+//! events are stored several to a row (see `rows`: the events `seq..seq + n`, their JSON
+//! joined by newlines); a schema of an earlier release (one event per row) is migrated when
+//! connected to, and its append functions stay for the earlier release's processes, whose
+//! reads, however, would take a row of several events for a damaged one: upgrade every
+//! process sharing a schema.
 //!
 //! Appends and thread claims are committed in groups (`group`): a writer takes every
 //! write waiting and sends them as one transaction in one round trip, so that concurrent
@@ -26,6 +31,7 @@ mod group;
 
 use crate::notify::Notifier;
 use crate::prepare::prepare;
+use crate::rows::Decoded;
 use crate::{
     EventStore, FirstRun, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
     ThreadInfo, ThreadPage, ThreadQuery, decode_cursor, keeps_thread, now_ms, page_limit, page_of,
@@ -99,9 +105,9 @@ impl Sql {
              FROM {s}.threads t"
         );
         Sql {
-            append: format!("SELECT {s}.append_v2($1, $2, $3, $4, $5, $6, $7, $8, $9)"),
+            append: format!("SELECT {s}.append_v3($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"),
             append_if_new: format!(
-                "SELECT {s}.append_if_new_v1($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+                "SELECT {s}.append_if_new_v2($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
             ),
             // Its own transaction, after the append's: a NOTIFY takes a database-wide lock
             // from its commit on until the commit is flushed, which would serialise every
@@ -132,9 +138,12 @@ impl Sql {
             thread_info: format!("{info} WHERE t.thread_id = $1"),
             threads: format!("{info} ORDER BY t.tid"),
             list: info,
+            // The rows from the one holding $2 (see `crate::rows`), at most $4 of them.
             events_from: format!(
-                "SELECT seq, run_id, body FROM {s}.events
-                 WHERE tid = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq LIMIT $4"
+                "SELECT seq, n, run_id, body FROM {s}.events
+                 WHERE tid = $1 AND seq >= (
+                     SELECT coalesce(max(seq), 0) FROM {s}.events WHERE tid = $1 AND seq <= $2)
+                 AND seq <= $3 ORDER BY seq LIMIT $4"
             ),
             runs: format!(
                 "SELECT run_id, parent_run_id, status, first_seq, last_seq FROM {s}.runs
@@ -185,6 +194,9 @@ fn ddl(s: &str) -> String {
              body BYTEA NOT NULL,
              PRIMARY KEY (tid, seq)
          );
+         -- n: the events of the row, seq..seq + n - 1, their JSON joined by newlines (one
+         -- event per row before it was added).
+         ALTER TABLE {s}.events ADD COLUMN IF NOT EXISTS n INT NOT NULL DEFAULT 1;
          CREATE TABLE IF NOT EXISTS {s}.leases (
              thread_id BYTEA NOT NULL,
              run_id BYTEA NOT NULL,
@@ -198,16 +210,17 @@ fn ddl(s: &str) -> String {
 
          -- One append: the first sequence, or -1 (the batch starts a run that exists), -2
          -- (the run ended), -3 (unknown parent run). Nothing is written before a refusal.
-         -- With p_lease, the run's lease is recorded too (a server claiming a run).
-         CREATE OR REPLACE FUNCTION {s}.append_v2(
-             p_thread BYTEA, p_run BYTEA, p_bodies BYTEA[], p_starts BOOLEAN,
+         -- With p_lease, the run's lease is recorded too (a server claiming a run). The
+         -- events come as rows: p_rows[i] holds p_counts[i] events (see `events.n`).
+         CREATE OR REPLACE FUNCTION {s}.append_v3(
+             p_thread BYTEA, p_run BYTEA, p_rows BYTEA[], p_counts INT[], p_starts BOOLEAN,
              p_parent BYTEA, p_status TEXT, p_title BYTEA, p_now BIGINT, p_lease BIGINT
          ) RETURNS BIGINT LANGUAGE plpgsql AS $fn$
          DECLARE
              v_tid BIGINT;
              v_last BIGINT;
              v_status TEXT;
-             v_n BIGINT := coalesce(cardinality(p_bodies), 0);
+             v_n BIGINT := (SELECT coalesce(sum(c), 0) FROM unnest(p_counts) AS c);
          BEGIN
              SELECT tid, last_seq INTO v_tid, v_last
                  FROM {s}.threads WHERE thread_id = p_thread FOR UPDATE;
@@ -234,9 +247,9 @@ fn ddl(s: &str) -> String {
              ) THEN
                  RETURN -3;
              END IF;
-             INSERT INTO {s}.events (tid, seq, run_id, body)
-                 SELECT v_tid, v_last + u.i, p_run, u.body
-                 FROM unnest(p_bodies) WITH ORDINALITY AS u(body, i);
+             INSERT INTO {s}.events (tid, seq, run_id, n, body)
+                 SELECT v_tid, v_last + 1 + sum(u.c) OVER (ORDER BY u.i) - u.c, p_run, u.c, u.body
+                 FROM unnest(p_rows, p_counts) WITH ORDINALITY AS u(body, c, i);
              INSERT INTO {s}.runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
                  VALUES (v_tid, p_run, p_parent, p_status, v_last + 1, v_last + v_n)
                  ON CONFLICT (tid, run_id) DO UPDATE SET
@@ -263,9 +276,9 @@ fn ddl(s: &str) -> String {
          -- A run's first append, if the thread holds no events: a missing thread is made,
          -- owned by p_owner. -4 (nothing written) when the thread holds events, or when
          -- another owner has it and not p_any_owner (the rule of keeps_thread in
-         -- lib.rs); else as append_v2.
-         CREATE OR REPLACE FUNCTION {s}.append_if_new_v1(
-             p_thread BYTEA, p_run BYTEA, p_bodies BYTEA[], p_starts BOOLEAN,
+         -- lib.rs); else as append_v3.
+         CREATE OR REPLACE FUNCTION {s}.append_if_new_v2(
+             p_thread BYTEA, p_run BYTEA, p_rows BYTEA[], p_counts INT[], p_starts BOOLEAN,
              p_parent BYTEA, p_status TEXT, p_title BYTEA, p_now BIGINT, p_lease BIGINT,
              p_owner BYTEA, p_any_owner BOOLEAN
          ) RETURNS BIGINT LANGUAGE plpgsql AS $fn$
@@ -273,7 +286,7 @@ fn ddl(s: &str) -> String {
              v_owner BYTEA;
              v_last BIGINT;
              v_tid BIGINT;
-             v_n BIGINT := coalesce(cardinality(p_bodies), 0);
+             v_n BIGINT := (SELECT coalesce(sum(c), 0) FROM unnest(p_counts) AS c);
          BEGIN
              -- A new thread (the common case) is made as the append leaves it: one row
              -- written once, not inserted, locked and updated (which rewrote every index
@@ -284,9 +297,9 @@ fn ddl(s: &str) -> String {
                      ON CONFLICT (thread_id) DO NOTHING
                      RETURNING tid INTO v_tid;
                  IF FOUND THEN
-                     INSERT INTO {s}.events (tid, seq, run_id, body)
-                         SELECT v_tid, u.i, p_run, u.body
-                         FROM unnest(p_bodies) WITH ORDINALITY AS u(body, i);
+                     INSERT INTO {s}.events (tid, seq, run_id, n, body)
+                         SELECT v_tid, 1 + sum(u.c) OVER (ORDER BY u.i) - u.c, p_run, u.c, u.body
+                         FROM unnest(p_rows, p_counts) WITH ORDINALITY AS u(body, c, i);
                      INSERT INTO {s}.runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
                          VALUES (v_tid, p_run, NULL, p_status, 1, v_n);
                      IF p_lease IS NOT NULL AND p_status = 'running' THEN
@@ -304,12 +317,30 @@ fn ddl(s: &str) -> String {
              IF v_last <> 0 OR (NOT p_any_owner AND v_owner IS DISTINCT FROM p_owner) THEN
                  RETURN -4;
              END IF;
-             RETURN {s}.append_v2(p_thread, p_run, p_bodies, p_starts, p_parent, p_status,
-                 p_title, p_now, p_lease);
+             RETURN {s}.append_v3(p_thread, p_run, p_rows, p_counts, p_starts, p_parent,
+                 p_status, p_title, p_now, p_lease);
          END
          $fn$;
 
-         -- The first version, for processes of an earlier release sharing the schema.
+         -- The earlier versions, for processes of an earlier release sharing the schema
+         -- (one event per row).
+         CREATE OR REPLACE FUNCTION {s}.append_v2(
+             p_thread BYTEA, p_run BYTEA, p_bodies BYTEA[], p_starts BOOLEAN,
+             p_parent BYTEA, p_status TEXT, p_title BYTEA, p_now BIGINT, p_lease BIGINT
+         ) RETURNS BIGINT LANGUAGE sql AS $fn$
+             SELECT {s}.append_v3(p_thread, p_run, p_bodies,
+                 array_fill(1, ARRAY[coalesce(cardinality(p_bodies), 0)]), p_starts, p_parent,
+                 p_status, p_title, p_now, p_lease)
+         $fn$;
+         CREATE OR REPLACE FUNCTION {s}.append_if_new_v1(
+             p_thread BYTEA, p_run BYTEA, p_bodies BYTEA[], p_starts BOOLEAN,
+             p_parent BYTEA, p_status TEXT, p_title BYTEA, p_now BIGINT, p_lease BIGINT,
+             p_owner BYTEA, p_any_owner BOOLEAN
+         ) RETURNS BIGINT LANGUAGE sql AS $fn$
+             SELECT {s}.append_if_new_v2(p_thread, p_run, p_bodies,
+                 array_fill(1, ARRAY[coalesce(cardinality(p_bodies), 0)]), p_starts, p_parent,
+                 p_status, p_title, p_now, p_lease, p_owner, p_any_owner)
+         $fn$;
          CREATE OR REPLACE FUNCTION {s}.append_v1(
              p_thread BYTEA, p_run BYTEA, p_bodies BYTEA[], p_starts BOOLEAN,
              p_parent BYTEA, p_status TEXT, p_title BYTEA, p_now BIGINT
@@ -369,7 +400,7 @@ const EXPECTED: [(&str, &[&str]); 4] = [
             "last_seq",
         ],
     ),
-    ("events", &["tid", "seq", "run_id", "body"]),
+    ("events", &["tid", "seq", "run_id", "body", "n"]),
     ("leases", &["thread_id", "run_id", "until_ms"]),
 ];
 
@@ -692,8 +723,8 @@ impl PostgresStore {
         lease: Option<i64>,
         if_new: Option<(Option<&str>, bool)>,
     ) -> Result<Option<Range<u64>>> {
-        let prepared = prepare(thread, run, events, json)?;
-        if prepared.bodies.is_empty() {
+        let prepared = prepare(thread, run, events, json)?.pack();
+        if prepared.count == 0 {
             let mut c = self.inner.pool.get().await?;
             let last = self.thread_row(&mut c, thread).await?.map_or(0, |(_, l)| l);
             if let Some(until) = lease {
@@ -705,11 +736,17 @@ impl PostgresStore {
             }
             return Ok(Some(last + 1..last + 1));
         }
-        let n = prepared.bodies.len() as u64;
+        let n = prepared.count as u64;
+        let (rows, counts): (Vec<Vec<u8>>, Vec<i32>) = prepared
+            .rows
+            .into_iter()
+            .map(|r| (r.body, i32::try_from(r.count).unwrap_or(i32::MAX)))
+            .unzip();
         let mut params: Vec<group::Param> = vec![
             Box::new(thread.as_bytes().to_vec()),
             Box::new(run.as_bytes().to_vec()),
-            Box::new(prepared.bodies),
+            Box::new(rows),
+            Box::new(counts),
             Box::new(prepared.starts_run),
             Box::new(prepared.parent.as_deref().map(|p| p.as_bytes().to_vec())),
             Box::new(prepared.closes.unwrap_or(RunStatus::Running).as_str()),
@@ -759,6 +796,41 @@ impl PostgresStore {
 }
 
 impl PostgresStore {
+    /// The rows of `thread` from the one holding `from_seq` (at most `rows_max` of them)
+    /// and the thread's last sequence.
+    async fn rows_from(&self, thread: &str, from_seq: u64, rows_max: i64) -> Result<Vec<Row>> {
+        let mut c = self.inner.pool.get().await?;
+        let (tid, last) = self
+            .thread_row(&mut c, thread)
+            .await?
+            .ok_or_else(|| StoreError::unknown_thread(thread))?;
+        StoreError::check_readable(thread, from_seq, last)?;
+        c.query(
+            &self.inner.sql.events_from,
+            &[&tid, &(from_seq as i64), &(last as i64), &rows_max],
+        )
+        .await
+    }
+
+    /// The events of `thread` from `from_seq` on, decoded straight from the rows, up to the
+    /// first that cannot be decoded, and that one's error.
+    async fn decode_from(
+        &self,
+        thread: &str,
+        from_seq: u64,
+    ) -> Result<(Vec<StoredEvent>, Option<StoreError>)> {
+        let from_seq = from_seq.max(1);
+        let rows = self.rows_from(thread, from_seq, i64::MAX).await?;
+        let mut out = Decoded::new(thread, from_seq, rows.len());
+        for r in &rows {
+            let (first, n): (i64, i32) = (r.get(0), r.get(1));
+            if let Some(e) = out.row(ms(first), i64::from(n), r.get(2), Some(r.get(3))) {
+                return Ok((out.events, Some(e)));
+            }
+        }
+        Ok((out.events, None))
+    }
+
     /// An append that is not [`EventStore::append_if_new`]'s (so always answered with a
     /// range).
     async fn append_plain(
@@ -835,6 +907,27 @@ impl EventStore for PostgresStore {
         })
     }
 
+    fn read<'a>(
+        &'a self,
+        thread: &'a str,
+        from_seq: u64,
+    ) -> BoxFuture<'a, Result<Vec<StoredEvent>>> {
+        Box::pin(async move {
+            match self.decode_from(thread, from_seq).await? {
+                (events, None) => Ok(events),
+                (_, Some(e)) => Err(e),
+            }
+        })
+    }
+
+    fn read_until_corrupt<'a>(
+        &'a self,
+        thread: &'a str,
+        from_seq: u64,
+    ) -> BoxFuture<'a, Result<(Vec<StoredEvent>, Option<StoreError>)>> {
+        Box::pin(self.decode_from(thread, from_seq))
+    }
+
     fn read_raw<'a>(
         &'a self,
         thread: &'a str,
@@ -842,27 +935,28 @@ impl EventStore for PostgresStore {
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<RawEvent>>> {
         Box::pin(async move {
-            let mut c = self.inner.pool.get().await?;
-            let (tid, last) = self
-                .thread_row(&mut c, thread)
-                .await?
-                .ok_or_else(|| StoreError::unknown_thread(thread))?;
-            StoreError::check_readable(thread, from_seq, last)?;
-            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-            let rows = c
-                .query(
-                    &self.inner.sql.events_from,
-                    &[&tid, &(from_seq as i64), &(last as i64), &limit],
-                )
-                .await?;
-            Ok(rows
-                .into_iter()
-                .map(|r| RawEvent {
-                    seq: ms(r.get(0)),
-                    run_id: text(r.get(1)),
-                    json: r.get(2),
-                })
-                .collect())
+            // One row more than events asked for: the first row may hold events before
+            // `from_seq`, and every row holds at least one.
+            let rows_max = i64::try_from(limit).unwrap_or(i64::MAX).saturating_add(1);
+            let rows = self.rows_from(thread, from_seq, rows_max).await?;
+            let mut out = Vec::new();
+            for r in rows {
+                let (first, n): (i64, i32) = (r.get(0), r.get(1));
+                let run_id = text(r.get(2));
+                let body: &[u8] = r.get(3);
+                if !crate::rows::raw_events(
+                    &mut out,
+                    limit,
+                    from_seq,
+                    ms(first),
+                    i64::from(n),
+                    &run_id,
+                    Some(body),
+                ) {
+                    break;
+                }
+            }
+            Ok(out)
         })
     }
 
@@ -981,7 +1075,7 @@ impl EventStore for PostgresStore {
                 .iter()
                 .map(|r| r.get(0))
                 .collect();
-            for f in ["append_v2", "delete_v1"] {
+            for f in ["append_v3", "append_if_new_v2", "delete_v1"] {
                 if !functions.iter().any(|h| h == f) {
                     missing.push(format!("function {f}"));
                 }

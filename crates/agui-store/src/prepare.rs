@@ -1,5 +1,7 @@
 //! Backend-independent checks and encoding of an append.
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use crate::rows::{Packed, pack};
 use crate::{Result, RunStatus, StoreError};
 use agui_core::Event;
 use agui_core::message::Message;
@@ -9,8 +11,14 @@ pub(crate) const TITLE_CHARS: usize = 80;
 
 /// An append, checked and encoded.
 pub(crate) struct Prepared {
-    /// The events' wire JSON.
+    /// The events' wire JSON (moved into `rows` by [`Prepared::pack`]).
     pub bodies: Vec<Vec<u8>>,
+    /// The events laid out as rows of the SQL backends (see [`Prepared::pack`]).
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub rows: Vec<Packed>,
+    /// How many events the append holds.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub count: usize,
     /// `RUN_STARTED.parentRunId`, if the batch has one.
     pub parent: Option<String>,
     /// The run's status after the batch, if the batch closes it.
@@ -92,12 +100,26 @@ pub(crate) fn prepare(
         });
     }
     Ok(Prepared {
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        count: bodies.len(),
         bodies,
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        rows: Vec::new(),
         parent,
         closes,
         starts_run: matches!(events.first(), Some(Event::RunStarted(_))),
         title,
     })
+}
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+impl Prepared {
+    /// Moves the events' JSON into rows of several events each ([`crate::rows`]), as the
+    /// SQL backends store them.
+    pub(crate) fn pack(mut self) -> Prepared {
+        self.rows = pack(std::mem::take(&mut self.bodies));
+        self
+    }
 }
 
 /// The text of the first user message with any text, whitespace collapsed to single spaces,

@@ -51,19 +51,64 @@ fn sqlite_path() -> PathBuf {
     dir.join(format!("{}.db", unique("suite")))
 }
 
+/// The events of a stored row (its first `first`, its body `row`) as rows of one event
+/// each, event `seq`'s JSON replaced by `body`: how the corrupting helpers damage one event
+/// of a row of several.
+fn one_per_row(first: u64, row: &[u8], seq: u64, body: &[u8]) -> Vec<(u64, Vec<u8>)> {
+    let out: Vec<(u64, Vec<u8>)> = (first..)
+        .zip(row.split(|&b| b == b'\n'))
+        .map(|(s, json)| {
+            (
+                s,
+                if s == seq {
+                    body.to_vec()
+                } else {
+                    json.to_vec()
+                },
+            )
+        })
+        .collect();
+    assert!(
+        out.iter().any(|(s, _)| *s == seq),
+        "no event {seq} in its row"
+    );
+    out
+}
+
 fn sqlite() -> Backend {
     let path = sqlite_path();
     let corrupt_path = path.clone();
     let corrupt: Corrupt = Arc::new(move |thread, seq, body| {
-        let c = rusqlite::Connection::open(&corrupt_path).unwrap();
-        let n = c
-            .execute(
-                "UPDATE events SET body = ?1
-                 WHERE seq = ?2 AND tid = (SELECT tid FROM threads WHERE thread_id = ?3)",
-                rusqlite::params![body, seq as i64, thread],
+        let mut c = rusqlite::Connection::open(&corrupt_path).unwrap();
+        let tx = c.transaction().unwrap();
+        let tid: i64 = tx
+            .query_row(
+                "SELECT tid FROM threads WHERE thread_id = ?1",
+                [&thread],
+                |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(n, 1);
+        let (first, run, row): (i64, String, Vec<u8>) = tx
+            .query_row(
+                "SELECT seq, run_id, body FROM events WHERE tid = ?1 AND seq <= ?2
+                 ORDER BY seq DESC LIMIT 1",
+                rusqlite::params![tid, seq as i64],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        tx.execute(
+            "DELETE FROM events WHERE tid = ?1 AND seq = ?2",
+            rusqlite::params![tid, first],
+        )
+        .unwrap();
+        for (s, json) in one_per_row(first as u64, &row, seq, &body) {
+            tx.execute(
+                "INSERT INTO events (tid, seq, run_id, n, body) VALUES (?1, ?2, ?3, 1, ?4)",
+                rusqlite::params![tid, s as i64, run, json],
+            )
+            .unwrap();
+        }
+        tx.commit().unwrap();
         Box::pin(async {})
     });
     Backend {
@@ -94,18 +139,46 @@ fn postgres(url: &str, schema: &str) -> Backend {
     let corrupt: Corrupt = Arc::new(move |thread, seq, body| {
         let (url, schema) = (corrupt_url.clone(), corrupt_schema.clone());
         Box::pin(async move {
-            let c = pg_client(&url).await;
-            let n = c
-                .execute(
+            let mut c = pg_client(&url).await;
+            let tx = c.transaction().await.unwrap();
+            let tid: i64 = tx
+                .query_one(
+                    &format!("SELECT tid FROM {schema}.threads WHERE thread_id = $1"),
+                    &[&thread.as_bytes()],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            let row = tx
+                .query_one(
                     &format!(
-                        "UPDATE {schema}.events SET body = $1 WHERE seq = $2
-                         AND tid = (SELECT tid FROM {schema}.threads WHERE thread_id = $3)"
+                        "SELECT seq, run_id, body FROM {schema}.events WHERE tid = $1
+                         AND seq <= $2 ORDER BY seq DESC LIMIT 1"
                     ),
-                    &[&body, &(seq as i64), &thread.as_bytes()],
+                    &[&tid, &(seq as i64)],
                 )
                 .await
                 .unwrap();
-            assert_eq!(n, 1);
+            let (first, run, stored): (i64, Vec<u8>, Vec<u8>) =
+                (row.get(0), row.get(1), row.get(2));
+            tx.execute(
+                &format!("DELETE FROM {schema}.events WHERE tid = $1 AND seq = $2"),
+                &[&tid, &first],
+            )
+            .await
+            .unwrap();
+            for (s, json) in one_per_row(first as u64, &stored, seq, &body) {
+                tx.execute(
+                    &format!(
+                        "INSERT INTO {schema}.events (tid, seq, run_id, n, body)
+                         VALUES ($1, $2, $3, 1, $4)"
+                    ),
+                    &[&tid, &(s as i64), &run, &json],
+                )
+                .await
+                .unwrap();
+            }
+            tx.commit().await.unwrap();
         })
     });
     Backend {
@@ -175,6 +248,17 @@ async fn previous_version_data_is_usable(s: Arc<dyn EventStore>) {
         3..4
     );
     assert!(s.thread("old").await.unwrap().updated_ms > 0);
+    // The old rows (one event each) and new rows (several) read back as one log.
+    let more = common::whole_run("old", "r3", "m");
+    assert_eq!(s.append("old", "r3", &more).await.unwrap(), 4..13);
+    let all = s.read("old", 1).await.unwrap();
+    assert_eq!(all.len(), 12);
+    assert!(all.iter().zip(1..).all(|(e, seq)| e.seq == seq));
+    assert_eq!(
+        all[3..].iter().map(|e| e.event.clone()).collect::<Vec<_>>(),
+        more
+    );
+    assert_eq!(s.read("old", 2).await.unwrap().len(), 11);
     s.claim_thread("new", Some("alice")).await.unwrap();
     let page = s.list_threads(&ThreadQuery::default()).await.unwrap();
     let ids: Vec<&str> = page.threads.iter().map(|t| t.thread_id.as_str()).collect();
@@ -202,6 +286,84 @@ fn sqlite_opens_previous_version() -> Result<(), Failed> {
             Some("alice")
         );
     });
+    Ok(())
+}
+
+/// An append of several events is one row; a row whose body does not hold the events its
+/// count says reads as damaged from that row on, with the events before it intact.
+/// `set_count(thread, seq, n)` rewrites the count of the row that starts at `seq`.
+async fn rows_hold_their_appends(
+    s: Arc<dyn EventStore>,
+    rows: impl Fn() -> BoxedRows,
+    set_count: impl Fn(&'static str, u64, i64) -> BoxedUnit,
+) {
+    let run = common::whole_run("t", "r", "m");
+    s.append("t", "r", &run[..1]).await.unwrap();
+    s.append("t", "r", &run[1..]).await.unwrap();
+    assert_eq!(rows().await, [(1, 1), (2, run.len() as i64 - 1)]);
+    set_count("t", 2, 3).await;
+    let (before, error) = s.read_until_corrupt("t", 1).await.unwrap();
+    assert_eq!(before.len(), 1);
+    match error {
+        Some(StoreError::Corrupt {
+            seq: 2, message, ..
+        }) => {
+            assert!(message.contains("should hold 3 events"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // From inside the row: the damage is reported at the first event asked for.
+    match s.read("t", 5).await {
+        Err(StoreError::Corrupt { seq: 5, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    use futures_util::StreamExt;
+    let mut tail = s.tail("t", 1);
+    assert_eq!(tail.next().await.unwrap().unwrap().seq, 1);
+    match tail.next().await {
+        Some(Err(StoreError::Corrupt {
+            seq: 2, message, ..
+        })) => {
+            assert!(message.contains("damaged"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(tail.next().await.is_none());
+}
+
+type BoxedRows = futures_util::future::BoxFuture<'static, Vec<(i64, i64)>>;
+type BoxedUnit = futures_util::future::BoxFuture<'static, ()>;
+
+fn sqlite_rows_hold_their_appends() -> Result<(), Failed> {
+    let path = sqlite_path();
+    rt().block_on(async {
+        let s = SqliteStore::open(&path).await.unwrap();
+        let (p1, p2) = (path.clone(), path.clone());
+        let rows = move || -> BoxedRows {
+            let c = rusqlite::Connection::open(&p1).unwrap();
+            let mut stmt = c.prepare("SELECT seq, n FROM events ORDER BY seq").unwrap();
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap();
+            Box::pin(async move { rows })
+        };
+        let set_count = move |thread: &'static str, seq: u64, n: i64| -> BoxedUnit {
+            let c = rusqlite::Connection::open(&p2).unwrap();
+            let changed = c
+                .execute(
+                    "UPDATE events SET n = ?1
+                     WHERE seq = ?2 AND tid = (SELECT tid FROM threads WHERE thread_id = ?3)",
+                    rusqlite::params![n, seq as i64, thread],
+                )
+                .unwrap();
+            assert_eq!(changed, 1);
+            Box::pin(async {})
+        };
+        rows_hold_their_appends(Arc::new(s), rows, set_count).await;
+    });
+    remove_db(&path);
     Ok(())
 }
 
@@ -380,14 +542,72 @@ fn pg_opens_previous_version(url: String, schema: String) -> BoxFuture<'static, 
             .await
             .unwrap();
         previous_version_data_is_usable(Arc::new(s)).await;
+        // A process of the previous release, sharing the schema, appends one event per row
+        // with its own function.
+        let first: i64 = c
+            .query_one(
+                &format!(
+                    "SELECT {schema}.append_v2('old2'::bytea, 'r'::bytea, ARRAY[
+                        convert_to('{{\"type\":\"RUN_STARTED\",\"threadId\":\"old2\",\"runId\":\"r\"}}', 'UTF8'),
+                        convert_to('{{\"type\":\"RUN_FINISHED\",\"threadId\":\"old2\",\"runId\":\"r\"}}', 'UTF8')],
+                        true, NULL, 'finished', NULL, 1, NULL)"
+                ),
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(first, 1);
         // Connecting again finds nothing to migrate.
         let s = agui_store::PostgresStore::connect(&url, &schema)
             .await
             .unwrap();
+        let old2 = s.read("old2", 1).await.unwrap();
+        assert_eq!(old2.len(), 2);
+        assert_eq!(old2[1].event, common::finished("old2", "r"));
         assert_eq!(
             s.thread("new").await.unwrap().owner.as_deref(),
             Some("alice")
         );
+    })
+}
+
+#[cfg(feature = "postgres")]
+fn pg_rows_hold_their_appends(url: String, schema: String) -> BoxFuture<'static, ()> {
+    Box::pin(async move {
+        let s = agui_store::PostgresStore::connect(&url, &schema)
+            .await
+            .unwrap();
+        let c = Arc::new(pg_client(&url).await);
+        let (c1, s1, c2, s2) = (c.clone(), schema.clone(), c, schema);
+        let rows = move || -> BoxedRows {
+            let (c, s) = (c1.clone(), s1.clone());
+            Box::pin(async move {
+                c.query(&format!("SELECT seq, n FROM {s}.events ORDER BY seq"), &[])
+                    .await
+                    .unwrap()
+                    .iter()
+                    .map(|r| (r.get::<_, i64>(0), i64::from(r.get::<_, i32>(1))))
+                    .collect()
+            })
+        };
+        let set_count = move |thread: &'static str, seq: u64, n: i64| -> BoxedUnit {
+            let (c, s) = (c2.clone(), s2.clone());
+            Box::pin(async move {
+                let changed = c
+                    .execute(
+                        &format!(
+                            "UPDATE {s}.events SET n = $1 WHERE seq = $2
+                             AND tid = (SELECT tid FROM {s}.threads WHERE thread_id = $3)"
+                        ),
+                        &[&(n as i32), &(seq as i64), &thread.as_bytes()],
+                    )
+                    .await
+                    .unwrap();
+                assert_eq!(changed, 1);
+            })
+        };
+        rows_hold_their_appends(Arc::new(s), rows, set_count).await;
     })
 }
 
@@ -673,10 +893,14 @@ type PgCase = fn(String, String) -> BoxFuture<'static, ()>;
 type PgCase = ();
 
 #[cfg(feature = "postgres")]
-const PG_ONLY: [(&str, PgCase); 6] = [
+const PG_ONLY: [(&str, PgCase); 7] = [
     (
         "postgres::connects_to_a_schema_of_the_previous_version",
         pg_opens_previous_version,
+    ),
+    (
+        "postgres::rows_hold_their_appends",
+        pg_rows_hold_their_appends,
     ),
     (
         "postgres::a_dropped_store_closes_its_connections",
@@ -700,8 +924,9 @@ const PG_ONLY: [(&str, PgCase); 6] = [
     ),
 ];
 #[cfg(not(feature = "postgres"))]
-const PG_ONLY: [(&str, PgCase); 6] = [
+const PG_ONLY: [(&str, PgCase); 7] = [
     ("postgres::connects_to_a_schema_of_the_previous_version", ()),
+    ("postgres::rows_hold_their_appends", ()),
     ("postgres::a_dropped_store_closes_its_connections", ()),
     ("postgres::other_instances_are_woken_by_notifications", ()),
     (
@@ -761,6 +986,10 @@ fn main() {
     trials.push(Trial::test(
         "sqlite::opens_a_file_of_the_previous_version",
         sqlite_opens_previous_version,
+    ));
+    trials.push(Trial::test(
+        "sqlite::rows_hold_their_appends",
+        sqlite_rows_hold_their_appends,
     ));
     trials.push(Trial::test(
         "sqlite::reports_damaged_files",
