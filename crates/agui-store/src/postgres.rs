@@ -30,7 +30,7 @@
 mod group;
 
 use crate::notify::Notifier;
-use crate::prepare::prepare;
+use crate::prepare::prepare_rows;
 use crate::rows::Decoded;
 use crate::{
     EventStore, FirstRun, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
@@ -723,7 +723,7 @@ impl PostgresStore {
         lease: Option<i64>,
         if_new: Option<(Option<&str>, bool)>,
     ) -> Result<Option<Range<u64>>> {
-        let prepared = prepare(thread, run, events, json)?.pack();
+        let prepared = prepare_rows(thread, run, events, json)?;
         if prepared.count == 0 {
             let mut c = self.inner.pool.get().await?;
             let last = self.thread_row(&mut c, thread).await?.map_or(0, |(_, l)| l);

@@ -1,7 +1,7 @@
 //! Backend-independent checks and encoding of an append.
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-use crate::rows::{Packed, pack};
+use crate::rows::{Packed, Rows};
 use crate::{Result, RunStatus, StoreError};
 use agui_core::Event;
 use agui_core::message::Message;
@@ -11,9 +11,9 @@ pub(crate) const TITLE_CHARS: usize = 80;
 
 /// An append, checked and encoded.
 pub(crate) struct Prepared {
-    /// The events' wire JSON (moved into `rows` by [`Prepared::pack`]).
+    /// The events' wire JSON, one each ([`prepare`]; empty from [`prepare_rows`]).
     pub bodies: Vec<Vec<u8>>,
-    /// The events laid out as rows of the SQL backends (see [`Prepared::pack`]).
+    /// The events laid out as rows of the SQL backends ([`prepare_rows`]).
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub rows: Vec<Packed>,
     /// How many events the append holds.
@@ -30,14 +30,53 @@ pub(crate) struct Prepared {
     pub title: Option<String>,
 }
 
-/// Checks an append of `events` to run `run` of `thread` and encodes it. `json` holds the
-/// wire JSON of some events, already written by the caller (`json[i]` is that of
-/// `events[i]` when `Some`; the others are written here): empty for none.
+/// Checks an append of `events` to run `run` of `thread` and encodes it, one body per
+/// event. `json` holds the wire JSON of some events, already written by the caller
+/// (`json[i]` is that of `events[i]` when `Some`; the others are written here): empty for
+/// none.
 pub(crate) fn prepare(
     thread: &str,
     run: &str,
     events: &[Event],
     json: &[Option<&[u8]>],
+) -> Result<Prepared> {
+    let mut bodies = Vec::with_capacity(events.len());
+    let mut prepared = check(thread, run, events, json, |event, given| {
+        bodies.push(match given {
+            Some(j) => j.to_vec(),
+            None => event.to_json_vec(),
+        })
+    })?;
+    prepared.bodies = bodies;
+    Ok(prepared)
+}
+
+/// [`prepare`], the events laid out as the SQL backends' rows ([`crate::rows`]), each
+/// event's JSON written or copied straight into its row.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn prepare_rows(
+    thread: &str,
+    run: &str,
+    events: &[Event],
+    json: &[Option<&[u8]>],
+) -> Result<Prepared> {
+    let mut rows = Rows::default();
+    let mut prepared = check(thread, run, events, json, |event, given| match given {
+        Some(j) => rows.push(j),
+        None => rows.push_with(|out| event.write_json(out)),
+    })?;
+    prepared.count = rows.count;
+    prepared.rows = rows.rows;
+    Ok(prepared)
+}
+
+/// The checks of [`prepare`]; `encode` takes each event with its JSON when given, in order.
+fn check(
+    thread: &str,
+    run: &str,
+    events: &[Event],
+    json: &[Option<&[u8]>],
+    mut encode: impl FnMut(&Event, Option<&[u8]>),
 ) -> Result<Prepared> {
     if json.len() > events.len() {
         return Err(StoreError::Invalid(format!(
@@ -55,7 +94,6 @@ pub(crate) fn prepare(
     let mut parent = None;
     let mut closes = None;
     let mut title = None;
-    let mut bodies = Vec::with_capacity(events.len());
     for (i, event) in events.iter().enumerate() {
         if closes.is_some() {
             return Err(StoreError::Invalid(format!(
@@ -94,15 +132,12 @@ pub(crate) fn prepare(
                 event.type_str()
             )));
         }
-        bodies.push(match json.get(i).copied().flatten() {
-            Some(j) => j.to_vec(),
-            None => event.to_json_vec(),
-        });
+        encode(event, json.get(i).copied().flatten());
     }
     Ok(Prepared {
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
-        count: bodies.len(),
-        bodies,
+        count: events.len(),
+        bodies: Vec::new(),
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
         rows: Vec::new(),
         parent,
@@ -110,16 +145,6 @@ pub(crate) fn prepare(
         starts_run: matches!(events.first(), Some(Event::RunStarted(_))),
         title,
     })
-}
-
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-impl Prepared {
-    /// Moves the events' JSON into rows of several events each ([`crate::rows`]), as the
-    /// SQL backends store them.
-    pub(crate) fn pack(mut self) -> Prepared {
-        self.rows = pack(std::mem::take(&mut self.bodies));
-        self
-    }
 }
 
 /// The text of the first user message with any text, whitespace collapsed to single spaces,

@@ -31,31 +31,56 @@ pub(crate) struct Packed {
     pub body: Vec<u8>,
 }
 
-/// Lays out `bodies` (one event's JSON each, in order) as rows. A body that is alone in its
-/// row is moved, not copied.
-pub(crate) fn pack(bodies: Vec<Vec<u8>>) -> Vec<Packed> {
-    let mut rows: Vec<Packed> = Vec::new();
-    // Whether the last row may take the next body.
-    let mut open = false;
-    for (i, body) in bodies.into_iter().enumerate() {
-        let alone = memchr::memchr(b'\n', &body).is_some();
-        match rows.last_mut() {
-            Some(last) if open && !alone && last.body.len() + 1 + body.len() <= ROW_BYTES => {
-                last.body.push(b'\n');
-                last.body.extend_from_slice(&body);
+/// An append's rows as its events' JSON is added, in order: each event joins the last row
+/// unless that row holds an event with a newline, or would grow past [`ROW_BYTES`].
+#[derive(Debug, Default)]
+pub(crate) struct Rows {
+    /// The rows so far.
+    pub rows: Vec<Packed>,
+    /// Events added.
+    pub count: usize,
+    /// Whether the last row may take the next event.
+    open: bool,
+}
+
+impl Rows {
+    /// Adds an event whose JSON `write` appends to the buffer it is given (written straight
+    /// into the row that takes it).
+    pub(crate) fn push_with(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        let index = self.count;
+        self.count += 1;
+        if let Some(last) = self.rows.last_mut().filter(|_| self.open) {
+            let start = last.body.len();
+            last.body.push(b'\n');
+            write(&mut last.body);
+            let json = &last.body[start + 1..];
+            if memchr::memchr(b'\n', json).is_none() && last.body.len() <= ROW_BYTES {
                 last.count += 1;
+                return;
             }
-            _ => {
-                open = !alone;
-                rows.push(Packed {
-                    first: i,
-                    count: 1,
-                    body,
-                });
-            }
+            // Rare: the event goes in a row of its own (its JSON moved there).
+            let json = last.body[start + 1..].to_vec();
+            last.body.truncate(start);
+            return self.start_row(index, json);
         }
+        let mut body = Vec::new();
+        write(&mut body);
+        self.start_row(index, body);
     }
-    rows
+
+    /// Adds an event's JSON.
+    pub(crate) fn push(&mut self, json: &[u8]) {
+        self.push_with(|out| out.extend_from_slice(json));
+    }
+
+    fn start_row(&mut self, first: usize, body: Vec<u8>) {
+        self.open = memchr::memchr(b'\n', &body).is_none();
+        self.rows.push(Packed {
+            first,
+            count: 1,
+            body,
+        });
+    }
 }
 
 /// The events of a stored row: its body split into its `n` events' JSON, the row's first
@@ -221,13 +246,23 @@ impl<'a> Iterator for Split<'a> {
 mod tests {
     use super::*;
 
-    fn bodies(parts: &[&str]) -> Vec<Vec<u8>> {
-        parts.iter().map(|p| p.as_bytes().to_vec()).collect()
+    fn pack(parts: &[&str]) -> Vec<Packed> {
+        let mut rows = Rows::default();
+        for (i, p) in parts.iter().enumerate() {
+            // Both ways of adding an event lay rows out alike.
+            if i % 2 == 0 {
+                rows.push(p.as_bytes());
+            } else {
+                rows.push_with(|out| out.extend_from_slice(p.as_bytes()));
+            }
+        }
+        assert_eq!(rows.count, parts.len());
+        rows.rows
     }
 
     #[test]
     fn a_batch_is_one_row_and_splits_back() {
-        let rows = pack(bodies(&["{\"a\":1}", "{\"b\":2}", "{}"]));
+        let rows = pack(&["{\"a\":1}", "{\"b\":2}", "{}"]);
         assert_eq!(
             rows,
             [Packed {
@@ -242,7 +277,7 @@ mod tests {
 
     #[test]
     fn a_body_with_a_newline_is_a_row_alone_and_never_split() {
-        let rows = pack(bodies(&["1", "2", "{\n}", "3", "4"]));
+        let rows = pack(&["1", "2", "{\n}", "3", "4"]);
         let layout: Vec<(usize, usize)> = rows.iter().map(|r| (r.first, r.count)).collect();
         assert_eq!(layout, [(0, 2), (2, 1), (3, 2)]);
         let alone: Vec<&[u8]> = split("t", 3, 1, &rows[1].body).unwrap().collect();
@@ -253,7 +288,7 @@ mod tests {
     fn rows_stop_growing_at_their_size_limit() {
         let big = "x".repeat(ROW_BYTES / 2);
         let huge = "y".repeat(ROW_BYTES + 1);
-        let rows = pack(bodies(&[&big, &big, "1", &huge, "2"]));
+        let rows = pack(&[&big, &big, "1", &huge, "2"]);
         let layout: Vec<(usize, usize)> = rows.iter().map(|r| (r.first, r.count)).collect();
         // Two halves and their newline exceed the limit by one byte.
         assert_eq!(layout, [(0, 1), (1, 2), (3, 1), (4, 1)]);
@@ -261,7 +296,7 @@ mod tests {
             rows.iter()
                 .all(|r| r.body.len() <= ROW_BYTES || r.count == 1)
         );
-        assert!(pack(Vec::new()).is_empty());
+        assert!(pack(&[]).is_empty());
     }
 
     #[test]

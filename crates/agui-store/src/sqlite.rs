@@ -31,7 +31,7 @@
 //! upgrade every process sharing a file.
 
 use crate::notify::Notifier;
-use crate::prepare::{Prepared, prepare};
+use crate::prepare::{Prepared, prepare_rows};
 use crate::rows::{Decoded, Packed};
 use crate::{
     EventStore, FirstRun, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
@@ -1038,7 +1038,7 @@ impl EventStore for SqliteStore {
         json: &'a [Option<&'a [u8]>],
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         Box::pin(async move {
-            let work = Work::Append(prepare(thread, run, events, json)?.pack());
+            let work = Work::Append(prepare_rows(thread, run, events, json)?);
             self.append_work(thread, run, work).await
         })
     }
@@ -1277,7 +1277,7 @@ impl EventStore for SqliteStore {
         until_ms: u64,
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         Box::pin(async move {
-            let work = Work::AppendLeased(prepare(thread, run, events, &[])?.pack(), until_ms);
+            let work = Work::AppendLeased(prepare_rows(thread, run, events, &[])?, until_ms);
             self.append_work(thread, run, work).await
         })
     }
@@ -1295,7 +1295,7 @@ impl EventStore for SqliteStore {
             let claimed = Claimed {
                 owner: owner.map(str::to_owned),
                 any_owner,
-                prepared: prepare(thread, run, events, &[])?.pack(),
+                prepared: prepare_rows(thread, run, events, &[])?,
                 until_ms,
             };
             let work = Work::AppendIfNew(claimed);
@@ -1373,7 +1373,7 @@ mod tests {
         let mut conn = connect(&path, &SqliteOptions::default(), true).unwrap();
         let job = |thread: &str, leased: bool| {
             let events = [RunStarted::new(thread, "r1").into()];
-            let prepared = prepare(thread, "r1", &events, &[]).unwrap();
+            let prepared = prepare_rows(thread, "r1", &events, &[]).unwrap();
             let (done, answer) = tokio::sync::oneshot::channel();
             let work = if leased {
                 Work::AppendLeased(prepared, 77)

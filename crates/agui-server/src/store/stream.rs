@@ -154,7 +154,7 @@ impl Live {
                 // The sink's SSE frame again, with the id line (its JSON is not written
                 // again).
                 Some(f) if sse && let Some(json) = sse_json(f) => {
-                    sse::write_frame_with_id(&mut out, &seq.to_string(), json);
+                    sse::write_frame_with_id(&mut out, itoa::Buffer::new().format(seq), json);
                 }
                 // A protobuf frame has no id.
                 Some(f) if !sse => out.extend_from_slice(f),
@@ -238,7 +238,7 @@ pub(super) fn frame(seq: Option<u64>, event: &Event) -> bytes::Bytes {
 fn json_frame(seq: Option<u64>, json: &[u8]) -> bytes::Bytes {
     let mut out = Vec::with_capacity(json.len() + 32);
     match seq {
-        Some(seq) => sse::write_frame_with_id(&mut out, &seq.to_string(), json),
+        Some(seq) => sse::write_frame_with_id(&mut out, itoa::Buffer::new().format(seq), json),
         None => sse::write_frame(&mut out, json),
     }
     out.into()
