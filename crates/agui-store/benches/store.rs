@@ -159,7 +159,8 @@ fn appends(c: &mut Criterion) {
 /// Reads a 1M-event SQLite thread back, as stored JSON and decoded.
 fn replay(c: &mut Criterion) {
     let rt = rt();
-    let path = dir().join("replay-1m.db");
+    // Named for the layout of its rows: a file written by another layout is not reused.
+    let path = dir().join("replay-1m-rows.db");
     let store = rt.block_on(SqliteStore::open(&path)).unwrap();
     let have = rt
         .block_on(store.thread("replay"))
