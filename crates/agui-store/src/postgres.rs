@@ -105,9 +105,12 @@ impl Sql {
              FROM {s}.threads t"
         );
         Sql {
-            append: format!("SELECT {s}.append_v3($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"),
+            append: format!(
+                "SELECT {s}.append_v3($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+            ),
             append_if_new: format!(
-                "SELECT {s}.append_if_new_v2($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+                "SELECT {s}.append_if_new_v2($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+                     $13, $14)"
             ),
             // Its own transaction, after the append's: a NOTIFY takes a database-wide lock
             // from its commit on until the commit is flushed, which would serialise every
@@ -238,16 +241,19 @@ fn ddl(s: &str) -> String {
          -- One append: the first sequence, or -1 (the batch starts a run that exists), -2
          -- (the run ended), -3 (unknown parent run). Nothing is written before a refusal.
          -- With p_lease, the run's lease is recorded too (a server claiming a run). The
-         -- events come as rows: p_rows[i] holds p_counts[i] events (see `events.n`).
+         -- p_n events come as rows: p_rows[i] holds p_counts[i] events, the first of them
+         -- the batch's p_firsts[i]-th (from 0; see `events.n`). Every statement counts:
+         -- each costs the database more than the rows it writes.
          CREATE OR REPLACE FUNCTION {s}.append_v3(
-             p_thread BYTEA, p_run BYTEA, p_rows BYTEA[], p_counts INT[], p_starts BOOLEAN,
-             p_parent BYTEA, p_status TEXT, p_title BYTEA, p_now BIGINT, p_lease BIGINT
+             p_thread BYTEA, p_run BYTEA, p_rows BYTEA[], p_firsts INT[], p_counts INT[],
+             p_n BIGINT, p_starts BOOLEAN, p_parent BYTEA, p_status TEXT, p_title BYTEA,
+             p_now BIGINT, p_lease BIGINT
          ) RETURNS BIGINT LANGUAGE plpgsql AS $fn$
          DECLARE
              v_tid BIGINT;
              v_last BIGINT;
              v_status TEXT;
-             v_n BIGINT := (SELECT coalesce(sum(c), 0) FROM unnest(p_counts) AS c);
+             v_n BIGINT := p_n;
          BEGIN
              SELECT tid, last_seq INTO v_tid, v_last
                  FROM {s}.threads WHERE thread_id = p_thread FOR UPDATE;
@@ -260,6 +266,9 @@ fn ddl(s: &str) -> String {
                  SELECT tid, last_seq INTO v_tid, v_last
                      FROM {s}.threads WHERE thread_id = p_thread FOR UPDATE;
              END IF;
+             -- A statement of its own, after the thread's lock: its snapshot sees the run as
+             -- an append that held the lock before left it (a join in the locking statement
+             -- would not).
              SELECT status INTO v_status FROM {s}.runs WHERE tid = v_tid AND run_id = p_run;
              IF FOUND THEN
                  IF p_starts THEN
@@ -275,8 +284,8 @@ fn ddl(s: &str) -> String {
                  RETURN -3;
              END IF;
              INSERT INTO {s}.events (tid, seq, run_id, n, body)
-                 SELECT v_tid, v_last + 1 + sum(u.c) OVER (ORDER BY u.i) - u.c, p_run, u.c, u.body
-                 FROM unnest(p_rows, p_counts) WITH ORDINALITY AS u(body, c, i);
+                 SELECT v_tid, v_last + 1 + u.f, p_run, u.c, u.body
+                 FROM unnest(p_rows, p_firsts, p_counts) AS u(body, f, c);
              INSERT INTO {s}.runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
                  VALUES (v_tid, p_run, p_parent, p_status, v_last + 1, v_last + v_n)
                  ON CONFLICT (tid, run_id) DO UPDATE SET
@@ -305,15 +314,15 @@ fn ddl(s: &str) -> String {
          -- another owner has it and not p_any_owner (the rule of keeps_thread in
          -- lib.rs); else as append_v3.
          CREATE OR REPLACE FUNCTION {s}.append_if_new_v2(
-             p_thread BYTEA, p_run BYTEA, p_rows BYTEA[], p_counts INT[], p_starts BOOLEAN,
-             p_parent BYTEA, p_status TEXT, p_title BYTEA, p_now BIGINT, p_lease BIGINT,
-             p_owner BYTEA, p_any_owner BOOLEAN
+             p_thread BYTEA, p_run BYTEA, p_rows BYTEA[], p_firsts INT[], p_counts INT[],
+             p_n BIGINT, p_starts BOOLEAN, p_parent BYTEA, p_status TEXT, p_title BYTEA,
+             p_now BIGINT, p_lease BIGINT, p_owner BYTEA, p_any_owner BOOLEAN
          ) RETURNS BIGINT LANGUAGE plpgsql AS $fn$
          DECLARE
              v_owner BYTEA;
              v_last BIGINT;
              v_tid BIGINT;
-             v_n BIGINT := (SELECT coalesce(sum(c), 0) FROM unnest(p_counts) AS c);
+             v_n BIGINT := p_n;
          BEGIN
              -- A new thread (the common case) is made as the append leaves it: one row
              -- written once, not inserted, locked and updated (which rewrote every index
@@ -325,8 +334,8 @@ fn ddl(s: &str) -> String {
                      RETURNING tid INTO v_tid;
                  IF FOUND THEN
                      INSERT INTO {s}.events (tid, seq, run_id, n, body)
-                         SELECT v_tid, 1 + sum(u.c) OVER (ORDER BY u.i) - u.c, p_run, u.c, u.body
-                         FROM unnest(p_rows, p_counts) WITH ORDINALITY AS u(body, c, i);
+                         SELECT v_tid, 1 + u.f, p_run, u.c, u.body
+                         FROM unnest(p_rows, p_firsts, p_counts) AS u(body, f, c);
                      INSERT INTO {s}.runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
                          VALUES (v_tid, p_run, NULL, p_status, 1, v_n);
                      IF p_lease IS NOT NULL AND p_status = 'running' THEN
@@ -344,8 +353,8 @@ fn ddl(s: &str) -> String {
              IF v_last <> 0 OR (NOT p_any_owner AND v_owner IS DISTINCT FROM p_owner) THEN
                  RETURN -4;
              END IF;
-             RETURN {s}.append_v3(p_thread, p_run, p_rows, p_counts, p_starts, p_parent,
-                 p_status, p_title, p_now, p_lease);
+             RETURN {s}.append_v3(p_thread, p_run, p_rows, p_firsts, p_counts, p_n, p_starts,
+                 p_parent, p_status, p_title, p_now, p_lease);
          END
          $fn$;
 
@@ -356,8 +365,10 @@ fn ddl(s: &str) -> String {
              p_parent BYTEA, p_status TEXT, p_title BYTEA, p_now BIGINT, p_lease BIGINT
          ) RETURNS BIGINT LANGUAGE sql AS $fn$
              SELECT {s}.append_v3(p_thread, p_run, p_bodies,
-                 array_fill(1, ARRAY[coalesce(cardinality(p_bodies), 0)]), p_starts, p_parent,
-                 p_status, p_title, p_now, p_lease)
+                 ARRAY(SELECT generate_series(0, coalesce(cardinality(p_bodies), 0) - 1)),
+                 array_fill(1, ARRAY[coalesce(cardinality(p_bodies), 0)]),
+                 coalesce(cardinality(p_bodies), 0), p_starts, p_parent, p_status, p_title, p_now,
+                 p_lease)
          $fn$;
          CREATE OR REPLACE FUNCTION {s}.append_if_new_v1(
              p_thread BYTEA, p_run BYTEA, p_bodies BYTEA[], p_starts BOOLEAN,
@@ -365,8 +376,10 @@ fn ddl(s: &str) -> String {
              p_owner BYTEA, p_any_owner BOOLEAN
          ) RETURNS BIGINT LANGUAGE sql AS $fn$
              SELECT {s}.append_if_new_v2(p_thread, p_run, p_bodies,
-                 array_fill(1, ARRAY[coalesce(cardinality(p_bodies), 0)]), p_starts, p_parent,
-                 p_status, p_title, p_now, p_lease, p_owner, p_any_owner)
+                 ARRAY(SELECT generate_series(0, coalesce(cardinality(p_bodies), 0) - 1)),
+                 array_fill(1, ARRAY[coalesce(cardinality(p_bodies), 0)]),
+                 coalesce(cardinality(p_bodies), 0), p_starts, p_parent, p_status, p_title, p_now,
+                 p_lease, p_owner, p_any_owner)
          $fn$;
          CREATE OR REPLACE FUNCTION {s}.append_v1(
              p_thread BYTEA, p_run BYTEA, p_bodies BYTEA[], p_starts BOOLEAN,
@@ -764,16 +777,23 @@ impl PostgresStore {
             return Ok(Some(last + 1..last + 1));
         }
         let n = prepared.count as u64;
-        let (rows, counts): (Vec<Vec<u8>>, Vec<i32>) = prepared
-            .rows
-            .into_iter()
-            .map(|r| (r.body, i32::try_from(r.count).unwrap_or(i32::MAX)))
-            .unzip();
+        // Offsets within one append (an INT holds 2^31 of them).
+        let int = |v: usize| i32::try_from(v).unwrap_or(i32::MAX);
+        let mut rows = Vec::with_capacity(prepared.rows.len());
+        let mut firsts = Vec::with_capacity(prepared.rows.len());
+        let mut counts = Vec::with_capacity(prepared.rows.len());
+        for r in prepared.rows {
+            rows.push(r.body);
+            firsts.push(int(r.first));
+            counts.push(int(r.count));
+        }
         let mut params: Vec<group::Param> = vec![
             Box::new(thread.as_bytes().to_vec()),
             Box::new(run.as_bytes().to_vec()),
             Box::new(rows),
+            Box::new(firsts),
             Box::new(counts),
+            Box::new(n as i64),
             Box::new(prepared.starts_run),
             Box::new(prepared.parent.as_deref().map(|p| p.as_bytes().to_vec())),
             Box::new(prepared.closes.unwrap_or(RunStatus::Running).as_str()),
