@@ -124,7 +124,7 @@ impl MemoryStore {
         let run_id: Arc<str> = Arc::from(run);
         let stored: Vec<(Arc<str>, Arc<[u8]>)> = std::mem::take(&mut prepared.bodies)
             .into_iter()
-            .map(|b| (run_id.clone(), Arc::from(b)))
+            .map(|b| (run_id.clone(), b))
             .collect();
         let mut inner = self.lock();
         let existing = inner.threads.get(thread);

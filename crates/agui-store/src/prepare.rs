@@ -5,6 +5,7 @@ use crate::rows::{Packed, Rows};
 use crate::{Result, RunStatus, StoreError};
 use agui_core::Event;
 use agui_core::message::Message;
+use std::sync::Arc;
 
 /// The longest thread title, in characters (an ellipsis follows a title cut there).
 pub(crate) const TITLE_CHARS: usize = 80;
@@ -12,7 +13,7 @@ pub(crate) const TITLE_CHARS: usize = 80;
 /// An append, checked and encoded.
 pub(crate) struct Prepared {
     /// The events' wire JSON, one each ([`prepare`]; empty from [`prepare_rows`]).
-    pub bodies: Vec<Vec<u8>>,
+    pub bodies: Vec<Arc<[u8]>>,
     /// The events laid out as rows of the SQL backends ([`prepare_rows`]).
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub rows: Vec<Packed>,
@@ -43,8 +44,9 @@ pub(crate) fn prepare(
     let mut bodies = Vec::with_capacity(events.len());
     let mut prepared = check(thread, run, events, json, |event, given| {
         bodies.push(match given {
-            Some(j) => j.to_vec(),
-            None => event.to_json_vec(),
+            // One copy, straight into what the memory store keeps.
+            Some(j) => Arc::from(j),
+            None => Arc::from(event.to_json_vec()),
         })
     })?;
     prepared.bodies = bodies;
