@@ -103,6 +103,9 @@ CREATE TABLE IF NOT EXISTS runs (
     last_seq INTEGER NOT NULL,
     PRIMARY KEY (tid, run_id)
 ) WITHOUT ROWID;
+-- A rowid table (files of earlier versions have a WITHOUT ROWID one, which reads and
+-- writes alike): a row of several events is a few kilobytes, which a WITHOUT ROWID table
+-- (an index B-tree, about 1 kB in a cell) spills into an overflow page of its own per row.
 CREATE TABLE IF NOT EXISTS events (
     tid INTEGER NOT NULL,
     seq INTEGER NOT NULL,
@@ -110,7 +113,7 @@ CREATE TABLE IF NOT EXISTS events (
     body BLOB NOT NULL,
     n INTEGER NOT NULL DEFAULT 1,
     PRIMARY KEY (tid, seq)
-) WITHOUT ROWID;
+);
 CREATE TABLE IF NOT EXISTS leases (
     thread_id TEXT NOT NULL,
     run_id TEXT NOT NULL,
