@@ -266,32 +266,54 @@ fn ddl(s: &str) -> String {
                  SELECT tid, last_seq INTO v_tid, v_last
                      FROM {s}.threads WHERE thread_id = p_thread FOR UPDATE;
              END IF;
-             -- A statement of its own, after the thread's lock: its snapshot sees the run as
-             -- an append that held the lock before left it (a join in the locking statement
-             -- would not).
-             SELECT status INTO v_status FROM {s}.runs WHERE tid = v_tid AND run_id = p_run;
-             IF FOUND THEN
-                 IF p_starts THEN
-                     RETURN -1;
+             -- The common append: more of a running run, which the batch does not start
+             -- and which names no parent. Its run is updated where it is (one statement;
+             -- the upsert below first tries an insert), after the thread's lock, so the
+             -- update sees the run as an append that held the lock before left it.
+             IF NOT p_starts AND p_parent IS NULL THEN
+                 UPDATE {s}.runs SET status = p_status, last_seq = v_last + v_n
+                     WHERE tid = v_tid AND run_id = p_run AND status = 'running';
+                 IF NOT FOUND THEN
+                     -- An ended run (refused), or a run without a RUN_STARTED yet.
+                     IF EXISTS (SELECT 1 FROM {s}.runs WHERE tid = v_tid AND run_id = p_run)
+                     THEN
+                         RETURN -2;
+                     END IF;
+                     INSERT INTO {s}.runs
+                         (tid, run_id, parent_run_id, status, first_seq, last_seq)
+                         VALUES (v_tid, p_run, NULL, p_status, v_last + 1, v_last + v_n);
                  END IF;
-                 IF v_status <> 'running' THEN
-                     RETURN -2;
+                 INSERT INTO {s}.events (tid, seq, run_id, n, body)
+                     SELECT v_tid, v_last + 1 + u.f, p_run, u.c, u.body
+                     FROM unnest(p_rows, p_firsts, p_counts) AS u(body, f, c);
+             ELSE
+                 -- A statement of its own, after the thread's lock: its snapshot sees the
+                 -- run as an append that held the lock before left it (a join in the
+                 -- locking statement would not).
+                 SELECT status INTO v_status FROM {s}.runs WHERE tid = v_tid AND run_id = p_run;
+                 IF FOUND THEN
+                     IF p_starts THEN
+                         RETURN -1;
+                     END IF;
+                     IF v_status <> 'running' THEN
+                         RETURN -2;
+                     END IF;
                  END IF;
+                 IF p_parent IS NOT NULL AND NOT EXISTS (
+                     SELECT 1 FROM {s}.runs WHERE tid = v_tid AND run_id = p_parent
+                 ) THEN
+                     RETURN -3;
+                 END IF;
+                 INSERT INTO {s}.events (tid, seq, run_id, n, body)
+                     SELECT v_tid, v_last + 1 + u.f, p_run, u.c, u.body
+                     FROM unnest(p_rows, p_firsts, p_counts) AS u(body, f, c);
+                 INSERT INTO {s}.runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
+                     VALUES (v_tid, p_run, p_parent, p_status, v_last + 1, v_last + v_n)
+                     ON CONFLICT (tid, run_id) DO UPDATE SET
+                         parent_run_id = coalesce({s}.runs.parent_run_id, EXCLUDED.parent_run_id),
+                         status = EXCLUDED.status,
+                         last_seq = EXCLUDED.last_seq;
              END IF;
-             IF p_parent IS NOT NULL AND NOT EXISTS (
-                 SELECT 1 FROM {s}.runs WHERE tid = v_tid AND run_id = p_parent
-             ) THEN
-                 RETURN -3;
-             END IF;
-             INSERT INTO {s}.events (tid, seq, run_id, n, body)
-                 SELECT v_tid, v_last + 1 + u.f, p_run, u.c, u.body
-                 FROM unnest(p_rows, p_firsts, p_counts) AS u(body, f, c);
-             INSERT INTO {s}.runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
-                 VALUES (v_tid, p_run, p_parent, p_status, v_last + 1, v_last + v_n)
-                 ON CONFLICT (tid, run_id) DO UPDATE SET
-                     parent_run_id = coalesce({s}.runs.parent_run_id, EXCLUDED.parent_run_id),
-                     status = EXCLUDED.status,
-                     last_seq = EXCLUDED.last_seq;
              UPDATE {s}.threads SET last_seq = v_last + v_n,
                      updated_ms = GREATEST(updated_ms, p_now),
                      title = coalesce(title, p_title)
