@@ -995,24 +995,33 @@ fn append_in(
     let end = first + prepared.count as u64;
     insert_events(tx, tid, first, run_id, &prepared.rows)?;
     let status = prepared.closes.unwrap_or(RunStatus::Running).as_str();
-    tx.prepare_cached(
-        "INSERT INTO runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT (tid, run_id) DO UPDATE SET
-            parent_run_id = coalesce(runs.parent_run_id, excluded.parent_run_id),
-            status = excluded.status,
-            last_seq = excluded.last_seq",
-    )
-    .map_err(backend)?
-    .execute(params![
-        tid,
-        run_id,
-        prepared.parent,
-        status,
-        first as i64,
-        (end - 1) as i64
-    ])
-    .map_err(backend)?;
+    // The run's row is known to exist or not (`current`): updated in place, or inserted
+    // (an upsert would first try the insert).
+    let last_seq = (end - 1) as i64;
+    if current.is_some() {
+        tx.prepare_cached(
+            "UPDATE runs SET parent_run_id = coalesce(parent_run_id, ?3), status = ?4,
+                last_seq = ?5 WHERE tid = ?1 AND run_id = ?2",
+        )
+        .map_err(backend)?
+        .execute(params![tid, run_id, prepared.parent, status, last_seq])
+        .map_err(backend)?;
+    } else {
+        tx.prepare_cached(
+            "INSERT INTO runs (tid, run_id, parent_run_id, status, first_seq, last_seq)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(backend)?
+        .execute(params![
+            tid,
+            run_id,
+            prepared.parent,
+            status,
+            first as i64,
+            last_seq
+        ])
+        .map_err(backend)?;
+    }
     tx.prepare_cached(
         "UPDATE threads SET last_seq = ?1, updated_ms = max(updated_ms, ?2),
             title = coalesce(title, ?3)
