@@ -539,15 +539,19 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// Every stored event of `thread` from `from_seq` on (inclusive), decoded. A stored
     /// event that cannot be decoded fails the whole read with [`StoreError::Corrupt`] (see
-    /// [`EventStore::read_until_corrupt`] for the events before it).
+    /// [`EventStore::read_until_corrupt`] for the events before it). By default,
+    /// [`EventStore::read_until_corrupt`]'s events, or its error: a backend with a faster
+    /// decoding path overrides that one method.
     fn read<'a>(
         &'a self,
         thread: &'a str,
         from_seq: u64,
     ) -> BoxFuture<'a, Result<Vec<StoredEvent>>> {
         Box::pin(async move {
-            let raw = self.read_raw(thread, from_seq, usize::MAX).await?;
-            raw.into_iter().map(|r| r.decode(thread)).collect()
+            match self.read_until_corrupt(thread, from_seq).await? {
+                (events, None) => Ok(events),
+                (_, Some(e)) => Err(e),
+            }
         })
     }
 

@@ -865,8 +865,9 @@ impl PostgresStore {
 }
 
 impl PostgresStore {
-    /// The rows of `thread` from the one holding `from_seq` (at most `rows_max` of them)
-    /// and the thread's last sequence.
+    /// The rows of `thread` from the one holding `from_seq`, at most `rows_max` of them, up
+    /// to the thread's last sequence as read first (the errors of
+    /// [`StoreError::check_readable`] for a `from_seq` out of range).
     async fn rows_from(&self, thread: &str, from_seq: u64, rows_max: i64) -> Result<Vec<Row>> {
         let mut c = self.inner.pool.get().await?;
         let (tid, last) = self
@@ -976,19 +977,8 @@ impl EventStore for PostgresStore {
         })
     }
 
-    fn read<'a>(
-        &'a self,
-        thread: &'a str,
-        from_seq: u64,
-    ) -> BoxFuture<'a, Result<Vec<StoredEvent>>> {
-        Box::pin(async move {
-            match self.decode_from(thread, from_seq).await? {
-                (events, None) => Ok(events),
-                (_, Some(e)) => Err(e),
-            }
-        })
-    }
-
+    /// Decodes the rows as they come (one `run_id` string per run); [`EventStore::read`]
+    /// goes through here.
     fn read_until_corrupt<'a>(
         &'a self,
         thread: &'a str,

@@ -118,7 +118,6 @@ fn is_newline(b: &u8) -> bool {
 /// when the page ends there (`limit` reached, or a damaged row). A damaged row (see
 /// [`split`]) reads as one event of empty JSON, which fails to decode as that event
 /// ([`RawEvent::decode`]), not as the whole page.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn raw_events(
     out: &mut Vec<RawEvent>,
     limit: usize,
