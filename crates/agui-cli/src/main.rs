@@ -12,6 +12,7 @@ mod input;
 mod inspect;
 mod inspect_api;
 mod load;
+mod logline;
 mod net;
 mod observe;
 mod record;

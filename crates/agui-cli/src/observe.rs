@@ -28,10 +28,18 @@ pub fn init_logging(format: LogFormat, filter: &str) -> Result<(), String> {
         .with_writer(LogWriter::start())
         .with_max_level(tracing::Level::TRACE);
     let result = match format {
+        LogFormat::Text if std::io::stderr().is_terminal() => {
+            use tracing_subscriber::layer::SubscriberExt;
+            let subscriber = builder.with_ansi(true).finish().with(targets);
+            tracing::subscriber::set_global_default(subscriber)
+        }
+        // The same lines, without colours, written by a formatter that costs a fraction.
         LogFormat::Text => {
             use tracing_subscriber::layer::SubscriberExt;
             let subscriber = builder
-                .with_ansi(std::io::stderr().is_terminal())
+                .with_ansi(false)
+                .fmt_fields(crate::logline::PlainFields)
+                .event_format(crate::logline::PlainLine)
                 .finish()
                 .with(targets);
             tracing::subscriber::set_global_default(subscriber)
