@@ -763,11 +763,9 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     // RUN_STARTED always fits: nothing precedes it.
     let _ = sink.push_runtime(started.into(), false);
     #[cfg(feature = "store")]
-    let taps = claimed.as_ref().map(|_| {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        sink.set_tap(tx);
-        rx
-    });
+    if claimed.is_some() {
+        sink.set_tap();
+    }
     let run = Arc::new(RunShared::new(
         sink,
         input.thread_id.clone(),
@@ -805,11 +803,10 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     let run_for_store = run.clone();
     let body = RunBody::new(run, drive, keep_alive, span);
     #[cfg(feature = "store")]
-    if let (Some(options), Some(taps), Some(first)) = (&server.store, taps, claimed) {
+    if let (Some(options), Some(first)) = (&server.store, claimed) {
         return crate::store::start(
             options,
             run_for_store,
-            taps,
             body,
             encoding,
             keep_alive,

@@ -18,7 +18,7 @@ use agui_core::{Event, Interrupt, TokenUsage};
 use bytes::{Bytes, BytesMut};
 use std::pin::pin;
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Waker};
+use std::task::{Context, Poll, Waker};
 use tokio::sync::Notify;
 
 /// Where a run's stream stands.
@@ -40,12 +40,38 @@ pub(crate) enum Taken {
     Pending,
 }
 
-/// An event sent while a tap is set ([`Sink::set_tap`]), with its frame in the response's
-/// encoding (an SSE frame without an `id:` line, or a protobuf frame).
-#[cfg_attr(not(feature = "store"), allow(dead_code))]
-pub(crate) struct Tapped {
-    pub(crate) event: Event,
-    pub(crate) frame: Bytes,
+/// The events sent while a tap is set ([`Sink::set_tap`]) and not taken yet by the store
+/// writer ([`Sink::tapped`]), each with its frame in the response's encoding (an SSE frame
+/// without an `id:` line, or a protobuf frame). The writer takes them in one swap: no
+/// channel message per event, and each event moved once more, into the batch it is stored
+/// in.
+struct Tap {
+    events: Vec<Event>,
+    frames: Vec<Option<Bytes>>,
+    /// Where the frames are written, each then split off: one allocation for many frames
+    /// (a new one once every frame written in the last is released, or when it is full).
+    bytes: BytesMut,
+    /// The store writer, waiting for events.
+    waker: Option<Waker>,
+}
+
+/// Room for this many events in the tap's vectors and the writer's from the start (they go
+/// back and forth between the two): growing from empty reallocated each run's events five
+/// times.
+pub(crate) const TAP_ROOM: usize = 16;
+
+/// The size of the tap's frame buffer (and of each it takes when one is full).
+const TAP_BYTES: usize = 4096;
+
+impl Tap {
+    fn new() -> Tap {
+        Tap {
+            events: Vec::with_capacity(TAP_ROOM),
+            frames: Vec::with_capacity(TAP_ROOM),
+            bytes: BytesMut::with_capacity(TAP_BYTES),
+            waker: None,
+        }
+    }
 }
 
 pub(crate) struct Sink {
@@ -85,9 +111,9 @@ struct Inner {
     pub(crate) interrupts: Vec<Interrupt>,
     /// Why the run ended, when the runtime ended it (for logs and tests).
     pub(crate) end_reason: Option<String>,
-    /// Receives every event sent, with its frame, instead of the buffer (the store hook
+    /// Holds every event sent, with its frame, instead of the buffer (the store hook
     /// persists them and feeds the response with their frames).
-    tap: Option<tokio::sync::mpsc::UnboundedSender<Tapped>>,
+    tap: Option<Tap>,
 }
 
 impl Sink {
@@ -126,12 +152,53 @@ impl Sink {
         }
     }
 
-    /// Sends every event that is sent from now on to `tap`, with its encoded frame, instead
-    /// of writing the frame to the buffer: the response body then gets nothing more than
-    /// the end (and keep-alives), and the tap's reader answers the client.
+    /// Keeps every event that is sent from now on, with its encoded frame, for
+    /// [`Sink::tapped`] instead of writing the frame to the buffer: the response body then
+    /// gets nothing more than the end (and keep-alives), and the tap's reader answers the
+    /// client.
     #[cfg_attr(not(feature = "store"), allow(dead_code))]
-    pub(crate) fn set_tap(&self, tap: tokio::sync::mpsc::UnboundedSender<Tapped>) {
-        self.lock().tap = Some(tap);
+    pub(crate) fn set_tap(&self) {
+        self.lock().tap = Some(Tap::new());
+    }
+
+    /// For the store writer: moves up to `max` of the events sent since the last call, in
+    /// order, into `events` and their frames into `frames` (both empty), waiting while
+    /// there are none. `false` once the run is over and every event was taken, or when no
+    /// tap is set.
+    #[cfg_attr(not(feature = "store"), allow(dead_code))]
+    pub(crate) async fn tapped(
+        &self,
+        events: &mut Vec<Event>,
+        frames: &mut Vec<Option<Bytes>>,
+        max: usize,
+    ) -> bool {
+        std::future::poll_fn(|cx| {
+            let mut g = self.lock();
+            let open = g.status == Status::Open;
+            let Some(tap) = g.tap.as_mut() else {
+                return Poll::Ready(false);
+            };
+            if tap.events.len() > max {
+                events.extend(tap.events.drain(..max));
+                frames.extend(tap.frames.drain(..max));
+                return Poll::Ready(true);
+            }
+            if !tap.events.is_empty() {
+                // The writer's emptied vectors come back for the next events.
+                std::mem::swap(&mut tap.events, events);
+                std::mem::swap(&mut tap.frames, frames);
+                return Poll::Ready(true);
+            }
+            if !open {
+                return Poll::Ready(false);
+            }
+            match &tap.waker {
+                Some(w) if w.will_wake(cx.waker()) => {}
+                _ => tap.waker = Some(cx.waker().clone()),
+            }
+            Poll::Pending
+        })
+        .await
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -293,8 +360,14 @@ impl Sink {
     }
 
     fn wake_all(&self) {
-        let waker = self.lock().waker.take();
+        let mut g = self.lock();
+        let waker = g.waker.take();
+        let writer = g.tap.as_mut().and_then(|t| t.waker.take());
+        drop(g);
         if let Some(w) = waker {
+            w.wake();
+        }
+        if let Some(w) = writer {
             w.wake();
         }
         self.space.notify_waiters();
@@ -408,16 +481,19 @@ impl Sink {
         if let Some(w) = g.waker.take() {
             w.wake();
         }
+        if let Some(w) = g.tap.as_mut().and_then(|t| t.waker.take()) {
+            w.wake();
+        }
         self.space.notify_waiters();
         self.closed.notify_waiters();
     }
 }
 
-/// Hands `event`'s encoded `frame` on: to the tap when one is set (in a buffer of its own,
-/// allocated to its size, which the store writer holds until the event is stored, counted
-/// in `tapped`), else to the response's buffer.
+/// Hands `event`'s encoded `frame` on: to the tap when one is set (copied out of the
+/// encoder's buffer, held by the store writer until the event is stored, counted in
+/// `tapped`), waking the writer, else to the response's buffer.
 fn deliver(
-    tap: &Option<tokio::sync::mpsc::UnboundedSender<Tapped>>,
+    tap: &mut Option<Tap>,
     tapped: &mut usize,
     buf: &mut BytesMut,
     event: Event,
@@ -425,9 +501,14 @@ fn deliver(
 ) {
     match tap {
         Some(tap) => {
-            let frame = Bytes::copy_from_slice(frame);
+            tap.bytes.extend_from_slice(frame);
+            let frame = tap.bytes.split().freeze();
             *tapped += frame.len();
-            let _ = tap.send(Tapped { event, frame });
+            tap.events.push(event);
+            tap.frames.push(Some(frame));
+            if let Some(w) = tap.waker.take() {
+                w.wake();
+            }
         }
         None => buf.extend_from_slice(frame),
     }

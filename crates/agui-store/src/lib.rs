@@ -503,6 +503,55 @@ pub trait EventStore: Send + Sync + 'static {
         })
     }
 
+    /// [`append_leased`](Self::append_leased), for a caller who has written the events'
+    /// wire JSON already: `json` as [`append_json`](Self::append_json) takes it. The
+    /// default ignores `json`.
+    fn append_leased_json<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        let _ = json;
+        self.append_leased(thread, run, events, until_ms)
+    }
+
+    /// [`append_if_new`](Self::append_if_new), for a caller who has written the events'
+    /// wire JSON already (a server stores a run's `RUN_STARTED` and sends the same bytes):
+    /// `json` as [`append_json`](Self::append_json) takes it. The default ignores `json`.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use agui_core::Event;
+    /// use agui_core::event::RunStarted;
+    /// use agui_store::{EventStore, FirstRun, MemoryStore};
+    /// let store = MemoryStore::new();
+    /// let started: Event = RunStarted::new("t", "r1").into();
+    /// let json = started.to_json_vec();
+    /// let first = store
+    ///     .append_if_new_json("t", None, false, "r1", &[started], &[Some(&json)], 9_000)
+    ///     .await;
+    /// assert_eq!(first.unwrap(), FirstRun::Stored(1..2));
+    /// assert_eq!(store.read_raw("t", 1, 1).await.unwrap()[0].json, json);
+    /// # });
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    fn append_if_new_json<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+        any_owner: bool,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<FirstRun>> {
+        let _ = json;
+        self.append_if_new(thread, owner, any_owner, run, events, until_ms)
+    }
+
     /// The expiry of `run`'s lease (Unix milliseconds), `None` when none is recorded: a run
     /// written without a server (never considered abandoned), or one that ended (the append
     /// that ends a run drops its lease, so the store holds leases of runs in progress only).
@@ -751,6 +800,28 @@ impl<S: EventStore + ?Sized> EventStore for Arc<S> {
         until_ms: u64,
     ) -> BoxFuture<'a, Result<FirstRun>> {
         (**self).append_if_new(thread, owner, any_owner, run, events, until_ms)
+    }
+    fn append_leased_json<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        (**self).append_leased_json(thread, run, events, json, until_ms)
+    }
+    fn append_if_new_json<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+        any_owner: bool,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<FirstRun>> {
+        (**self).append_if_new_json(thread, owner, any_owner, run, events, json, until_ms)
     }
     fn lease<'a>(&'a self, thread: &'a str, run: &'a str) -> BoxFuture<'a, Result<Option<u64>>> {
         (**self).lease(thread, run)

@@ -944,8 +944,19 @@ impl EventStore for PostgresStore {
         events: &'a [Event],
         until_ms: u64,
     ) -> BoxFuture<'a, Result<Range<u64>>> {
+        self.append_leased_json(thread, run, events, &[], until_ms)
+    }
+
+    fn append_leased_json<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
         let until = i64::try_from(until_ms).unwrap_or(i64::MAX);
-        Box::pin(self.append_plain(thread, run, events, &[], Some(until)))
+        Box::pin(self.append_plain(thread, run, events, json, Some(until)))
     }
 
     fn append_if_new<'a>(
@@ -955,6 +966,19 @@ impl EventStore for PostgresStore {
         any_owner: bool,
         run: &'a str,
         events: &'a [Event],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<FirstRun>> {
+        self.append_if_new_json(thread, owner, any_owner, run, events, &[], until_ms)
+    }
+
+    fn append_if_new_json<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+        any_owner: bool,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
         until_ms: u64,
     ) -> BoxFuture<'a, Result<FirstRun>> {
         Box::pin(async move {
@@ -968,7 +992,7 @@ impl EventStore for PostgresStore {
             let until = i64::try_from(until_ms).unwrap_or(i64::MAX);
             let if_new = Some((owner, any_owner));
             match self
-                .append_with(thread, run, events, &[], Some(until), if_new)
+                .append_with(thread, run, events, json, Some(until), if_new)
                 .await?
             {
                 Some(range) => Ok(FirstRun::Stored(range)),

@@ -1281,8 +1281,19 @@ impl EventStore for SqliteStore {
         events: &'a [Event],
         until_ms: u64,
     ) -> BoxFuture<'a, Result<Range<u64>>> {
+        self.append_leased_json(thread, run, events, &[], until_ms)
+    }
+
+    fn append_leased_json<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
         Box::pin(async move {
-            let work = Work::AppendLeased(prepare_rows(thread, run, events, &[])?, until_ms);
+            let work = Work::AppendLeased(prepare_rows(thread, run, events, json)?, until_ms);
             self.append_work(thread, run, work).await
         })
     }
@@ -1296,11 +1307,24 @@ impl EventStore for SqliteStore {
         events: &'a [Event],
         until_ms: u64,
     ) -> BoxFuture<'a, Result<FirstRun>> {
+        self.append_if_new_json(thread, owner, any_owner, run, events, &[], until_ms)
+    }
+
+    fn append_if_new_json<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+        any_owner: bool,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<FirstRun>> {
         Box::pin(async move {
             let claimed = Claimed {
                 owner: owner.map(str::to_owned),
                 any_owner,
-                prepared: prepare_rows(thread, run, events, &[])?,
+                prepared: prepare_rows(thread, run, events, json)?,
                 until_ms,
             };
             let work = Work::AppendIfNew(claimed);

@@ -8,10 +8,8 @@ use agui_core::event::RunError;
 use agui_store::{EventStore, RunStatus};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
 
 use super::stream::{Live, is_terminal, sse_json};
-use crate::sink::Tapped;
 
 /// Now, in Unix milliseconds, as leases count it.
 pub(super) fn lease_now() -> u64 {
@@ -49,7 +47,6 @@ const MAX_STORED_DEPTH: usize = 120;
 pub(super) async fn persist(
     store: Arc<dyn EventStore>,
     run: Arc<RunShared>,
-    mut taps: mpsc::UnboundedReceiver<Tapped>,
     lease: Duration,
     encoding: crate::negotiate::Encoding,
     mut live: Option<Live>,
@@ -69,35 +66,22 @@ pub(super) async fn persist(
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let sse = encoding == crate::negotiate::Encoding::Sse;
-    let mut batch = Vec::new();
-    let mut frames = Vec::new();
+    let mut batch = Vec::with_capacity(crate::sink::TAP_ROOM);
+    let mut frames = Vec::with_capacity(crate::sink::TAP_ROOM);
     loop {
-        let first = tokio::select! {
-            e = taps.recv() => match e {
-                Some(e) => e,
-                None => break,
-            },
+        // Everything sent since the last batch, at once (emptied vectors go back to the
+        // sink in exchange).
+        batch.clear();
+        frames.clear();
+        let more = tokio::select! {
+            more = run.sink.tapped(&mut batch, &mut frames, MAX_BATCH) => more,
             _ = ticks.tick() => {
                 renew().await;
                 continue;
             }
         };
-        batch.clear();
-        frames.clear();
-        // Room for what is waiting, at once: growing a batch one push at a time moved
-        // every event (a few hundred bytes each) four or five times per run.
-        let waiting = taps.len().min(MAX_BATCH - 1) + 1;
-        batch.reserve(waiting);
-        frames.reserve(waiting);
-        let mut next = Some(first);
-        while let Some(Tapped { event, frame }) = next {
-            batch.push(event);
-            frames.push(Some(frame));
-            next = if batch.len() < MAX_BATCH {
-                taps.try_recv().ok()
-            } else {
-                None
-            };
+        if !more {
+            break;
         }
         // What the sink counts as waiting to be stored, released once this batch is.
         let taken: usize = frames.iter().flatten().map(bytes::Bytes::len).sum();

@@ -147,14 +147,29 @@ pub(crate) struct Prepared {
     known: Option<std::collections::HashSet<String>>,
     /// The interrupts the thread's last run left open.
     pub(crate) pending: Vec<agui_core::Interrupt>,
-    /// The run's `RUN_STARTED`, already stored (its sequence and the event as stored) when
-    /// the run is the first of a new thread.
-    stored: Option<(u64, Event)>,
+    /// The run's `RUN_STARTED`, already stored when the run is the first of a new thread.
+    stored: Option<StoredStart>,
+}
+
+/// A run's `RUN_STARTED` as stored: its sequence, the event, and its SSE data frame (no
+/// `id:` line), whose JSON is what the store holds: written once, for both.
+pub(crate) struct StoredStart {
+    seq: u64,
+    event: Event,
+    frame: bytes::Bytes,
+}
+
+impl StoredStart {
+    /// `event` with its SSE data frame.
+    fn framed(event: Event) -> (Event, bytes::Bytes) {
+        let frame = stream::frame(None, &event);
+        (event, frame)
+    }
 }
 
 impl Prepared {
     /// A thread without events: it holds no message and left no interrupt open.
-    fn empty(stored: Option<(u64, Event)>) -> Prepared {
+    fn empty(stored: Option<StoredStart>) -> Prepared {
         Prepared {
             known: Some(Default::default()),
             pending: Vec::new(),
@@ -227,25 +242,31 @@ async fn first_run(
     principal: &Principal,
     input: &mut RunAgentInput,
     started: &RunStarted,
-) -> Result<Result<(u64, Event), ThreadInfo>, Response> {
-    let first = [stored_started(input, started, None)];
+) -> Result<Result<StoredStart, ThreadInfo>, Response> {
+    let (event, frame) = StoredStart::framed(stored_started(input, started, None));
+    let first = [event];
     let t0 = std::time::Instant::now();
     let attempt = options
         .store
-        .append_if_new(
+        .append_if_new_json(
             &input.thread_id,
             principal.owner(),
             principal.is_admin(),
             &input.run_id,
             &first,
+            &[stream::sse_json(&frame)],
             lease_until(options),
         )
         .await;
     crate::metrics::store_append(t0.elapsed());
     match attempt {
         Ok(FirstRun::Stored(range)) => {
-            let [first] = first;
-            Ok(Ok((range.start, first)))
+            let [event] = first;
+            Ok(Ok(StoredStart {
+                seq: range.start,
+                event,
+                frame,
+            }))
         }
         Ok(FirstRun::Existing(info)) => Ok(Err(info)),
         Err(e) => Err(claim_error(e)),
@@ -296,49 +317,54 @@ fn claim_error(e: StoreError) -> Response {
 /// Claims the run by storing its `RUN_STARTED` with the run's first lease — refused with
 /// `409` when the run id was already used in the thread — unless [`prepare`] stored it
 /// already. The stored `RUN_STARTED` echoes the input with only the messages the thread
-/// does not hold yet. Returns the event's sequence and the event as stored.
+/// does not hold yet. Returns the event as stored.
 pub(crate) async fn claim(
     options: &StoreOptions,
     prepared: &mut Prepared,
     input: &mut RunAgentInput,
     started: &RunStarted,
-) -> Result<(u64, Event), Response> {
+) -> Result<StoredStart, Response> {
     if let Some(stored) = prepared.stored.take() {
         return Ok(stored);
     }
-    let stored = [stored_started(input, started, prepared.known.as_ref())];
+    let (event, frame) =
+        StoredStart::framed(stored_started(input, started, prepared.known.as_ref()));
+    let stored = [event];
     let t0 = std::time::Instant::now();
     // The run's lease is recorded with its RUN_STARTED (one transaction where the store
     // can), so a claimed run always has a lease for readers to find expired.
     let appended = options
         .store
-        .append_leased(
+        .append_leased_json(
             &input.thread_id,
             &input.run_id,
             &stored,
+            &[stream::sse_json(&frame)],
             lease_until(options),
         )
         .await;
     crate::metrics::store_append(t0.elapsed());
-    let [stored] = stored;
+    let [event] = stored;
     match appended {
-        Ok(range) => Ok((range.start, stored)),
+        Ok(range) => Ok(StoredStart {
+            seq: range.start,
+            event,
+            frame,
+        }),
         Err(e) => Err(claim_error(e)),
     }
 }
 
 /// Runs `drive` (the run's response body, which drives the agent) in the background,
-/// persisting every event after the stored `RUN_STARTED` (`first`: its sequence and the
-/// event as stored), and answers with the run's events as they are stored.
-#[allow(clippy::too_many_arguments)]
+/// persisting every event after the stored `RUN_STARTED` (`first`), and answers with the
+/// run's events as they are stored.
 pub(crate) async fn start(
     options: &StoreOptions,
     run: Arc<RunShared>,
-    taps: mpsc::UnboundedReceiver<crate::sink::Tapped>,
     drive: crate::body::RunBody,
     encoding: crate::negotiate::Encoding,
     keep_alive: Option<Duration>,
-    first: (u64, Event),
+    first: StoredStart,
     writer: RunGuard,
 ) -> Response {
     let store = options.store.clone();
@@ -350,11 +376,11 @@ pub(crate) async fn start(
         run: run.run_id.clone(),
     };
     // The channel is empty: the stored RUN_STARTED always fits.
-    let live = live.feed(first.0, std::slice::from_ref(&first.1), &[None]);
+    let sse = (encoding == crate::negotiate::Encoding::Sse).then_some(first.frame);
+    let live = live.feed(first.seq, std::slice::from_ref(&first.event), &[sse]);
     tokio::spawn(persist(
         store,
         run.clone(),
-        taps,
         options.lease,
         encoding,
         live,

@@ -151,10 +151,13 @@ impl Live {
         let mut n = 0;
         for (seq, (event, frame)) in (first..).zip(events.iter().zip(frames)) {
             match frame {
-                // The sink's SSE frame again, with the id line (its JSON is not written
-                // again).
-                Some(f) if sse && let Some(json) = sse_json(f) => {
-                    sse::write_frame_with_id(&mut out, itoa::Buffer::new().format(seq), json);
+                // The sink's SSE frame after the id line: the bytes `write_frame_with_id`
+                // writes for its JSON, which holds no line break.
+                Some(f) if sse && sse_json(f).is_some() => {
+                    out.extend_from_slice(b"id: ");
+                    out.extend_from_slice(itoa::Buffer::new().format(seq).as_bytes());
+                    out.push(b'\n');
+                    out.extend_from_slice(f);
                 }
                 // A protobuf frame has no id.
                 Some(f) if !sse => out.extend_from_slice(f),
