@@ -257,6 +257,72 @@ async fn json_over_several_lines_is_stored_as_given(open: Open) {
     }
 }
 
+/// The JSON given to `append_if_new_json` and `append_leased_json` is stored as given (a
+/// pretty-printed body, which the stores would not write themselves), with the lease
+/// recorded; a thread that holds events is returned as it is, nothing stored.
+async fn claims_store_the_json_given(open: Open) {
+    let s = open().await;
+    let first = [started("t", "r1")];
+    let pretty = serde_json::to_vec_pretty(&first[0]).unwrap();
+    let claimed = s
+        .append_if_new_json(
+            "t",
+            Some("alice"),
+            false,
+            "r1",
+            &first,
+            &[Some(&pretty)],
+            9_000,
+        )
+        .await
+        .unwrap();
+    assert_eq!(claimed, FirstRun::Stored(1..2));
+    assert_eq!(s.lease("t", "r1").await.unwrap(), Some(9_000));
+    let again = [started("t", "r9")];
+    match s
+        .append_if_new_json(
+            "t",
+            Some("alice"),
+            false,
+            "r9",
+            &again,
+            &[Some(&pretty)],
+            9_000,
+        )
+        .await
+        .unwrap()
+    {
+        FirstRun::Existing(info) => assert_eq!(info.last_seq, 1),
+        other => panic!("{other:?}"),
+    }
+    s.append_json("t", "r1", &[finished("t", "r1")], &[])
+        .await
+        .unwrap();
+    let second = [started("t", "r2")];
+    let pretty2 = serde_json::to_vec_pretty(&second[0]).unwrap();
+    let range = s
+        .append_leased_json("t", "r2", &second, &[Some(&pretty2)], 8_000)
+        .await
+        .unwrap();
+    assert_eq!(range, 3..4);
+    assert_eq!(s.lease("t", "r2").await.unwrap(), Some(8_000));
+    let raw = s.read_raw("t", 1, usize::MAX).await.unwrap();
+    let stored: Vec<&[u8]> = raw.iter().map(|r| &r.json[..]).collect();
+    let finished_json = finished("t", "r1").to_json_vec();
+    assert_eq!(stored, [&pretty[..], &finished_json[..], &pretty2[..]]);
+    let events: Vec<Event> = s
+        .read("t", 1)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.event)
+        .collect();
+    assert_eq!(
+        events,
+        [first[0].clone(), finished("t", "r1"), second[0].clone()]
+    );
+}
+
 async fn append_ok_json(
     s: &Store,
     thread: &str,
@@ -1513,6 +1579,7 @@ pub fn cases() -> Vec<(&'static str, Case)> {
         case!(events_round_trip_verbatim),
         case!(events_with_their_json_are_stored_as_given),
         case!(json_over_several_lines_is_stored_as_given),
+        case!(claims_store_the_json_given),
         case!(batches_of_any_size_keep_their_order),
         case!(runs_status_and_lineage),
         case!(bad_appends_are_rejected_and_change_nothing),
