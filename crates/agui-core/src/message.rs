@@ -422,6 +422,10 @@ fn message_from_value(v: Value) -> Result<Message, serde_json::Error> {
 impl LenientMember for Message {
     const WHAT: &'static str = "message";
 
+    fn from_value(v: Value) -> Result<Self, serde_json::Error> {
+        message_from_value(v)
+    }
+
     fn recognised(v: &Value) -> Result<(), String> {
         lenient::check_tag(v, "role", ROLES)
     }
