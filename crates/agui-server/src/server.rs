@@ -760,12 +760,14 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         FrameEncoder::new(encoding),
         Some(meter.first_event()),
     );
-    // RUN_STARTED always fits: nothing precedes it.
-    let _ = sink.push_runtime(started.into(), false);
+    // RUN_STARTED always fits: nothing precedes it. A stored run's is sent from the store.
     #[cfg(feature = "store")]
-    if claimed.is_some() {
-        sink.set_tap();
-    }
+    let _ = match claimed {
+        Some(_) => sink.start_tapped(started.into()),
+        None => sink.push_runtime(started.into(), false),
+    };
+    #[cfg(not(feature = "store"))]
+    let _ = sink.push_runtime(started.into(), false);
     let run = Arc::new(RunShared::new(
         sink,
         input.thread_id.clone(),

@@ -40,7 +40,7 @@ pub(crate) enum Taken {
     Pending,
 }
 
-/// The events sent while a tap is set ([`Sink::set_tap`]) and not taken yet by the store
+/// The events sent while a tap is set ([`Sink::start_tapped`]) and not taken yet by the store
 /// writer ([`Sink::tapped`]), each with its frame in the response's encoding (an SSE frame
 /// without an `id:` line, or a protobuf frame). The writer takes them in one swap: no
 /// channel message per event, and each event moved once more, into the batch it is stored
@@ -152,15 +152,6 @@ impl Sink {
         }
     }
 
-    /// Keeps every event that is sent from now on, with its encoded frame, for
-    /// [`Sink::tapped`] instead of writing the frame to the buffer: the response body then
-    /// gets nothing more than the end (and keep-alives), and the tap's reader answers the
-    /// client.
-    #[cfg_attr(not(feature = "store"), allow(dead_code))]
-    pub(crate) fn set_tap(&self) {
-        self.lock().tap = Some(Tap::new());
-    }
-
     /// For the store writer: moves up to `max` of the events sent since the last call, in
     /// order, into `events` and their frames into `frames` (both empty), waiting while
     /// there are none. `false` once the run is over and every event was taken, or when no
@@ -235,12 +226,12 @@ impl Sink {
                 return Err(EmitError::Closed);
             }
             if g.has_room() {
-                return self.push_locked(&mut g, event, true);
+                return self.push_locked(&mut g, event, true, true);
             }
         }
         self.wait_space().await?;
         let mut g = self.lock();
-        self.push_locked(&mut g, event, true)
+        self.push_locked(&mut g, event, true, true)
     }
 
     /// Pushes an agent event now, whatever the buffer holds (one event of overshoot per
@@ -248,7 +239,7 @@ impl Sink {
     /// that must update other bookkeeping atomically with the push.
     pub(crate) fn push_now(&self, event: Event) -> Result<(), EmitError> {
         let mut g = self.lock();
-        self.push_locked(&mut g, event, true)
+        self.push_locked(&mut g, event, true, true)
     }
 
     /// Waits until the buffer has room (or the run is closed).
@@ -299,13 +290,27 @@ impl Sink {
     /// `last` ends the stream after it.
     pub(crate) fn push_runtime(&self, event: Event, last: bool) -> Result<(), EmitError> {
         let mut g = self.lock();
-        let r = self.push_locked(&mut g, event, false);
+        let r = self.push_locked(&mut g, event, false, true);
         if r.is_ok() && last {
             g.status = Status::Ended;
             drop(g);
             self.wake_all();
         }
         r
+    }
+
+    /// The run's `RUN_STARTED` when the run is stored: verified and counted like
+    /// [`push_runtime`](Self::push_runtime)'s, not written (the store's copy, which echoes
+    /// the input, is what the client gets). Then sets the tap: every event sent from now on
+    /// is kept, with its encoded frame, for [`Sink::tapped`] instead of being written to
+    /// the buffer; the response body gets nothing more than the end (and keep-alives), and
+    /// the tap's reader answers the client.
+    #[cfg_attr(not(feature = "store"), allow(dead_code))]
+    pub(crate) fn start_tapped(&self, started: Event) -> Result<(), EmitError> {
+        let mut g = self.lock();
+        self.push_locked(&mut g, started, false, false)?;
+        g.tap = Some(Tap::new());
+        Ok(())
     }
 
     /// Ends the run with RUN_ERROR (if it is still open). Returns whether it did.
@@ -374,11 +379,13 @@ impl Sink {
         self.closed.notify_waiters();
     }
 
+    /// Checks `event` and, when `send`, writes its frame (to the tap or the buffer).
     fn push_locked(
         &self,
         g: &mut Inner,
         mut event: Event,
         from_agent: bool,
+        send: bool,
     ) -> Result<(), EmitError> {
         if g.status != Status::Open {
             return Err(EmitError::Closed);
@@ -415,6 +422,23 @@ impl Sink {
             );
             return Err(EmitError::Violation(v));
         }
+        if send {
+            self.write_locked(g, event)?;
+        }
+        g.events += 1;
+        if from_agent && let Some(first) = &mut g.first_event {
+            first.seen();
+            g.first_event = None;
+        }
+        if let Some(w) = g.waker.take() {
+            w.wake();
+        }
+        Ok(())
+    }
+
+    /// Encodes `event` and hands its frame on ([`deliver`]); a frame that cannot be
+    /// written or is too large ends the run.
+    fn write_locked(&self, g: &mut Inner, event: Event) -> Result<(), EmitError> {
         let Inner {
             encoder,
             buf,
@@ -448,14 +472,6 @@ impl Sink {
             return Err(err);
         }
         deliver(tap, tapped, buf, event, frame);
-        g.events += 1;
-        if from_agent && let Some(first) = &mut g.first_event {
-            first.seen();
-            g.first_event = None;
-        }
-        if let Some(w) = g.waker.take() {
-            w.wake();
-        }
         Ok(())
     }
 
