@@ -439,9 +439,10 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// [`append`](Self::append), then, when the append was accepted,
     /// [`renew_lease`](Self::renew_lease): what a server does when it claims a run by
-    /// storing its `RUN_STARTED`. A refused append records no lease. A backend may do both
-    /// in one transaction (the SQLite store does: one sync instead of two per run); the
-    /// default does one after the other.
+    /// storing its `RUN_STARTED`. A refused append records no lease. The default is
+    /// [`append_leased_json`](Self::append_leased_json) with no JSON given: a backend that
+    /// does both in one transaction (the SQLite store does: one sync instead of two per
+    /// run) overrides that one.
     fn append_leased<'a>(
         &'a self,
         thread: &'a str,
@@ -449,12 +450,7 @@ pub trait EventStore: Send + Sync + 'static {
         events: &'a [Event],
         until_ms: u64,
     ) -> BoxFuture<'a, Result<Range<u64>>> {
-        Box::pin(async move {
-            let range = self.append(thread, run, events).await?;
-            // A batch that ended the run gets no lease: renewing an ended run records none.
-            self.renew_lease(thread, run, until_ms).await?;
-            Ok(range)
-        })
+        self.append_leased_json(thread, run, events, &[], until_ms)
     }
 
     /// A run's first events, stored as [`append_leased`](Self::append_leased) stores
@@ -465,9 +461,10 @@ pub trait EventStore: Send + Sync + 'static {
     ///
     /// What a server does first with a run: the first run of a new thread is claimed and
     /// stored in one step, and for any other the caller learns the thread (to check its
-    /// owner and read its history) before it appends. The default claims, compares and
-    /// appends in turn; the SQLite and PostgreSQL stores do it in one write (one commit
-    /// instead of two for a new thread).
+    /// owner and read its history) before it appends. The default is
+    /// [`append_if_new_json`](Self::append_if_new_json) with no JSON given, which claims,
+    /// compares and appends in turn; the SQLite and PostgreSQL stores override that one to
+    /// do it in one write (one commit instead of two for a new thread).
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -493,19 +490,13 @@ pub trait EventStore: Send + Sync + 'static {
         events: &'a [Event],
         until_ms: u64,
     ) -> BoxFuture<'a, Result<FirstRun>> {
-        Box::pin(async move {
-            let info = self.claim_thread(thread, owner).await?;
-            if keeps_thread(info.last_seq, info.owner.as_deref(), owner, any_owner) {
-                return Ok(FirstRun::Existing(info));
-            }
-            let range = self.append_leased(thread, run, events, until_ms).await?;
-            Ok(FirstRun::Stored(range))
-        })
+        self.append_if_new_json(thread, owner, any_owner, run, events, &[], until_ms)
     }
 
     /// [`append_leased`](Self::append_leased), for a caller who has written the events'
     /// wire JSON already: `json` as [`append_json`](Self::append_json) takes it. The
-    /// default ignores `json`.
+    /// default is [`append_json`](Self::append_json), then
+    /// [`renew_lease`](Self::renew_lease).
     fn append_leased_json<'a>(
         &'a self,
         thread: &'a str,
@@ -514,13 +505,19 @@ pub trait EventStore: Send + Sync + 'static {
         json: &'a [Option<&'a [u8]>],
         until_ms: u64,
     ) -> BoxFuture<'a, Result<Range<u64>>> {
-        let _ = json;
-        self.append_leased(thread, run, events, until_ms)
+        Box::pin(async move {
+            let range = self.append_json(thread, run, events, json).await?;
+            // A batch that ended the run gets no lease: renewing an ended run records none.
+            self.renew_lease(thread, run, until_ms).await?;
+            Ok(range)
+        })
     }
 
     /// [`append_if_new`](Self::append_if_new), for a caller who has written the events'
     /// wire JSON already (a server stores a run's `RUN_STARTED` and sends the same bytes):
-    /// `json` as [`append_json`](Self::append_json) takes it. The default ignores `json`.
+    /// `json` as [`append_json`](Self::append_json) takes it. The default claims the
+    /// thread ([`claim_thread`](Self::claim_thread)), compares, then stores with
+    /// [`append_leased_json`](Self::append_leased_json).
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -548,8 +545,16 @@ pub trait EventStore: Send + Sync + 'static {
         json: &'a [Option<&'a [u8]>],
         until_ms: u64,
     ) -> BoxFuture<'a, Result<FirstRun>> {
-        let _ = json;
-        self.append_if_new(thread, owner, any_owner, run, events, until_ms)
+        Box::pin(async move {
+            let info = self.claim_thread(thread, owner).await?;
+            if keeps_thread(info.last_seq, info.owner.as_deref(), owner, any_owner) {
+                return Ok(FirstRun::Existing(info));
+            }
+            let range = self
+                .append_leased_json(thread, run, events, json, until_ms)
+                .await?;
+            Ok(FirstRun::Stored(range))
+        })
     }
 
     /// The expiry of `run`'s lease (Unix milliseconds), `None` when none is recorded: a run
@@ -1015,6 +1020,28 @@ mod tests {
         ) -> BoxFuture<'a, Result<FirstRun>> {
             named("append_if_new")
         }
+        fn append_leased_json<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+            _: &'a [Event],
+            _: &'a [Option<&'a [u8]>],
+            _: u64,
+        ) -> BoxFuture<'a, Result<Range<u64>>> {
+            named("append_leased_json")
+        }
+        fn append_if_new_json<'a>(
+            &'a self,
+            _: &'a str,
+            _: Option<&'a str>,
+            _: bool,
+            _: &'a str,
+            _: &'a [Event],
+            _: &'a [Option<&'a [u8]>],
+            _: u64,
+        ) -> BoxFuture<'a, Result<FirstRun>> {
+            named("append_if_new_json")
+        }
         fn lease<'a>(&'a self, _: &'a str, _: &'a str) -> BoxFuture<'a, Result<Option<u64>>> {
             named("lease")
         }
@@ -1087,6 +1114,17 @@ mod tests {
             assert_eq!(
                 name(s.append_if_new("t", None, true, "r", &[], 1).await),
                 "append_if_new"
+            );
+            assert_eq!(
+                name(s.append_leased_json("t", "r", &[], &[], 1).await),
+                "append_leased_json"
+            );
+            assert_eq!(
+                name(
+                    s.append_if_new_json("t", None, true, "r", &[], &[], 1)
+                        .await
+                ),
+                "append_if_new_json"
             );
             assert_eq!(name(s.lease("t", "r").await), "lease");
             assert_eq!(

@@ -3,8 +3,8 @@
 use crate::notify::Notifier;
 use crate::prepare::{Prepared, prepare};
 use crate::{
-    EventStore, FirstRun, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
-    ThreadInfo, ThreadPage, ThreadQuery, decode_cursor, now_ms, page_limit, page_of,
+    EventStore, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent, ThreadInfo,
+    ThreadPage, ThreadQuery, decode_cursor, now_ms, page_limit, page_of,
 };
 use agui_core::Event;
 use futures_util::future::{BoxFuture, FutureExt};
@@ -223,66 +223,6 @@ impl EventStore for MemoryStore {
         let result =
             prepare(thread, run, events, json).and_then(|p| self.append_prepared(thread, run, p));
         std::future::ready(result).boxed()
-    }
-
-    fn append_leased<'a>(
-        &'a self,
-        thread: &'a str,
-        run: &'a str,
-        events: &'a [Event],
-        until_ms: u64,
-    ) -> BoxFuture<'a, Result<Range<u64>>> {
-        self.append_leased_json(thread, run, events, &[], until_ms)
-    }
-
-    fn append_leased_json<'a>(
-        &'a self,
-        thread: &'a str,
-        run: &'a str,
-        events: &'a [Event],
-        json: &'a [Option<&'a [u8]>],
-        until_ms: u64,
-    ) -> BoxFuture<'a, Result<Range<u64>>> {
-        Box::pin(async move {
-            let range = self.append_json(thread, run, events, json).await?;
-            // A batch that ended the run gets no lease (renewing an ended run records none).
-            self.renew_lease(thread, run, until_ms).await?;
-            Ok(range)
-        })
-    }
-
-    fn append_if_new<'a>(
-        &'a self,
-        thread: &'a str,
-        owner: Option<&'a str>,
-        any_owner: bool,
-        run: &'a str,
-        events: &'a [Event],
-        until_ms: u64,
-    ) -> BoxFuture<'a, Result<FirstRun>> {
-        self.append_if_new_json(thread, owner, any_owner, run, events, &[], until_ms)
-    }
-
-    fn append_if_new_json<'a>(
-        &'a self,
-        thread: &'a str,
-        owner: Option<&'a str>,
-        any_owner: bool,
-        run: &'a str,
-        events: &'a [Event],
-        json: &'a [Option<&'a [u8]>],
-        until_ms: u64,
-    ) -> BoxFuture<'a, Result<FirstRun>> {
-        Box::pin(async move {
-            let info = self.claim_thread(thread, owner).await?;
-            if crate::keeps_thread(info.last_seq, info.owner.as_deref(), owner, any_owner) {
-                return Ok(FirstRun::Existing(info));
-            }
-            let range = self
-                .append_leased_json(thread, run, events, json, until_ms)
-                .await?;
-            Ok(FirstRun::Stored(range))
-        })
     }
 
     fn read_raw<'a>(

@@ -937,16 +937,6 @@ impl EventStore for PostgresStore {
         Box::pin(self.append_plain(thread, run, events, json, None))
     }
 
-    fn append_leased<'a>(
-        &'a self,
-        thread: &'a str,
-        run: &'a str,
-        events: &'a [Event],
-        until_ms: u64,
-    ) -> BoxFuture<'a, Result<Range<u64>>> {
-        self.append_leased_json(thread, run, events, &[], until_ms)
-    }
-
     fn append_leased_json<'a>(
         &'a self,
         thread: &'a str,
@@ -957,18 +947,6 @@ impl EventStore for PostgresStore {
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         let until = i64::try_from(until_ms).unwrap_or(i64::MAX);
         Box::pin(self.append_plain(thread, run, events, json, Some(until)))
-    }
-
-    fn append_if_new<'a>(
-        &'a self,
-        thread: &'a str,
-        owner: Option<&'a str>,
-        any_owner: bool,
-        run: &'a str,
-        events: &'a [Event],
-        until_ms: u64,
-    ) -> BoxFuture<'a, Result<FirstRun>> {
-        self.append_if_new_json(thread, owner, any_owner, run, events, &[], until_ms)
     }
 
     fn append_if_new_json<'a>(

@@ -1274,16 +1274,6 @@ impl EventStore for SqliteStore {
         Box::pin(async move { work.await.map(drop) })
     }
 
-    fn append_leased<'a>(
-        &'a self,
-        thread: &'a str,
-        run: &'a str,
-        events: &'a [Event],
-        until_ms: u64,
-    ) -> BoxFuture<'a, Result<Range<u64>>> {
-        self.append_leased_json(thread, run, events, &[], until_ms)
-    }
-
     fn append_leased_json<'a>(
         &'a self,
         thread: &'a str,
@@ -1296,18 +1286,6 @@ impl EventStore for SqliteStore {
             let work = Work::AppendLeased(prepare_rows(thread, run, events, json)?, until_ms);
             self.append_work(thread, run, work).await
         })
-    }
-
-    fn append_if_new<'a>(
-        &'a self,
-        thread: &'a str,
-        owner: Option<&'a str>,
-        any_owner: bool,
-        run: &'a str,
-        events: &'a [Event],
-        until_ms: u64,
-    ) -> BoxFuture<'a, Result<FirstRun>> {
-        self.append_if_new_json(thread, owner, any_owner, run, events, &[], until_ms)
     }
 
     fn append_if_new_json<'a>(

@@ -159,11 +159,35 @@ pub(crate) struct StoredStart {
     frame: bytes::Bytes,
 }
 
-impl StoredStart {
-    /// `event` with its SSE data frame.
-    fn framed(event: Event) -> (Event, bytes::Bytes) {
+/// A run's `RUN_STARTED` on its way to the store, with its SSE data frame.
+struct ToStore {
+    /// The event, as the one-event batch the store takes.
+    events: [Event; 1],
+    frame: bytes::Bytes,
+}
+
+impl ToStore {
+    fn new(event: Event) -> ToStore {
         let frame = stream::frame(None, &event);
-        (event, frame)
+        ToStore {
+            events: [event],
+            frame,
+        }
+    }
+
+    /// The event's JSON, as the store's `*_json` appends take it: the frame's.
+    fn json(&self) -> [Option<&[u8]>; 1] {
+        [stream::sse_json(&self.frame)]
+    }
+
+    /// The event stored at `seq`.
+    fn stored(self, seq: u64) -> StoredStart {
+        let [event] = self.events;
+        StoredStart {
+            seq,
+            event,
+            frame: self.frame,
+        }
     }
 }
 
@@ -243,8 +267,7 @@ async fn first_run(
     input: &mut RunAgentInput,
     started: &RunStarted,
 ) -> Result<Result<StoredStart, ThreadInfo>, Response> {
-    let (event, frame) = StoredStart::framed(stored_started(input, started, None));
-    let first = [event];
+    let first = ToStore::new(stored_started(input, started, None));
     let t0 = std::time::Instant::now();
     let attempt = options
         .store
@@ -253,21 +276,14 @@ async fn first_run(
             principal.owner(),
             principal.is_admin(),
             &input.run_id,
-            &first,
-            &[stream::sse_json(&frame)],
+            &first.events,
+            &first.json(),
             lease_until(options),
         )
         .await;
     crate::metrics::store_append(t0.elapsed());
     match attempt {
-        Ok(FirstRun::Stored(range)) => {
-            let [event] = first;
-            Ok(Ok(StoredStart {
-                seq: range.start,
-                event,
-                frame,
-            }))
-        }
+        Ok(FirstRun::Stored(range)) => Ok(Ok(first.stored(range.start))),
         Ok(FirstRun::Existing(info)) => Ok(Err(info)),
         Err(e) => Err(claim_error(e)),
     }
@@ -327,9 +343,7 @@ pub(crate) async fn claim(
     if let Some(stored) = prepared.stored.take() {
         return Ok(stored);
     }
-    let (event, frame) =
-        StoredStart::framed(stored_started(input, started, prepared.known.as_ref()));
-    let stored = [event];
+    let stored = ToStore::new(stored_started(input, started, prepared.known.as_ref()));
     let t0 = std::time::Instant::now();
     // The run's lease is recorded with its RUN_STARTED (one transaction where the store
     // can), so a claimed run always has a lease for readers to find expired.
@@ -338,19 +352,14 @@ pub(crate) async fn claim(
         .append_leased_json(
             &input.thread_id,
             &input.run_id,
-            &stored,
-            &[stream::sse_json(&frame)],
+            &stored.events,
+            &stored.json(),
             lease_until(options),
         )
         .await;
     crate::metrics::store_append(t0.elapsed());
-    let [event] = stored;
     match appended {
-        Ok(range) => Ok(StoredStart {
-            seq: range.start,
-            event,
-            frame,
-        }),
+        Ok(range) => Ok(stored.stored(range.start)),
         Err(e) => Err(claim_error(e)),
     }
 }
