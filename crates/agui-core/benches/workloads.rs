@@ -15,7 +15,9 @@ pub fn dir() -> PathBuf {
         .unwrap_or_else(|_| {
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/workloads")
         });
-    if !dir.join("manifest.json").exists() {
+    // The scaling workloads too: a folder made by scripts/cli-stream-bench.sh has the
+    // manifest but only the largest of them.
+    if !dir.join("manifest.json").exists() || !dir.join("w1_s10000.jsonl").exists() {
         let shared = std::env::var("AGUI_SHARED_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
