@@ -78,6 +78,18 @@ pub struct ServerConfig {
     /// Past it, new connections answer `GET /health` and `503` to everything else, so health
     /// checks keep working. Default `None`. (Applies under [`serve`](crate::serve).)
     pub max_connections: Option<usize>,
+    /// Threads that serve the accepted connections, each running a single-threaded tokio
+    /// runtime, or 0 (the default) to serve them as tasks of the runtime
+    /// [`serve`](crate::serve) is called on. On such a thread a connection and every task
+    /// it spawns (its runs, their store writes) stay together, so handing an event from the
+    /// agent to the store and to the socket wakes no other thread. Each new connection goes
+    /// to the thread with the fewest open. The threads end when `serve` returns.
+    ///
+    /// No task moves between these threads: an agent that computes for long without
+    /// awaiting delays the other connections of its thread (move such work to
+    /// `tokio::task::spawn_blocking`). `agui serve` uses one thread per core.
+    /// (Applies under [`serve`](crate::serve).)
+    pub connection_threads: usize,
 }
 
 impl Default for ServerConfig {
@@ -99,6 +111,7 @@ impl Default for ServerConfig {
             body_wait: Duration::from_secs(5),
             header_read_timeout: Duration::from_secs(10),
             max_connections: None,
+            connection_threads: 0,
         }
     }
 }
@@ -139,5 +152,7 @@ impl ServerConfig {
             header_read_timeout = timeout.max(Duration::from_millis(100));
         /// Sets [`max_connections`](Self::max_connections).
         max_connections(max: Option<usize>) => max_connections = max;
+        /// Sets [`connection_threads`](Self::connection_threads).
+        connection_threads(threads: usize) => connection_threads = threads;
     }
 }

@@ -2,7 +2,8 @@
 //! a request-head timeout (which also closes kept-alive connections left idle), a
 //! connection limit kept under the process's file-descriptor limit with room for health
 //! checks, the local address on every request (for the `Host` check), and a graceful
-//! shutdown that waits for the runs' stored ends.
+//! shutdown that waits for the runs' stored ends; connections run on the caller's runtime or
+//! on threads of their own ([`ServerConfig::connection_threads`](crate::ServerConfig)).
 
 use crate::access::LocalAddr;
 use crate::server::ShutdownHandle;
@@ -99,6 +100,7 @@ pub(crate) async fn run(
         .max()
         .unwrap_or_default();
     tracing::debug!(limit, overflow, "accepting connections");
+    let threads = Threads::start(config.connection_threads)?;
     let live = Arc::new(Live::default());
     let (closing_tx, closing) = watch::channel(false);
     let mut signal = pin!(signal);
@@ -132,7 +134,7 @@ pub(crate) async fn run(
         let router = router.clone();
         let live = live.clone();
         let mut closing = closing.clone();
-        tokio::spawn(async move {
+        threads.spawn(async move {
             let service = hyper::service::service_fn(move |mut req: hyper::Request<_>| {
                 let mut router = router.clone();
                 if let Some(local) = local {
@@ -212,7 +214,97 @@ pub(crate) async fn run(
         }
     }
     stop_runs.abort();
+    threads.stop().await;
     Ok(())
+}
+
+/// The threads connections are served on when
+/// [`ServerConfig::connection_threads`](crate::ServerConfig) is set, else none (connections
+/// are tasks of the caller's runtime).
+struct Threads(Vec<ConnThread>);
+
+/// One connection thread: a single-threaded runtime that runs until `stop` is sent or
+/// dropped.
+struct ConnThread {
+    handle: tokio::runtime::Handle,
+    /// Connections open on it.
+    open: Arc<AtomicUsize>,
+    stop: tokio::sync::oneshot::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+/// Counts a connection as open on its thread until dropped (also when it panics).
+struct OpenOn(Arc<AtomicUsize>);
+
+impl Drop for OpenOn {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// How long a connection thread's runtime waits for its blocking tasks when it stops.
+const THREAD_STOP_WAIT: Duration = Duration::from_secs(5);
+
+impl Threads {
+    /// Starts `n` connection threads (none for 0).
+    fn start(n: usize) -> std::io::Result<Threads> {
+        let mut threads = Vec::with_capacity(n);
+        for i in 0..n {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            let handle = runtime.handle().clone();
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            let thread = std::thread::Builder::new()
+                .name(format!("agui-conn-{i}"))
+                .spawn(move || {
+                    // Ends when `stop` is sent or dropped (also when `serve` is dropped).
+                    runtime.block_on(async {
+                        let _ = stopped.await;
+                    });
+                    runtime.shutdown_timeout(THREAD_STOP_WAIT);
+                })?;
+            threads.push(ConnThread {
+                handle,
+                open: Arc::default(),
+                stop,
+                thread,
+            });
+        }
+        Ok(Threads(threads))
+    }
+
+    /// Runs a connection on the thread with the fewest open, or on the caller's runtime.
+    fn spawn(&self, connection: impl Future<Output = ()> + Send + 'static) {
+        let Some(thread) = self.0.iter().min_by_key(|t| t.open.load(Ordering::Relaxed)) else {
+            tokio::spawn(connection);
+            return;
+        };
+        thread.open.fetch_add(1, Ordering::Relaxed);
+        let open = OpenOn(thread.open.clone());
+        thread.handle.spawn(async move {
+            connection.await;
+            drop(open);
+        });
+    }
+
+    /// Stops the threads (dropping what still runs on them) and waits until they have.
+    async fn stop(self) {
+        if self.0.is_empty() {
+            return;
+        }
+        let mut joins = Vec::with_capacity(self.0.len());
+        for thread in self.0 {
+            let _ = thread.stop.send(());
+            joins.push(thread.thread);
+        }
+        let _ = tokio::task::spawn_blocking(move || {
+            for j in joins {
+                let _ = j.join();
+            }
+        })
+        .await;
+    }
 }
 
 /// The answer beyond the connection limit.

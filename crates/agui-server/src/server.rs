@@ -381,7 +381,9 @@ impl ShutdownHandle {
 /// [`ServerConfig::max_connections`] are served, and past that, connections answer
 /// [`HEALTH_PATH`](crate::HEALTH_PATH) and `503` for the rest. The first handle's
 /// configuration gives these settings. Each request carries its [`LocalAddr`](crate::LocalAddr),
-/// which the `Host` check of [`Access`](crate::Access) uses.
+/// which the `Host` check of [`Access`](crate::Access) uses. With
+/// [`ServerConfig::connection_threads`], connections are served on threads of their own,
+/// which end before this returns.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,

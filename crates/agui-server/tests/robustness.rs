@@ -596,3 +596,85 @@ async fn a_slow_store_slows_the_agent() {
         "the agent ran ahead of the store: {batches:?}"
     );
 }
+
+/// Names of this process's threads (Linux), to see connection threads come and go.
+#[cfg(target_os = "linux")]
+fn thread_names() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|n| n.trim().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn connections_are_dealt_to_their_threads_and_the_threads_end_with_serve() {
+    let store = Arc::new(MemoryStore::new());
+    let server = stored(talker(3), store.clone())
+        .config(ServerConfig::default().connection_threads(2))
+        .path("/agent");
+    let app = axum::Router::new()
+        .route(
+            "/whoami",
+            axum::routing::get(|| async { std::thread::current().name().unwrap_or("").to_owned() }),
+        )
+        .merge(server.router());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(agui_server::serve(
+        listener,
+        app,
+        [server.shutdown_handle()],
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let whoami = || async { request(addr, "GET", "/whoami", &[], b"").await.text().await };
+    // Both threads are idle: the first connection goes to the first thread, where it stays
+    // open; every connection after it goes to the other one, the one with fewer open.
+    let hog = tokio::net::TcpStream::connect(addr).await.unwrap();
+    for _ in 0..3 {
+        assert_eq!(whoami().await, "agui-conn-1");
+    }
+    // Once the server has seen the first one close, the first thread is chosen again.
+    drop(hog);
+    let mut names = Vec::new();
+    for _ in 0..100 {
+        names.push(whoami().await);
+        if names.last().unwrap() == "agui-conn-0" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(names.last().unwrap(), "agui-conn-0", "{names:?}");
+    // A stored run on a connection thread streams and stores all its events.
+    let events = post_json(addr, "/agent", &input("t", "hi"))
+        .await
+        .events()
+        .await;
+    assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED");
+    let stored = store.read_raw("t", 1, usize::MAX).await.unwrap();
+    assert_eq!(stored.len(), events.len());
+    #[cfg(target_os = "linux")]
+    assert_eq!(
+        thread_names()
+            .iter()
+            .filter(|n| n.starts_with("agui-conn-"))
+            .count(),
+        2
+    );
+    // On shutdown, serve returns once the threads have ended.
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(20), serving)
+        .await
+        .expect("serve returns after the signal")
+        .unwrap()
+        .unwrap();
+    #[cfg(target_os = "linux")]
+    assert!(
+        !thread_names().iter().any(|n| n.starts_with("agui-conn-")),
+        "{:?}",
+        thread_names()
+    );
+}
