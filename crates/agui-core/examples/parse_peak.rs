@@ -1,16 +1,25 @@
-//! Parses an SSE file read in 64 KiB chunks into validated typed events, one at a time
-//! (each dropped once decoded, as a consumer that folds them would), and prints the
-//! process's peak resident memory against the file's size (Linux: `VmHWM`).
+//! Parses an SSE file read in 64 KiB chunks and prints the process's peak resident memory
+//! against the file's size (Linux: `VmHWM`). The second argument says how:
+//!
+//! - `events` (the default): into validated typed events, one at a time, each dropped once
+//!   decoded, as a consumer that folds them would. A `STATE_SNAPSHOT` becomes a
+//!   `serde_json::Value` tree, about twelve times its text for a document of small objects.
+//! - `verify`: through [`Pipeline::push_json`] with application off (what `agui verify`
+//!   runs): a large snapshot is checked without building its tree.
+//! - `fold`: through [`Pipeline::push_json`] folding without emitting (what `agui apply`
+//!   runs): a large snapshot is kept as its JSON text, and the folded conversation is held.
 //!
 //! Issue 4's "peak memory while parsing the big workload ≤ 2× the file size":
 //!
 //! ```sh
 //! python3 ../shared/bench/gen_workloads.py --out target/workloads --only w4
 //! cargo run --release -p agui-core --example parse_peak -- target/workloads/w4_big.sse
+//! cargo run --release -p agui-core --example parse_peak -- target/workloads/w4_big.sse verify
 //! ```
 
 use agui_core::Event;
 use agui_core::codec::sse::SseDecoder;
+use agui_core::engine::pipeline::Pipeline;
 use std::io::Read;
 
 fn peak_kib() -> Option<u64> {
@@ -22,7 +31,14 @@ fn peak_kib() -> Option<u64> {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args()
         .nth(1)
-        .ok_or("usage: parse_peak FILE.sse")?;
+        .ok_or("usage: parse_peak FILE.sse [events|verify|fold]")?;
+    let mode = std::env::args().nth(2).unwrap_or_else(|| "events".into());
+    let mut pipeline = match mode.as_str() {
+        "events" => None,
+        "verify" => Some(Pipeline::new().with_emitted(false).with_apply(false)),
+        "fold" => Some(Pipeline::new().with_emitted(false)),
+        other => return Err(format!("unknown mode {other:?}: events, verify or fold").into()),
+    };
     let size = std::fs::metadata(&path)?.len();
     let before = peak_kib().unwrap_or(0);
     let mut file = std::fs::File::open(&path)?;
@@ -39,8 +55,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|e| e.to_string())?;
             let Some(frame) = frame else { return Ok(()) };
             largest = largest.max(frame.data.len());
-            let event = Event::from_json_str(frame.data).map_err(|e| e.to_string())?;
-            std::hint::black_box(&event);
+            match &mut pipeline {
+                None => {
+                    let event = Event::from_json_str(frame.data).map_err(|e| e.to_string())?;
+                    std::hint::black_box(&event);
+                }
+                Some(p) => {
+                    p.push_json(frame.data.as_bytes())
+                        .map_err(|e| e.to_string())?;
+                }
+            }
             events += 1;
         }
     };
@@ -53,9 +77,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         take(&mut decoder, false)?;
     }
     take(&mut decoder, true)?;
+    if let Some(p) = &mut pipeline {
+        p.finish().map_err(|e| e.to_string())?;
+    }
     let peak = peak_kib().unwrap_or(0);
     println!(
-        "{events} events, file {:.1} MB, largest frame {:.1} MB; peak RSS {:.1} MB \
+        "{mode}: {events} events, file {:.1} MB, largest frame {:.1} MB; peak RSS {:.1} MB \
          (before parsing {:.1} MB): {:.2}x the file size",
         size as f64 / 1e6,
         largest as f64 / 1e6,
