@@ -93,8 +93,9 @@ pub struct ServeArgs {
     /// Threads that serve connections, each running its own single-threaded runtime, so
     /// that a run and the tasks it starts stay on one thread; 0: connections share one
     /// work-stealing runtime. Default: one per core, or 0 with a PostgreSQL store (whose
-    /// connections live on the shared runtime).
-    #[arg(long, value_name = "N")]
+    /// connections live on the shared runtime). At most 1024.
+    #[arg(long, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1024))]
     pub threads: Option<usize>,
     /// Largest request body in bytes (413 past it).
     #[arg(long, value_name = "BYTES", default_value_t = 10 * 1024 * 1024)]

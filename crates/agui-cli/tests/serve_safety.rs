@@ -446,3 +446,16 @@ async fn health_answers_through_a_flood_of_slow_connections() {
     .await;
     assert!(cut.is_ok(), "slow connections were kept open");
 }
+
+#[test]
+fn connection_threads_are_bounded() {
+    let out = common::run_piped(common::agui_command().args([
+        "serve",
+        "--store",
+        "memory",
+        "--threads",
+        "1025",
+    ]));
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("0..=1024"), "{}", out.stderr);
+}

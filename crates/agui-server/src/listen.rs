@@ -249,10 +249,17 @@ impl Threads {
     /// Starts `n` connection threads (none for 0).
     fn start(n: usize) -> std::io::Result<Threads> {
         let mut threads = Vec::with_capacity(n);
+        let failed = |i: usize, e: std::io::Error| {
+            std::io::Error::new(
+                e.kind(),
+                format!("starting connection thread {i} of {n}: {e}"),
+            )
+        };
         for i in 0..n {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
-                .build()?;
+                .build()
+                .map_err(|e| failed(i, e))?;
             let handle = runtime.handle().clone();
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
             let thread = std::thread::Builder::new()
@@ -263,7 +270,8 @@ impl Threads {
                         let _ = stopped.await;
                     });
                     runtime.shutdown_timeout(THREAD_STOP_WAIT);
-                })?;
+                })
+                .map_err(|e| failed(i, e))?;
             threads.push(ConnThread {
                 handle,
                 open: Arc::default(),
