@@ -366,7 +366,7 @@ pub fn cors(origins: &[String]) -> Result<Option<CorsLayer>, String> {
 /// core, `agui load` measured 3-6% fewer runs per second there, and 10-13% more with the
 /// memory and SQLite stores).
 fn default_threads(locator: &str) -> usize {
-    if locator.starts_with("postgres://") || locator.starts_with("postgresql://") {
+    if agui_store::is_postgres(locator) {
         0
     } else {
         std::thread::available_parallelism().map_or(1, |n| n.get())

@@ -898,6 +898,17 @@ pub fn compact_stored(runs: &[RunInfo], events: Vec<StoredEvent>) -> Vec<Event> 
     out
 }
 
+/// Whether [`open`] takes `locator` for a PostgreSQL store (`postgres://...` or
+/// `postgresql://...`), whether or not this build has the `postgres` feature.
+///
+/// ```
+/// assert!(agui_store::is_postgres("postgresql://u@db/agui"));
+/// assert!(!agui_store::is_postgres("sqlite:agui.db"));
+/// ```
+pub fn is_postgres(locator: &str) -> bool {
+    locator.starts_with("postgres://") || locator.starts_with("postgresql://")
+}
+
 /// Opens a store from a locator: `memory`, `sqlite:PATH` (or a path ending in `.db` /
 /// `.sqlite`), or `postgres://...` / `postgresql://...` (feature `postgres`).
 pub async fn open(locator: &str) -> Result<Arc<dyn EventStore>> {
@@ -908,7 +919,7 @@ pub async fn open(locator: &str) -> Result<Arc<dyn EventStore>> {
     if let Some(path) = locator.strip_prefix("sqlite:") {
         return Ok(Arc::new(SqliteStore::open(path).await?));
     }
-    if locator.starts_with("postgres://") || locator.starts_with("postgresql://") {
+    if is_postgres(locator) {
         #[cfg(feature = "postgres")]
         return Ok(Arc::new(PostgresStore::connect(locator, "agui").await?));
         #[cfg(not(feature = "postgres"))]
