@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The stream commands as a user runs them, against the floor: `agui verify` and `agui apply`
 # (whole processes, release build) beside a bare serde_json `IgnoredAny` pass over the same
-# frames read the same way (crates/agui-core/examples/ignored_any.rs), and their peak memory.
+# frames read the same way (crates/aguikit-core/examples/ignored_any.rs), and their peak memory.
 # Prints each ratio with its goal (issue 13):
 #
 #   verify, 1M-delta chat (~90 MB SSE): peak RSS <= 48 MB, time ratio >= 0.25
@@ -41,8 +41,8 @@ if [ ! -f "$work/w1_s1000000.sse" ]; then
     python3 "$shared/bench/gen_workloads.py" --out "$work" --only w1 --w1-scaling 1000000
 fi
 
-cargo build --release -q -p agui-cli
-cargo build --release -q -p agui-core --example ignored_any
+cargo build --release -q -p aguikit
+cargo build --release -q -p aguikit-core --example ignored_any
 agui=target/release/agui
 floor=target/release/examples/ignored_any
 tmp=$(mktemp -d)

@@ -16,7 +16,7 @@ RUNS=${RUNS:-5000}
 CONC=${CONC:-32}
 SEQ_RUNS=${SEQ_RUNS:-300}
 ROUNDS=${ROUNDS:-3}
-cargo build --release -q -p agui-cli
+cargo build --release -q -p aguikit
 agui=target/release/agui
 work=$(mktemp -d)
 pids=()

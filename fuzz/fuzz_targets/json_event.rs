@@ -2,7 +2,7 @@
 //! `to_json_vec` and decode again to an equal event.
 #![no_main]
 
-use agui_core::Event;
+use aguikit_core::Event;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: &[u8]| {

@@ -4,8 +4,8 @@
 //! input with `tools`/`context`/`resume` present), so the round trip from there is lossless.
 #![no_main]
 
-use agui_core::Event;
-use agui_core::codec::proto::{ProtoFrameDecoder, decode_event, encode_event};
+use aguikit_core::Event;
+use aguikit_core::codec::proto::{ProtoFrameDecoder, decode_event, encode_event};
 use libfuzzer_sys::fuzz_target;
 
 fn roundtrip(event: &Event) {

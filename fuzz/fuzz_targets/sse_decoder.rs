@@ -3,7 +3,7 @@
 //! errors are sticky, and that the chunking does not change the outcome.
 #![no_main]
 
-use agui_core::codec::sse::{SseDecoder, SseError, SseFrame};
+use aguikit_core::codec::sse::{SseDecoder, SseError, SseFrame};
 use libfuzzer_sys::fuzz_target;
 
 /// Decodes `body` pushed in chunks of the given sizes (cycled; 0 means "push nothing, then
@@ -102,7 +102,7 @@ fuzz_target!(|input: &[u8]| {
     let (sizes, rest) = rest.split_at(k);
     let (&m, body) = rest.split_first().unwrap();
     let max = match m % 4 {
-        0 => agui_core::codec::sse::DEFAULT_MAX_FRAME_SIZE,
+        0 => aguikit_core::codec::sse::DEFAULT_MAX_FRAME_SIZE,
         1 => 1 + (m as usize),
         2 => 16,
         _ => 0,

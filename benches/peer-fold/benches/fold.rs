@@ -4,7 +4,7 @@
 //! events are decoded once by each library (not timed); the timed part is the fold of an
 //! owned copy of the whole stream:
 //!
-//! - `agui`: `agui_core::engine::pipeline::Pipeline` (chunk expansion, verification,
+//! - `agui`: `aguikit_core::engine::pipeline::Pipeline` (chunk expansion, verification,
 //!   application, with the reference client's exact semantics), with its emitted events
 //!   (`emit`, the default) and without (`fold`, what `agui apply` uses);
 //! - `ag-ui`: the `ag-ui` crate 0.5.0-alpha.3's `ChunkNormalizer` → `Verifier` → `Applier`.
@@ -20,8 +20,8 @@
 //! This crate is not a member of the workspace: the peer crate never enters its build or CI.
 
 use ag_ui::client::{Applier as PeerApplier, ChunkNormalizer, Verifier as PeerVerifier};
-use agui_core::Event;
-use agui_core::engine::pipeline::Pipeline;
+use aguikit_core::Event;
+use aguikit_core::engine::pipeline::Pipeline;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::PathBuf;

@@ -1,5 +1,0 @@
-//! The wire format of a response, and its media types: agui-core's, re-exported under the
-//! names this crate has always used. The body decoder itself is
-//! [`agui_core::codec::decoder::FrameDecoder`].
-
-pub use agui_core::codec::media::{PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, WireFormat as Encoding};

@@ -1,0 +1,53 @@
+//! # aguikit-core
+//!
+//! The AG-UI 1.0 protocol for Rust: the complete event vocabulary with JSON exactly as on
+//! the wire, the SSE and protobuf codecs, and a sans-I/O protocol engine (chunk expansion,
+//! verification, application and compaction) that behaves like the official TypeScript
+//! client 1.0.0.
+//!
+//! ```
+//! use aguikit_core::{Event, event::{RunStarted, TextMessageStart, TextMessageContent}};
+//! let events: Vec<Event> = vec![
+//!     RunStarted::new("thread-1", "run-1").into(),
+//!     TextMessageStart::new("m1").into(),
+//!     TextMessageContent::new("m1", "Hello").into(),
+//! ];
+//! let json = serde_json::to_string(&events).unwrap();
+//! let back: Vec<Event> = serde_json::from_str(&json).unwrap();
+//! assert_eq!(back, events);
+//! ```
+
+pub mod capabilities;
+pub mod codec;
+pub mod content;
+pub mod engine;
+pub mod event;
+pub mod id;
+pub mod input;
+pub mod interrupt;
+mod lenient;
+pub mod message;
+pub mod metadata;
+pub mod patch;
+pub mod resume;
+mod serde_util;
+pub mod text;
+pub mod time;
+pub mod usage;
+pub mod warning;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
+pub use capabilities::AgentCapabilities;
+pub use content::{Content, ContentPart, MediaPart, PartSource, TextPart};
+pub use event::{Event, EventType};
+pub use input::{Context, ResumeEntry, ResumeStatus, RunAgentInput, Tool};
+pub use interrupt::{Interrupt, RunOutcome, SubagentOutcome};
+pub use message::{Message, Role, ToolCall};
+pub use metadata::Metadata;
+pub use usage::TokenUsage;
+
+/// The AG-UI protocol version this crate speaks.
+pub const PROTOCOL_VERSION: &str = "1.0";

@@ -1,0 +1,713 @@
+//! Persistent runs (feature `store`): every event sent is appended to an
+//! [`aguikit_store::EventStore`], and a client gets an event only once it is stored, with its
+//! sequence in the SSE `id:` field, so a client resumes with `Last-Event-ID`; runs go on
+//! when their client goes away unless [`StoreOptions::cancel_on_disconnect`] is set.
+//!
+//! A run's own response is handed each event by the task that stores it, without reading
+//! it back. A client that falls behind by more than the response holds is served from the
+//! store from the first event it missed, so the storing never waits for a client; events
+//! waiting to be stored count against the run's buffer
+//! ([`ServerConfig::buffer_bytes`](crate::ServerConfig::buffer_bytes)), so a slow store
+//! slows the agent. When the store refuses the run's events, the response ends with a
+//! `RUN_ERROR` carrying the store's error code.
+//!
+//! Routes (under the agent's path `P`):
+//! - `POST P` runs the agent (`409 run_exists` when the run id was used in the thread);
+//!   with `Last-Event-ID` it resumes that run's stream instead of starting it again;
+//! - `GET P/threads?limit=N&cursor=C` lists the caller's threads, newest activity first,
+//!   a page at a time (`{"threads": [...], "nextCursor": ...}`);
+//! - `GET P/threads/{id}` returns the thread folded by the engine (`messages`, `state`,
+//!   `pendingInterrupts`) and its `runs`;
+//! - `DELETE P/threads/{id}` removes it (`204`; `409 run_in_progress` while a run goes on);
+//! - `GET P/threads/{id}/connect` streams the thread's history (`?compacted=true` for the
+//!   compacted form) from `Last-Event-ID` (or `?after=N`) on, then the live events while a
+//!   run is in progress.
+//!
+//! A thread belongs to the principal that created it; others get `404` for it, as for a
+//! thread that does not exist (see [`crate::access`]).
+//!
+//! A stored `RUN_STARTED` echoes the run's input with only the messages the thread did not
+//! hold yet, so a thread of N turns stores O(N) bytes, not O(N²). Replaying the thread
+//! gives the same messages: a client appends echoed messages whose ids it does not have
+//! and keeps the ones it has (the reference client's rule).
+//!
+//! A stored event that cannot be decoded never hides the others: streams deliver every
+//! event before it, then a `RUN_ERROR` with code `corrupt_event` naming its sequence.
+
+mod lease;
+mod options;
+mod stream;
+
+pub use options::StoreOptions;
+
+use crate::access::{Principal, error};
+use crate::context::RunShared;
+use crate::server::RunGuard;
+use aguikit_core::event::RunStarted;
+use aguikit_core::{Event, RunAgentInput};
+use aguikit_store::{EventStore, FirstRun, RunStatus, StoreError, ThreadInfo, ThreadQuery};
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+use lease::{lease_now, persist, sweep_abandoned};
+use stream::{CancelGuard, Live, Out, follow, frame, read_failure, sse, streamed};
+
+/// A store error as the JSON error response (404 unknown thread/run, 400 bad sequence...).
+pub(crate) fn store_error(e: &StoreError) -> Response {
+    let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    error(status, e.code(), e.to_string(), Value::Null)
+}
+
+/// The `404` for a thread the caller may not see: the same as for one that does not exist.
+fn no_thread(thread: &str) -> Response {
+    store_error(&StoreError::UnknownThread(thread.to_owned()))
+}
+
+/// The thread, when it exists and `principal` may see it; else the `404`.
+#[allow(clippy::result_large_err)]
+async fn visible(
+    store: &dyn EventStore,
+    principal: &Principal,
+    thread: &str,
+) -> Result<ThreadInfo, Response> {
+    match store.thread(thread).await {
+        Ok(info) if principal.may_see(info.owner.as_deref()) => Ok(info),
+        Ok(_) => Err(no_thread(thread)),
+        Err(e) => Err(store_error(&e)),
+    }
+}
+
+fn json_ok(body: Value) -> Response {
+    let mut res = Response::new(Body::from(body.to_string()));
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    res
+}
+
+/// What the engine makes of a stored thread (through `look`), and whether the fold went
+/// through all of it.
+struct Folded<R> {
+    /// What `look` took from the folded messages, state and open interrupts.
+    seen: R,
+    /// The first stored event that could not be read, if any.
+    unreadable: Option<StoreError>,
+    /// Whether the stored stream broke a rule (then the fold stops there).
+    invalid: bool,
+}
+
+/// Folds the stored thread with the engine (chunk expansion, verification, application),
+/// from the cached fold of `info`'s thread when there is one: only what was appended since
+/// is read and folded. `look` reads the result.
+async fn fold<R>(
+    options: &StoreOptions,
+    info: &ThreadInfo,
+    look: impl FnOnce(&aguikit_core::engine::apply::Applier) -> R,
+) -> Result<Folded<R>, StoreError> {
+    let store = &*options.store;
+    let thread = info.thread_id.as_str();
+    let (mut pipeline, from) = match options.folds.take(thread) {
+        Some((created, seq, p)) if created == info.created_ms && seq <= info.last_seq => {
+            (p, seq + 1)
+        }
+        _ => (aguikit_core::engine::pipeline::Pipeline::new(), 1),
+    };
+    let (events, unreadable) = store.read_until_corrupt(thread, from).await?;
+    let mut invalid = false;
+    let mut last = from - 1;
+    for e in events {
+        last = e.seq;
+        if pipeline.push(e.event).is_err() {
+            invalid = true;
+            break;
+        }
+    }
+    let seen = look(pipeline.applier());
+    if !invalid && unreadable.is_none() {
+        options.folds.put(thread, info.created_ms, last, pipeline);
+    }
+    Ok(Folded {
+        seen,
+        unreadable,
+        invalid,
+    })
+}
+
+/// What a new run needs to know of its stored thread.
+pub(crate) struct Prepared {
+    /// The ids of the messages the thread holds (folded by the engine); `None` when the
+    /// history cannot be folded (then the whole input is echoed, which replays the same).
+    known: Option<std::collections::HashSet<String>>,
+    /// The interrupts the thread's last run left open.
+    pub(crate) pending: Vec<aguikit_core::Interrupt>,
+    /// The run's `RUN_STARTED`, already stored when the run is the first of a new thread.
+    stored: Option<StoredStart>,
+}
+
+/// A run's `RUN_STARTED` as stored: its sequence, the event, and its SSE data frame (no
+/// `id:` line), whose JSON is what the store holds: written once, for both.
+pub(crate) struct StoredStart {
+    seq: u64,
+    event: Event,
+    frame: bytes::Bytes,
+}
+
+/// A run's `RUN_STARTED` on its way to the store, with its SSE data frame.
+struct ToStore {
+    /// The event, as the one-event batch the store takes.
+    events: [Event; 1],
+    frame: bytes::Bytes,
+}
+
+impl ToStore {
+    fn new(event: Event) -> ToStore {
+        let frame = stream::frame(None, &event);
+        ToStore {
+            events: [event],
+            frame,
+        }
+    }
+
+    /// The event's JSON, as the store's `*_json` appends take it: the frame's.
+    fn json(&self) -> [Option<&[u8]>; 1] {
+        [stream::sse_json(&self.frame)]
+    }
+
+    /// The event stored at `seq`.
+    fn stored(self, seq: u64) -> StoredStart {
+        let [event] = self.events;
+        StoredStart {
+            seq,
+            event,
+            frame: self.frame,
+        }
+    }
+}
+
+impl Prepared {
+    /// A thread without events: it holds no message and left no interrupt open.
+    fn empty(stored: Option<StoredStart>) -> Prepared {
+        Prepared {
+            known: Some(Default::default()),
+            pending: Vec::new(),
+            stored,
+        }
+    }
+}
+
+/// Checks that `principal` may use the thread and folds its history: the messages it
+/// holds and the interrupts left open. The first run of a new thread is claimed at once
+/// (the thread made, owned by the principal, with the run's `RUN_STARTED`, in one write);
+/// any other is claimed by [`claim`], once the history tells what to echo.
+pub(crate) async fn prepare(
+    options: &StoreOptions,
+    principal: &Principal,
+    input: &mut RunAgentInput,
+    started: &RunStarted,
+) -> Result<Prepared, Response> {
+    let store = &*options.store;
+    // A thread this server folded before holds events: it is only read here, and the run's
+    // RUN_STARTED (echoing only what the thread lacks) waits for the fold. Any other may be
+    // new: its first run is stored at once, with the thread's claim.
+    let folded = if options.folds.knows(&input.thread_id) {
+        match store.thread(&input.thread_id).await {
+            Ok(info) => Some(info),
+            Err(StoreError::UnknownThread(_)) => None,
+            Err(e) => return Err(store_error(&e)),
+        }
+    } else {
+        None
+    };
+    let info = match folded {
+        Some(info) => info,
+        None => match first_run(options, principal, input, started).await? {
+            Ok(stored) => return Ok(Prepared::empty(Some(stored))),
+            Err(info) => info,
+        },
+    };
+    let thread = input.thread_id.as_str();
+    if !principal.may_see(info.owner.as_deref()) {
+        return Err(no_thread(thread));
+    }
+    if info.last_seq == 0 {
+        return Ok(Prepared::empty(None));
+    }
+    sweep_abandoned(store, thread).await;
+    let info = store.thread(thread).await.map_err(|e| store_error(&e))?;
+    let f = fold(options, &info, |a| {
+        let ids: std::collections::HashSet<String> =
+            a.messages().iter().map(|m| m.id().to_owned()).collect();
+        (ids, a.pending_interrupts().to_vec())
+    })
+    .await
+    .map_err(|e| store_error(&e))?;
+    let readable = f.unreadable.is_none() && !f.invalid;
+    let (ids, pending) = f.seen;
+    Ok(Prepared {
+        known: readable.then_some(ids),
+        pending,
+        stored: None,
+    })
+}
+
+/// Stores the run's `RUN_STARTED` (echoing the whole input) if the thread has no events
+/// yet, making the thread, owned by the principal, when it does not exist
+/// ([`EventStore::append_if_new`]): the event's sequence and the event as stored, or the
+/// thread as it is.
+async fn first_run(
+    options: &StoreOptions,
+    principal: &Principal,
+    input: &mut RunAgentInput,
+    started: &RunStarted,
+) -> Result<Result<StoredStart, ThreadInfo>, Response> {
+    let first = ToStore::new(stored_started(input, started, None));
+    let t0 = std::time::Instant::now();
+    let attempt = options
+        .store
+        .append_if_new_json(
+            &input.thread_id,
+            principal.owner(),
+            principal.is_admin(),
+            &input.run_id,
+            &first.events,
+            &first.json(),
+            lease_until(options),
+        )
+        .await;
+    crate::metrics::store_append(t0.elapsed());
+    match attempt {
+        Ok(FirstRun::Stored(range)) => Ok(Ok(first.stored(range.start))),
+        Ok(FirstRun::Existing(info)) => Ok(Err(info)),
+        Err(e) => Err(claim_error(e)),
+    }
+}
+
+/// When the lease of a run claimed now ends.
+fn lease_until(options: &StoreOptions) -> u64 {
+    lease_now() + options.lease.as_millis() as u64
+}
+
+/// The `RUN_STARTED` a run stores: `started`, echoing the input with only the messages
+/// the thread does not hold (`known`; all of them when `None`). The input's messages are
+/// set aside while the rest is cloned, so the history is not copied first.
+fn stored_started(
+    input: &mut RunAgentInput,
+    started: &RunStarted,
+    known: Option<&std::collections::HashSet<String>>,
+) -> Event {
+    let messages = std::mem::take(&mut input.messages);
+    let mut echo = input.clone();
+    echo.messages = messages
+        .iter()
+        .filter(|m| known.is_none_or(|k| !k.contains(m.id())))
+        .cloned()
+        .collect();
+    input.messages = messages;
+    let mut stored = started.clone();
+    stored.input = Some(Box::new(echo));
+    stored.into()
+}
+
+/// The response to a refused claim: `409` when the run id was already used in the thread.
+fn claim_error(e: StoreError) -> Response {
+    match e {
+        e @ StoreError::RunExists { .. } => error(
+            StatusCode::CONFLICT,
+            "run_exists",
+            format!(
+                "{e}: a run id is used once per thread (resume a broken stream with Last-Event-ID)"
+            ),
+            Value::Null,
+        ),
+        e => store_error(&e),
+    }
+}
+
+/// Claims the run by storing its `RUN_STARTED` with the run's first lease — refused with
+/// `409` when the run id was already used in the thread — unless [`prepare`] stored it
+/// already. The stored `RUN_STARTED` echoes the input with only the messages the thread
+/// does not hold yet. Returns the event as stored.
+pub(crate) async fn claim(
+    options: &StoreOptions,
+    prepared: &mut Prepared,
+    input: &mut RunAgentInput,
+    started: &RunStarted,
+) -> Result<StoredStart, Response> {
+    if let Some(stored) = prepared.stored.take() {
+        return Ok(stored);
+    }
+    let stored = ToStore::new(stored_started(input, started, prepared.known.as_ref()));
+    let t0 = std::time::Instant::now();
+    // The run's lease is recorded with its RUN_STARTED (one transaction where the store
+    // can), so a claimed run always has a lease for readers to find expired.
+    let appended = options
+        .store
+        .append_leased_json(
+            &input.thread_id,
+            &input.run_id,
+            &stored.events,
+            &stored.json(),
+            lease_until(options),
+        )
+        .await;
+    crate::metrics::store_append(t0.elapsed());
+    match appended {
+        Ok(range) => Ok(stored.stored(range.start)),
+        Err(e) => Err(claim_error(e)),
+    }
+}
+
+/// Runs `drive` (the run's response body, which drives the agent) in the background,
+/// persisting every event after the stored `RUN_STARTED` (`first`), and answers with the
+/// run's events as they are stored.
+pub(crate) async fn start(
+    options: &StoreOptions,
+    run: Arc<RunShared>,
+    drive: crate::body::RunBody,
+    encoding: crate::negotiate::Encoding,
+    keep_alive: Option<Duration>,
+    first: StoredStart,
+    writer: RunGuard,
+) -> Response {
+    let store = options.store.clone();
+    let (tx, rx) = mpsc::channel(LIVE_FRAMES);
+    let live = Live {
+        out: Out { tx, encoding },
+        store: store.clone(),
+        thread: run.thread_id.clone(),
+        run: run.run_id.clone(),
+    };
+    // The channel is empty: the stored RUN_STARTED always fits.
+    let sse = (encoding == crate::negotiate::Encoding::Sse).then_some(first.frame);
+    let live = live.feed(first.seq, std::slice::from_ref(&first.event), &[sse]);
+    tokio::spawn(persist(
+        store,
+        run.clone(),
+        options.lease,
+        encoding,
+        live,
+        writer,
+    ));
+    tokio::spawn(async move {
+        let mut drive = drive;
+        while drive.next().await.is_some() {}
+    });
+    // The agent and the store writer get a turn before the response's head leaves: what
+    // they have ready by then (all of a quick run) leaves with it in one write, instead of
+    // the head and RUN_STARTED in one and the rest in another. An agent that waits gives
+    // the turn back at once.
+    tokio::task::yield_now().await;
+    let guard = options.cancel_on_disconnect.then(|| CancelGuard(run));
+    streamed(rx, guard, encoding, keep_alive)
+}
+
+/// How many frames a run's response holds for its client before the client is served from
+/// the store instead (see [`stream::Live`]).
+const LIVE_FRAMES: usize = 64;
+
+/// `GET P/threads?limit=N&cursor=C`.
+pub(crate) async fn threads(
+    options: StoreOptions,
+    principal: Principal,
+    uri: axum::http::Uri,
+) -> Response {
+    let query = query_of(&uri);
+    let limit = match query.get("limit").map(|l| l.parse::<usize>()) {
+        None => 50,
+        Some(Ok(n)) if (1..=1000).contains(&n) => n,
+        Some(_) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_limit",
+                "limit must be a whole number from 1 to 1000",
+                json!({"field": "limit"}),
+            );
+        }
+    };
+    let q = ThreadQuery {
+        owner: (!principal.is_admin()).then(|| principal.name().to_owned()),
+        limit,
+        cursor: query.get("cursor").cloned().filter(|c| !c.is_empty()),
+    };
+    match options.store.list_threads(&q).await {
+        Ok(page) => json_ok(json!({"threads": page.threads, "nextCursor": page.next_cursor})),
+        Err(e) => store_error(&e),
+    }
+}
+
+/// `GET P/threads/{id}`: the thread folded by the engine, and its runs.
+pub(crate) async fn thread(
+    options: StoreOptions,
+    principal: Principal,
+    thread: String,
+) -> Response {
+    let store = &*options.store;
+    if let Err(res) = visible(store, &principal, &thread).await {
+        return res;
+    }
+    sweep_abandoned(store, &thread).await;
+    let (info, runs) = match (store.thread(&thread).await, store.runs(&thread).await) {
+        (Ok(i), Ok(r)) => (i, r),
+        (Err(e), _) | (_, Err(e)) => return store_error(&e),
+    };
+    let folded = match fold(&options, &info, |a| {
+        let messages: Vec<&aguikit_core::Message> = a.messages().iter().collect();
+        json!({
+            "messages": messages,
+            "state": a.state(),
+            "pendingInterrupts": a.pending_interrupts(),
+        })
+    })
+    .await
+    {
+        Ok(f) => f,
+        Err(e) => return store_error(&e),
+    };
+    let mut body = json!({
+        "threadId": info.thread_id,
+        "title": info.title,
+        "messages": folded.seen["messages"],
+        "state": folded.seen["state"],
+        "pendingInterrupts": folded.seen["pendingInterrupts"],
+        "runs": runs,
+        "lastSeq": info.last_seq,
+        "createdMs": info.created_ms,
+        "updatedMs": info.updated_ms,
+        // Kept for clients of the earlier shape.
+        "thread": info,
+    });
+    if let Some(e) = folded.unreadable {
+        body["error"] = json!({"error": "corrupt_event", "message": e.to_string()});
+    }
+    json_ok(body)
+}
+
+/// `DELETE P/threads/{id}`.
+pub(crate) async fn delete(
+    options: StoreOptions,
+    principal: Principal,
+    thread: String,
+) -> Response {
+    let store = &*options.store;
+    if let Err(res) = visible(store, &principal, &thread).await {
+        return res;
+    }
+    sweep_abandoned(store, &thread).await;
+    match store.runs(&thread).await {
+        Ok(runs) if runs.iter().any(|r| r.status == RunStatus::Running) => {
+            return error(
+                StatusCode::CONFLICT,
+                "run_in_progress",
+                format!("thread {thread} has a run in progress; delete it when the run has ended"),
+                Value::Null,
+            );
+        }
+        Ok(_) => {}
+        Err(e) => return store_error(&e),
+    }
+    options.folds.forget(&thread);
+    match store.delete_thread(&thread).await {
+        Ok(true) => {
+            let mut res = Response::new(Body::empty());
+            *res.status_mut() = StatusCode::NO_CONTENT;
+            res
+        }
+        Ok(false) => no_thread(&thread),
+        Err(e) => store_error(&e),
+    }
+}
+
+fn query_of(uri: &axum::http::Uri) -> std::collections::HashMap<String, String> {
+    uri.query()
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+/// Parses a `Last-Event-ID` (or `after`) against the thread's last sequence: the next
+/// sequence to send, or the `400` naming both numbers.
+#[allow(clippy::result_large_err)]
+fn resume_point(text: &str, thread: &str, last_seq: u64) -> Result<u64, Response> {
+    let text = text.trim();
+    // Past the end: the store's code; not a number at all: `invalid_sequence`.
+    let bad = |message: String| {
+        error(
+            StatusCode::BAD_REQUEST,
+            "sequence_out_of_range",
+            message,
+            json!({"lastSeq": last_seq}),
+        )
+    };
+    let after = match text.parse::<u64>() {
+        Ok(n) => n,
+        Err(_) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => {
+            return Err(bad(format!(
+                "Last-Event-ID {text} is past the end of thread {thread}, whose last event is {last_seq}"
+            )));
+        }
+        Err(_) => {
+            return Err(error(
+                StatusCode::BAD_REQUEST,
+                "invalid_sequence",
+                format!("Last-Event-ID / after must be a sequence number, got {text:?}"),
+                Value::Null,
+            ));
+        }
+    };
+    if after > last_seq {
+        return Err(bad(format!(
+            "Last-Event-ID {after} is past the end of thread {thread}, whose last event is {last_seq}"
+        )));
+    }
+    Ok(after + 1)
+}
+
+/// `GET P/threads/{id}/connect`.
+pub(crate) async fn connect(
+    options: StoreOptions,
+    principal: Principal,
+    thread: String,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    keep_alive: Option<Duration>,
+) -> Response {
+    let store = options.store.clone();
+    let info = match visible(&*store, &principal, &thread).await {
+        Ok(i) => i,
+        Err(res) => return res,
+    };
+    let query = query_of(&uri);
+    let after_text = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| query.get("after").cloned());
+    let mut next = match after_text.as_deref().map(str::trim) {
+        None | Some("") => 1,
+        Some(t) => match resume_point(t, &thread, info.last_seq) {
+            Ok(n) => n,
+            Err(res) => return res,
+        },
+    };
+    let compacted = query
+        .get("compacted")
+        .is_some_and(|v| v == "true" || v == "1");
+    let mut history = Vec::new();
+    if compacted && next == 1 {
+        let ((events, bad), runs) = match (
+            store.read_until_corrupt(&thread, 1).await,
+            store.runs(&thread).await,
+        ) {
+            (Ok(e), Ok(r)) => (e, r),
+            (Err(e), _) | (_, Err(e)) => return store_error(&e),
+        };
+        let last = events.last().map_or(0, |e| e.seq);
+        let compact = aguikit_store::compact_stored(&runs, events);
+        let n = compact.len();
+        for (i, e) in compact.iter().enumerate() {
+            history.push(frame((i + 1 == n).then_some(last), e));
+        }
+        if let Some(e) = bad {
+            history.push(read_failure(&thread, &e));
+            // Nothing after an unreadable event is sent.
+            let (tx, rx) = mpsc::channel(history.len().max(1));
+            for f in history {
+                let _ = tx.try_send((f, 1));
+            }
+            return sse(rx, keep_alive);
+        }
+        next = last + 1;
+    }
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        for f in history {
+            if tx.send((f, 1)).await.is_err() {
+                return;
+            }
+        }
+        let out = Out {
+            tx,
+            encoding: crate::negotiate::Encoding::Sse,
+        };
+        follow(store, thread, next, None, out).await;
+    });
+    sse(rx, keep_alive)
+}
+
+/// `POST P` with `Last-Event-ID`: a client resuming a broken response. When the store holds
+/// the run, the response carries the run's events after that sequence, then its live ones
+/// until it ends — the run is not started again. `None`: no such run (the request starts a
+/// run as usual).
+pub(crate) async fn reattach(
+    options: &StoreOptions,
+    principal: &Principal,
+    thread: &str,
+    run_id: &str,
+    last_event_id: &str,
+    keep_alive: Option<Duration>,
+) -> Option<Response> {
+    let store = options.store.clone();
+    if store.run(thread, run_id).await.is_err() {
+        // No such run (or thread): the request starts it. A malformed Last-Event-ID is
+        // still refused, as on every route.
+        let t = last_event_id.trim();
+        if !t.is_empty() && !t.bytes().all(|b| b.is_ascii_digit()) {
+            return Some(error(
+                StatusCode::BAD_REQUEST,
+                "invalid_sequence",
+                format!("Last-Event-ID must be a sequence number, got {t:?}"),
+                Value::Null,
+            ));
+        }
+        return None;
+    }
+    let info = match visible(&*store, principal, thread).await {
+        Ok(i) => i,
+        Err(res) => return Some(res),
+    };
+    let first = match resume_point(last_event_id, thread, info.last_seq) {
+        Ok(n) => n,
+        Err(res) => return Some(res),
+    };
+    let (thread, run_id) = (thread.to_owned(), run_id.to_owned());
+    let (tx, rx) = mpsc::channel(64);
+    let out = Out {
+        tx,
+        encoding: crate::negotiate::Encoding::Sse,
+    };
+    tokio::spawn(follow(store, thread, first, Some(run_id), out));
+    Some(sse(rx, keep_alive))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resume_point;
+
+    #[test]
+    fn last_event_ids() {
+        assert_eq!(resume_point("0", "t", 79).unwrap(), 1);
+        assert_eq!(resume_point(" 79 ", "t", 79).unwrap(), 80);
+        for bad in [
+            "80",
+            "18446744073709551615",
+            "99999999999999999999999",
+            "x",
+            "-1",
+        ] {
+            assert_eq!(
+                resume_point(bad, "t", 79).unwrap_err().status(),
+                400,
+                "{bad}"
+            );
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! What a hostile web page or client can do to an `AgentServer`: authentication, CORS,
+//! content type, the `Host` check, thread ownership and quotas (issue 14).
+
+mod common;
+
+#[cfg(feature = "store")]
+use aguikit_server::StoreOptions;
+#[cfg(feature = "store")]
+use aguikit_server::aguikit_store::MemoryStore;
+use aguikit_server::{Access, AgentServer, AllowOrigin, CorsLayer, Finish, Tokens, agent_fn};
+use common::{input, post, post_value, request, serve};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+const ALICE: &str = "alice-token-0123456789abcdef";
+const BOB: &str = "bob-token-0123456789abcdef";
+const ROOT: &str = "root-token-0123456789abcdef";
+
+fn tokens() -> Tokens {
+    Tokens::parse(&format!("alice {ALICE}\nbob {BOB}\nroot {ROOT} admin\n")).unwrap()
+}
+
+/// A server whose agent counts its runs and says hello.
+fn counting(runs: Arc<AtomicUsize>) -> AgentServer {
+    AgentServer::new(agent_fn(move |_input, ctx| {
+        let runs = runs.clone();
+        async move {
+            runs.fetch_add(1, Ordering::SeqCst);
+            ctx.say("hello").await?;
+            Ok(Finish::success())
+        }
+    }))
+    .path("/agent")
+}
+
+/// POSTs `body` to `/agent` with the bearer `token` (none: anonymous).
+async fn post_as(addr: SocketAddr, token: Option<&str>, body: &Value) -> common::Response {
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "text/event-stream"),
+        ("Host", "127.0.0.1"),
+    ];
+    if let Some(a) = &auth {
+        headers.push(("Authorization", a.as_str()));
+    }
+    post_value(addr, "/agent", &headers, body).await
+}
+
+#[cfg(feature = "store")]
+async fn get(addr: SocketAddr, token: &str, path: &str) -> common::Response {
+    let auth = format!("Bearer {token}");
+    request(
+        addr,
+        "GET",
+        path,
+        &[("Authorization", &auth), ("Host", "localhost")],
+        b"",
+    )
+    .await
+}
+
+/// A [`counting`] server that wants a token and stores its threads (in memory).
+#[cfg(feature = "store")]
+fn guarded_with_store(runs: &Arc<AtomicUsize>) -> AgentServer {
+    counting(runs.clone())
+        .access(Access::default().auth(tokens()))
+        .store(StoreOptions::new(Arc::new(MemoryStore::new())))
+}
+
+#[cfg(feature = "store")]
+#[tokio::test]
+async fn every_api_route_needs_a_token() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let server = guarded_with_store(&runs);
+    let addr = serve(&server).await;
+    for token in [None, Some("wrong-token-0123456789abcdef")] {
+        let res = post_as(addr, token, &input("t", "hi")).await;
+        assert_eq!(res.status, 401);
+        assert_eq!(res.header("www-authenticate"), Some("Bearer"));
+        let j = res.json().await;
+        assert_eq!(j["error"], "unauthorized");
+    }
+    for path in [
+        "/agent/threads",
+        "/agent/threads/t",
+        "/agent/threads/t/connect",
+    ] {
+        let res = request(addr, "GET", path, &[("Host", "localhost")], b"").await;
+        assert_eq!(res.status, 401, "{path}");
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    let res = post_as(addr, Some(ALICE), &input("t", "hi")).await;
+    assert_eq!(res.status, 200);
+    let events = res.events().await;
+    assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_foreign_origin_gets_no_cors_grant() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    // Default: no CORS layer at all.
+    let addr = serve(&counting(runs.clone())).await;
+    let preflight = |addr, origin: &'static str| async move {
+        request(
+            addr,
+            "OPTIONS",
+            "/agent",
+            &[
+                ("Host", "127.0.0.1"),
+                ("Origin", origin),
+                ("Access-Control-Request-Method", "POST"),
+                (
+                    "Access-Control-Request-Headers",
+                    "content-type,authorization",
+                ),
+            ],
+            b"",
+        )
+        .await
+    };
+    let res = preflight(addr, "https://evil.example").await;
+    assert!(res.header("access-control-allow-origin").is_none());
+    assert!(res.header("access-control-allow-headers").is_none());
+    // With a named origin: that origin is granted, others are not; never `*`.
+    let allowed = counting(runs.clone()).cors(
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::exact("https://app.example".parse().unwrap()))
+            .allow_methods([axum::http::Method::POST])
+            .allow_headers([axum::http::header::CONTENT_TYPE]),
+    );
+    let addr = serve(&allowed).await;
+    let res = preflight(addr, "https://app.example").await;
+    assert_eq!(
+        res.header("access-control-allow-origin"),
+        Some("https://app.example")
+    );
+    let res = preflight(addr, "https://evil.example").await;
+    assert!(
+        res.header("access-control-allow-origin")
+            .is_none_or(|o| o != "https://evil.example" && o != "*")
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_text_plain_cross_site_post_starts_nothing() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let addr = serve(&counting(runs.clone())).await;
+    let body = input("t", "hi").to_string();
+    for ctype in [
+        "text/plain",
+        "text/plain;charset=UTF-8",
+        "application/x-www-form-urlencoded",
+    ] {
+        let res = post(
+            addr,
+            "/agent",
+            &[
+                ("Host", "127.0.0.1"),
+                ("Origin", "https://evil.example"),
+                ("Content-Type", ctype),
+            ],
+            body.as_bytes(),
+        )
+        .await;
+        assert_eq!(res.status, 415, "{ctype}");
+        assert!(res.header("access-control-allow-origin").is_none());
+        assert_eq!(res.json().await["error"], "unsupported_media_type");
+    }
+    // No content type at all: refused as well.
+    let res = post(addr, "/agent", &[("Host", "127.0.0.1")], body.as_bytes()).await;
+    assert_eq!(res.status, 415);
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_foreign_host_gets_421_on_a_loopback_listener() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let server = counting(runs.clone()).access(Access::default().allowed_hosts(["agui.test"]));
+    let addr = serve(&server).await;
+    let body = input("t", "hi").to_string();
+    let send = |host: String| {
+        let body = body.clone();
+        async move {
+            post(
+                addr,
+                "/agent",
+                &[
+                    ("Host", host.as_str()),
+                    ("Content-Type", "application/json"),
+                ],
+                body.as_bytes(),
+            )
+            .await
+        }
+    };
+    let res = send("evil.example".into()).await;
+    assert_eq!(res.status, 421);
+    assert_eq!(res.json().await["error"], "misdirected_host");
+    let res = send(format!("evil.example:{}", addr.port())).await;
+    assert_eq!(res.status, 421);
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    for ok in [
+        format!("127.0.0.1:{}", addr.port()),
+        format!("localhost:{}", addr.port()),
+        "agui.test".to_owned(),
+    ] {
+        let res = send(ok.clone()).await;
+        assert_eq!(res.status, 200, "{ok}");
+        res.events().await;
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 3);
+}
+
+#[cfg(feature = "store")]
+#[tokio::test]
+async fn another_principals_thread_is_404_and_absent_from_listings() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let server = guarded_with_store(&runs);
+    let addr = serve(&server).await;
+    let mut body = input("alice-thread", "hi");
+    body["runId"] = json!("r1");
+    let res = post_as(addr, Some(ALICE), &body).await;
+    assert_eq!(res.status, 200);
+    res.events().await;
+
+    // Alice sees it.
+    let res = get(addr, ALICE, "/agent/threads/alice-thread").await;
+    assert_eq!(res.status, 200);
+    let list = get(addr, ALICE, "/agent/threads").await.json().await;
+    assert_eq!(list["threads"].as_array().unwrap().len(), 1);
+
+    // Bob gets 404 everywhere, as for a thread that does not exist, and an empty listing.
+    for path in [
+        "/agent/threads/alice-thread",
+        "/agent/threads/alice-thread/connect",
+    ] {
+        let res = get(addr, BOB, path).await;
+        assert_eq!(res.status, 404, "{path}");
+        let j = res.json().await;
+        let missing = get(addr, BOB, &path.replace("alice-thread", "no-such-thread"))
+            .await
+            .json()
+            .await;
+        assert_eq!(j["error"], missing["error"]);
+        assert_eq!(
+            j["message"].as_str().unwrap().replace("alice-thread", "X"),
+            missing["message"]
+                .as_str()
+                .unwrap()
+                .replace("no-such-thread", "X")
+        );
+    }
+    let list = get(addr, BOB, "/agent/threads").await.json().await;
+    assert_eq!(list["threads"], json!([]));
+    let mut theirs = input("alice-thread", "let me in");
+    theirs["runId"] = json!("r2");
+    let res = post_as(addr, Some(BOB), &theirs).await;
+    assert_eq!(res.status, 404);
+    let res = request(
+        addr,
+        "DELETE",
+        "/agent/threads/alice-thread",
+        &[
+            ("Authorization", &format!("Bearer {BOB}")),
+            ("Host", "localhost"),
+        ],
+        b"",
+    )
+    .await;
+    assert_eq!(res.status, 404);
+
+    // The admin sees every thread.
+    let list = get(addr, ROOT, "/agent/threads").await.json().await;
+    assert_eq!(list["threads"][0]["threadId"], "alice-thread");
+    assert_eq!(
+        get(addr, ROOT, "/agent/threads/alice-thread").await.status,
+        200
+    );
+    // Only Alice's one run happened.
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn quotas_answer_429_with_retry_after() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let server =
+        counting(runs.clone()).access(Access::default().auth(tokens()).runs_per_minute(Some(2)));
+    let addr = serve(&server).await;
+    for i in 0..2 {
+        let mut body = input("t", "hi");
+        body["runId"] = json!(format!("r{i}"));
+        let res = post_as(addr, Some(ALICE), &body).await;
+        assert_eq!(res.status, 200);
+        res.events().await;
+    }
+    let res = post_as(addr, Some(ALICE), &input("t", "hi")).await;
+    assert_eq!(res.status, 429);
+    let retry: u64 = res.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=60).contains(&retry), "{retry}");
+    assert_eq!(res.json().await["error"], "rate_limited");
+    // Another principal has its own quota.
+    let res = post_as(addr, Some(BOB), &input("t2", "hi")).await;
+    assert_eq!(res.status, 200);
+    res.events().await;
+    assert_eq!(runs.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn concurrent_runs_are_limited_per_principal() {
+    let (release, released) = tokio::sync::watch::channel(false);
+    let server = AgentServer::new(agent_fn(move |_input, ctx| {
+        let mut released = released.clone();
+        async move {
+            ctx.say("waiting").await?;
+            let _ = released.wait_for(|r| *r).await;
+            Ok(Finish::success())
+        }
+    }))
+    .path("/agent")
+    .access(Access::default().auth(tokens()).concurrent_runs(Some(1)));
+    let addr = serve(&server).await;
+    let mut first = post_as(addr, Some(ALICE), &input("a", "hi")).await;
+    assert_eq!(first.status, 200);
+    let mut decoder = aguikit_core::codec::sse::SseDecoder::new();
+    first.read_events(2, &mut decoder).await;
+    let res = post_as(addr, Some(ALICE), &input("b", "hi")).await;
+    assert_eq!(res.status, 429);
+    assert!(res.header("retry-after").is_some());
+    // Bob is not held back by Alice's run.
+    let mut bob = post_as(addr, Some(BOB), &input("c", "hi")).await;
+    assert_eq!(bob.status, 200);
+    bob.read_events(2, &mut decoder).await;
+    release.send_replace(true);
+    first.body().await;
+    bob.body().await;
+    // The slot is free again once the run ended.
+    let mut again = None;
+    for _ in 0..50 {
+        let res = post_as(addr, Some(ALICE), &input("d", "hi")).await;
+        if res.status == 200 {
+            again = Some(res);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let events = again
+        .expect("a new run once the first ended")
+        .events()
+        .await;
+    assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED");
+}

@@ -1,0 +1,697 @@
+//! `agui check URL`: a conformance checker for any AG-UI server. It sends a set of run
+//! inputs (a plain message, front-end tools, an invitation to interrupt, a history with a
+//! tool message, a state, a protobuf request), follows up where the protocol says a client
+//! would (answering an interrupt with `resume`, answering pending front-end tool calls),
+//! verifies every stream with the engine, and reports every violation with the input's name,
+//! the event's index and type, and the rule — plus the HTTP-level problems: status, content
+//! type, a stream that breaks off or ends without a terminal event.
+//!
+//! The report comes in four forms (`--format`): readable text, JSON, JUnit XML and SARIF
+//! 2.1.0 (for CI: each violation with its rule id, the input and event index, and a link to
+//! the rule). Exit codes: 0 no violation, 1 violations, 2 nothing to check (a bad URL, or no
+//! input got a 2xx answer).
+
+use crate::inspect::{error_message, excerpt, failing_type};
+use crate::net::fresh_id;
+use crate::term::{Paint, sgr};
+use crate::wire::{self, Failure, Request, Response};
+use aguikit_core::engine::apply::{Applier, RunEnd};
+use aguikit_core::message::{AssistantMessage, ToolCall};
+use aguikit_core::{Message, ResumeEntry, Role, RunAgentInput, Tool};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// The forms of the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Readable text.
+    #[default]
+    Human,
+    /// One JSON document ([`CheckReport`]).
+    Json,
+    /// JUnit XML: a test case per run, a failure per run with violations.
+    Junit,
+    /// SARIF 2.1.0: a result per violation, the rules with their help links.
+    Sarif,
+}
+
+/// Options of `agui check`.
+#[derive(Debug, Clone)]
+pub struct CheckOptions {
+    /// The agent's endpoint.
+    pub url: String,
+    /// The report's form.
+    pub format: ReportFormat,
+    /// Where rule ids link to (`URL#ID`) in JUnit and SARIF reports.
+    pub rules_url: String,
+    /// Extra request headers.
+    pub headers: Vec<(String, String)>,
+    /// Limit of each run.
+    pub timeout: Duration,
+    /// When to colour.
+    pub color: crate::term::ColorChoice,
+}
+
+/// One problem found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Violation {
+    /// The run it was found in (an input's name, or `NAME → resume` for a follow-up).
+    pub input: String,
+    /// The 0-based index of the input event, when it is about one (equal to the number of
+    /// events for a problem at the end of the stream).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
+    /// That event's type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_type: Option<String>,
+    /// The engine's rule label (`V13`, `CH6`, `schema`, ...) or an HTTP-level check
+    /// (`http-status`, `content-type`, `no-terminal`, `empty-stream`, `not-an-object`,
+    /// `transport`, `framing`, `timeout`, `request`).
+    pub rule: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// What one run showed.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunCheck {
+    /// The input's name.
+    pub name: String,
+    /// What the input exercises.
+    pub description: String,
+    /// Whether protobuf was asked for.
+    pub proto: bool,
+    /// HTTP status.
+    pub http_status: Option<u16>,
+    /// Content type.
+    pub content_type: Option<String>,
+    /// Events received.
+    pub events: usize,
+    /// The terminal event of the last run in the stream.
+    pub terminal: Option<String>,
+    /// `success`, `interrupt` or `cancelled` when the stream verified and finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// How long it took.
+    pub duration_ms: u64,
+    /// The problems.
+    pub violations: Vec<Violation>,
+    /// Remarks that are not violations (dropped unknown events, SSE for a protobuf request).
+    pub notes: Vec<String>,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckReport {
+    /// The endpoint checked.
+    pub url: String,
+    /// No violation at all.
+    pub ok: bool,
+    /// Every run, in order.
+    pub runs: Vec<RunCheck>,
+    /// Every violation, in order.
+    pub violations: Vec<Violation>,
+}
+
+/// One input of the check.
+struct Case {
+    name: String,
+    description: &'static str,
+    input: RunAgentInput,
+    proto: bool,
+}
+
+fn user(text: &str) -> Message {
+    Message::user(fresh_id(), text)
+}
+
+fn frontend_tools() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            "get_weather",
+            "Returns the weather in a city.",
+            json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+        ),
+        Tool::new(
+            "confirm_action",
+            "Asks the user to confirm an action.",
+            json!({"type": "object", "properties": {"action": {"type": "string"}}}),
+        ),
+    ]
+}
+
+fn base(messages: Vec<Message>) -> RunAgentInput {
+    let mut input = RunAgentInput::new(fresh_id(), fresh_id());
+    input.messages = messages;
+    input.state = Some(json!({}));
+    input.tools = Some(Vec::new());
+    input.context = Some(Vec::new());
+    input.forwarded_props = Some(json!({}));
+    input
+}
+
+/// The inputs, in the order they are sent.
+fn cases() -> Vec<Case> {
+    let mut tools = base(vec![user(
+        "What is the weather in Paris? Use one of my tools if you can.",
+    )]);
+    tools.tools = Some(frontend_tools());
+
+    let call_id = fresh_id();
+    let history = base(vec![
+        Message::system(fresh_id(), "You are a helpful assistant."),
+        user("What is the weather in Paris?"),
+        Message::Assistant(AssistantMessage {
+            id: fresh_id(),
+            tool_calls: Some(vec![ToolCall::new(
+                call_id.clone(),
+                "get_weather",
+                r#"{"city":"Paris"}"#,
+            )]),
+            ..Default::default()
+        }),
+        Message::tool(fresh_id(), call_id, r#"{"temperature":18,"sky":"clear"}"#),
+        Message::assistant(fresh_id(), "It is 18 °C and clear in Paris."),
+        user("Thanks! Say hello."),
+    ]);
+
+    let mut state = base(vec![user("count to 3")]);
+    state.state = Some(json!({"count": 0, "items": ["a", "b"], "nested": {"flag": true}}));
+
+    vec![
+        Case {
+            name: "plain".into(),
+            description: "one user message",
+            input: base(vec![user("hello")]),
+            proto: false,
+        },
+        Case {
+            name: "frontend-tools".into(),
+            description: "a message with front-end tools",
+            input: tools,
+            proto: false,
+        },
+        Case {
+            name: "interrupt".into(),
+            description: "a request that invites an interrupt (answered with resume if it comes)",
+            input: base(vec![user("Please approve this action before you go on.")]),
+            proto: false,
+        },
+        Case {
+            name: "history".into(),
+            description: "a conversation with a tool call and its tool message",
+            input: history,
+            proto: false,
+        },
+        Case {
+            name: "state".into(),
+            description: "a run input carrying state",
+            input: state,
+            proto: false,
+        },
+        Case {
+            name: "protobuf".into(),
+            description: "a request asking for protobuf (SSE admitted)",
+            input: base(vec![user("hello")]),
+            proto: true,
+        },
+    ]
+}
+
+/// Runs `agui check`: 0 without violations, 1 with, 2 when the URL is not an absolute
+/// http(s) URL (nothing is sent) or when no input got a 2xx answer (nothing listening, every
+/// status an error: a wrong URL or a missing token rather than a conformance problem).
+pub async fn run(opts: CheckOptions) -> Result<ExitCode, String> {
+    let report = check(&opts).await?;
+    let unreachable = !report.runs.is_empty()
+        && report
+            .runs
+            .iter()
+            .all(|r| !r.http_status.is_some_and(|s| (200..300).contains(&s)));
+    match opts.format {
+        ReportFormat::Human => print_report(&report, Paint::for_stdout(opts.color)),
+        ReportFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
+        ),
+        ReportFormat::Junit => print!("{}", crate::check_report::junit(&report, &opts.rules_url)),
+        ReportFormat::Sarif => println!(
+            "{}",
+            serde_json::to_string_pretty(&crate::check_report::sarif(&report, &opts.rules_url))
+                .map_err(|e| e.to_string())?
+        ),
+    }
+    Ok(ExitCode::from(if unreachable {
+        crate::net::UNREACHABLE
+    } else if report.ok {
+        0
+    } else {
+        crate::net::FAILED
+    }))
+}
+
+/// Sends every input (and the follow-ups) and collects the report; an error, with nothing
+/// sent, when the URL is not an absolute http(s) URL.
+pub async fn check(opts: &CheckOptions) -> Result<CheckReport, String> {
+    let url = crate::net::check_url(&opts.url)?;
+    let client = wire::client()?;
+    let mut runs = Vec::new();
+    for case in cases() {
+        let (run, follow_up) = check_one(&client, opts, &url, &case).await;
+        runs.push(run);
+        if let Some(next) = follow_up {
+            let (run, _) = check_one(&client, opts, &url, &next).await;
+            runs.push(run);
+        }
+    }
+    let violations: Vec<Violation> = runs.iter().flat_map(|r| r.violations.clone()).collect();
+    Ok(CheckReport {
+        url: opts.url.clone(),
+        ok: violations.is_empty(),
+        runs,
+        violations,
+    })
+}
+
+async fn check_one(
+    client: &reqwest::Client,
+    opts: &CheckOptions,
+    url: &reqwest::Url,
+    case: &Case,
+) -> (RunCheck, Option<Case>) {
+    let request = Request {
+        url: url.clone(),
+        input: case.input.clone(),
+        proto: case.proto,
+        headers: opts.headers.clone(),
+        timeout: opts.timeout,
+    };
+    let response = wire::fetch(client, &request, |_| {}).await;
+    let mut run = RunCheck {
+        name: case.name.clone(),
+        description: case.description.to_owned(),
+        proto: case.proto,
+        http_status: response.status,
+        content_type: response.content_type.clone(),
+        events: response.events.len(),
+        terminal: response.terminal().map(str::to_owned),
+        outcome: None,
+        duration_ms: response.elapsed.as_millis() as u64,
+        violations: Vec::new(),
+        notes: Vec::new(),
+    };
+    let mut problem = |index: Option<usize>, event_type: Option<String>, rule: &str, message| {
+        run.violations.push(Violation {
+            input: case.name.clone(),
+            index,
+            event_type,
+            rule: rule.to_owned(),
+            message,
+        })
+    };
+    http_problems(&response, case.proto, &mut problem);
+    if !response.status_ok() {
+        return (run, None);
+    }
+    let history = Applier::with_history(
+        case.input.messages.clone(),
+        case.input.state.clone().unwrap_or_else(|| json!({})),
+    );
+    let raw = response.raw_events();
+    let (pipeline, error) = wire::verify_events(&raw, history, true);
+    let n = response.events.len();
+    if let Some(e) = &error {
+        let ty = if e.index >= n {
+            "end of stream".to_owned()
+        } else {
+            failing_type(e, &raw)
+        };
+        problem(Some(e.index), Some(ty), e.rule(), error_message(e));
+    }
+    // The engine drops them as the reference pipeline does, but the official client's
+    // transport rejects them, and no event may be anything but an object.
+    for (i, r) in response.events.iter().enumerate() {
+        if let Ok(v) = &r.event
+            && !v.is_object()
+            && !v.is_null()
+            && error.as_ref().is_none_or(|e| e.index != i)
+        {
+            problem(
+                Some(i),
+                None,
+                "not-an-object",
+                format!(
+                    "the event is not a JSON object: {}",
+                    excerpt(&v.to_string(), 80)
+                ),
+            );
+        }
+    }
+    if response.failure.is_none() && n > 0 && response.terminal().is_none() {
+        problem(
+            Some(n),
+            Some("end of stream".into()),
+            "no-terminal",
+            "the stream ended without RUN_FINISHED or RUN_ERROR for its run".into(),
+        );
+    }
+    if response.failure.is_none() && n == 0 {
+        problem(
+            None,
+            None,
+            "empty-stream",
+            "the response carried no event at all".into(),
+        );
+    }
+    run.notes.extend(ids_notes(&response, &case.input));
+    if case.proto && response.encoding() == Some(false) {
+        run.notes
+            .push("answered the protobuf request with SSE (allowed: SSE was admitted)".into());
+    }
+    for (i, w) in pipeline.warnings() {
+        run.notes.push(format!("event {i}: {w}"));
+    }
+    for w in pipeline.applier().warnings() {
+        run.notes.push(format!("reducer: {w}"));
+    }
+    if error.is_some() || !run.violations.is_empty() {
+        return (run, None);
+    }
+    let applier = pipeline.into_applier();
+    let follow_up = match applier.last_run_end() {
+        Some(RunEnd::Interrupt { interrupts }) => {
+            run.outcome = Some("interrupt".into());
+            let resume = interrupts
+                .iter()
+                .map(|i| ResumeEntry::resolved(i.id.clone(), json!({"approved": true})))
+                .collect();
+            Some(follow(
+                case,
+                applier,
+                "resume",
+                "the resume run answering the interrupt",
+                |input| input.resume = Some(resume),
+            ))
+        }
+        Some(RunEnd::Success {
+            pending_tool_call_ids,
+            ..
+        }) => {
+            run.outcome = Some("success".into());
+            let pending = pending_tool_call_ids.clone();
+            (!pending.is_empty()).then(|| {
+                follow(
+                    case,
+                    applier,
+                    "tool results",
+                    "the run answering the pending tool calls with tool messages",
+                    |input| {
+                        for id in pending {
+                            input
+                                .messages
+                                .push(Message::tool(fresh_id(), id, r#"{"ok":true}"#));
+                        }
+                    },
+                )
+            })
+        }
+        Some(RunEnd::Cancelled) => {
+            run.outcome = Some("cancelled".into());
+            None
+        }
+        None => None,
+    };
+    (run, follow_up)
+}
+
+/// The next run of the same thread, with the conversation so far.
+fn follow(
+    case: &Case,
+    applier: Applier,
+    what: &str,
+    description: &'static str,
+    edit: impl FnOnce(&mut RunAgentInput),
+) -> Case {
+    let (messages, state, _) = applier.into_parts();
+    let mut input = case.input.clone();
+    input.run_id = fresh_id();
+    // Activity messages never go to an agent.
+    input.messages = messages
+        .into_iter()
+        .filter(|m| m.role() != Role::Activity)
+        .collect();
+    input.state = Some(state);
+    input.resume = None;
+    edit(&mut input);
+    Case {
+        name: format!("{} → {what}", case.name),
+        description,
+        input,
+        proto: case.proto,
+    }
+}
+
+/// Status, content type, and a body that broke off.
+fn http_problems(
+    response: &Response,
+    proto: bool,
+    problem: &mut impl FnMut(Option<usize>, Option<String>, &str, String),
+) {
+    if let Some(Failure::Request(m)) = &response.failure {
+        problem(None, None, "request", format!("no response: {m}"));
+        return;
+    }
+    if let Some(status) = response.status
+        && !response.status_ok()
+    {
+        let body = excerpt(response.body_excerpt.trim(), 200);
+        problem(
+            None,
+            None,
+            "http-status",
+            if body.is_empty() {
+                format!("HTTP {status} instead of 2xx")
+            } else {
+                format!("HTTP {status} instead of 2xx: {body}")
+            },
+        );
+        return;
+    }
+    match response.encoding() {
+        None => problem(
+            None,
+            None,
+            "content-type",
+            format!(
+                "content type {} is not {} or {}",
+                response
+                    .content_type
+                    .as_deref()
+                    .map(|c| format!("{c:?}"))
+                    .unwrap_or_else(|| "absent".into()),
+                wire::SSE,
+                wire::PROTO
+            ),
+        ),
+        Some(true) if !proto => problem(
+            None,
+            None,
+            "content-type",
+            format!("answered {} to a request accepting only SSE", wire::PROTO),
+        ),
+        _ => {}
+    }
+    let n = response.events.len();
+    match &response.failure {
+        Some(Failure::Transport(m)) => problem(
+            None,
+            None,
+            "transport",
+            format!("the connection broke after {n} events: {m}"),
+        ),
+        Some(Failure::Framing(m)) => problem(
+            None,
+            None,
+            "framing",
+            format!(
+                "the bytes after event {} are not a valid stream: {m}",
+                n.saturating_sub(1)
+            ),
+        ),
+        Some(Failure::Timeout(d)) => problem(
+            None,
+            None,
+            "timeout",
+            format!("no end of stream after {} ms ({n} events)", d.as_millis()),
+        ),
+        _ => {}
+    }
+}
+
+/// `RUN_STARTED` ids that differ from the request's.
+fn ids_notes(response: &Response, input: &RunAgentInput) -> Vec<String> {
+    let Some(started) = response.events.iter().find_map(|r| {
+        r.event
+            .as_ref()
+            .ok()
+            .filter(|v| wire::event_type(v) == Some("RUN_STARTED"))
+    }) else {
+        return Vec::new();
+    };
+    let mut notes = Vec::new();
+    for (field, sent) in [("threadId", &input.thread_id), ("runId", &input.run_id)] {
+        if let Some(got) = started.get(field).and_then(Value::as_str)
+            && got != sent
+        {
+            notes.push(format!(
+                "RUN_STARTED.{field} is {got:?}, the request's is {sent:?}"
+            ));
+        }
+    }
+    notes
+}
+
+fn print_report(report: &CheckReport, paint: Paint) {
+    println!(
+        "{}",
+        paint.paint(sgr::BOLD, &format!("agui check {}", report.url))
+    );
+    let width = report
+        .runs
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for run in &report.runs {
+        let mark = if run.violations.is_empty() {
+            paint.paint(sgr::GREEN, "✓")
+        } else {
+            paint.paint(sgr::BOLD_RED, "✗")
+        };
+        let mut facts = Vec::new();
+        match run.http_status {
+            Some(s) => facts.push(format!(
+                "HTTP {s} {}",
+                run.content_type.as_deref().unwrap_or("(no content type)")
+            )),
+            None => facts.push("no response".into()),
+        }
+        facts.push(format!(
+            "{} event{}",
+            run.events,
+            if run.events == 1 { "" } else { "s" }
+        ));
+        if let Some(t) = &run.terminal {
+            facts.push(t.clone());
+        }
+        if let Some(o) = &run.outcome {
+            facts.push(o.clone());
+        }
+        facts.push(format!("{} ms", run.duration_ms));
+        let name = format!("{:<width$}", run.name);
+        println!(
+            "  {mark} {name}  {}",
+            paint.paint(sgr::DIM, &facts.join(" · "))
+        );
+        for v in &run.violations {
+            let place = match (v.index, &v.event_type) {
+                (Some(i), Some(t)) => format!("event {i} {t}: "),
+                (Some(i), None) => format!("event {i}: "),
+                _ => String::new(),
+            };
+            println!(
+                "      {}",
+                paint.paint(sgr::RED, &format!("{place}{}: {}", v.rule, v.message))
+            );
+        }
+        for n in &run.notes {
+            println!("      {}", paint.paint(sgr::YELLOW, &format!("note: {n}")));
+        }
+    }
+    let n = report.violations.len();
+    let failing = report
+        .runs
+        .iter()
+        .filter(|r| !r.violations.is_empty())
+        .count();
+    let line = if n == 0 {
+        paint.paint(
+            sgr::GREEN,
+            &format!("{} runs, no violation", report.runs.len()),
+        )
+    } else {
+        paint.paint(
+            sgr::BOLD_RED,
+            &format!(
+                "{} runs, {n} violation{} in {failing} run{}",
+                report.runs.len(),
+                if n == 1 { "" } else { "s" },
+                if failing == 1 { "" } else { "s" }
+            ),
+        )
+    };
+    println!("{line}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_are_valid_run_inputs_with_distinct_names() {
+        let cases = cases();
+        let mut names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), cases.len());
+        for c in &cases {
+            let json = serde_json::to_value(&c.input).unwrap();
+            let back: RunAgentInput = serde_json::from_value(json).unwrap();
+            assert_eq!(back, c.input);
+        }
+        let history = cases.iter().find(|c| c.name == "history").unwrap();
+        assert!(
+            history
+                .input
+                .messages
+                .iter()
+                .any(|m| m.role() == Role::Tool)
+        );
+        assert!(cases.iter().any(|c| c.proto));
+        assert!(cases.iter().any(|c| !c.input.tools().is_empty()));
+        assert!(cases.iter().any(|c| c.input.state != Some(json!({}))));
+    }
+
+    #[test]
+    fn http_problems_name_status_type_and_break() {
+        let mut found = Vec::new();
+        let response = Response {
+            status: Some(200),
+            content_type: Some("text/plain".into()),
+            failure: Some(Failure::Transport("reset".into())),
+            ..Response::default()
+        };
+        http_problems(&response, false, &mut |_, _, rule: &str, _| {
+            found.push(rule.to_owned())
+        });
+        assert_eq!(found, ["content-type", "transport"]);
+        found.clear();
+        let response = Response {
+            status: Some(500),
+            body_excerpt: "{\"error\":\"x\"}".into(),
+            ..Response::default()
+        };
+        http_problems(&response, false, &mut |_, _, rule: &str, m: String| {
+            found.push(format!("{rule} {m}"))
+        });
+        assert_eq!(
+            found,
+            ["http-status HTTP 500 instead of 2xx: {\"error\":\"x\"}"]
+        );
+    }
+}

@@ -1,0 +1,320 @@
+//! The built-in demo agent of `agui serve`: deterministic, no network, no model, and it
+//! exercises every part of the protocol, chosen by what the user writes.
+
+use aguikit_core::patch::{JsonPointer, PatchOp};
+use aguikit_core::{Interrupt, ResumeStatus, Role, RunAgentInput};
+use aguikit_server::{Agent, AgentError, AgentResult, Finish, RunContext};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// What the demo agent does, for `--help` and the console.
+pub const BEHAVIOURS: &str = "\
+The demo agent at POST /agent reacts to what you write:
+  anything else      a streamed reply
+  weather in Paris   a tool call (get_weather) with streamed arguments and a result
+  plan a trip        an activity (PLAN) that updates step by step
+  think about X      streamed reasoning, then an answer
+  research X         two subagents working concurrently
+  approve            ends the run with an interrupt; the next run resumes it
+  count to 5         updates shared state with JSON Patch deltas
+  fail               ends the run with RUN_ERROR";
+
+/// The demo agent. `delay` paces the streamed pieces so a person can watch them arrive.
+#[derive(Debug, Clone)]
+pub struct DemoAgent {
+    delay: Duration,
+}
+
+impl DemoAgent {
+    /// A demo agent pausing `delay` between streamed pieces.
+    pub fn new(delay: Duration) -> Self {
+        DemoAgent { delay }
+    }
+
+    async fn pause(&self) {
+        if !self.delay.is_zero() {
+            tokio::time::sleep(self.delay).await;
+        }
+    }
+
+    /// Streams `text` word by word as one assistant message, its id a fresh UUID.
+    async fn say(&self, ctx: &RunContext, text: &str) -> Result<String, AgentError> {
+        let msg = ctx
+            .text_message()
+            .id(aguikit_core::id::random_uuid())
+            .start()
+            .await?;
+        let id = msg.id().to_owned();
+        for piece in text.split_inclusive(' ') {
+            msg.delta(piece).await?;
+            self.pause().await;
+        }
+        msg.end().await?;
+        Ok(id)
+    }
+
+    async fn reply(&self, ctx: &RunContext, said: &str) -> AgentResult {
+        let text = if said.trim().is_empty() {
+            "Hello! Try one of the behaviours listed in the console.".to_owned()
+        } else {
+            format!(
+                "You said: \"{}\". Try \"weather in Paris\", \"plan a trip\", \"think about tea\", \"research rust\", \"approve\", \"count to 5\" or \"fail\".",
+                said.trim()
+            )
+        };
+        self.say(ctx, &text).await?;
+        Ok(Finish::success())
+    }
+
+    async fn weather(&self, ctx: &RunContext, said: &str) -> AgentResult {
+        let city = city_in(said);
+        let msg = self
+            .say(ctx, &format!("Let me check the weather in {city}."))
+            .await?;
+        let call = ctx
+            .tool_call("get_weather")
+            .parent_message(msg)
+            .start()
+            .await?;
+        let args = json!({"city": city, "unit": "celsius"}).to_string();
+        for piece in args.as_bytes().chunks(6) {
+            call.args(String::from_utf8_lossy(piece).into_owned())
+                .await?;
+            self.pause().await;
+        }
+        let (temp, sky) = fake_weather(&city);
+        call.result(json!({"city": city, "temperature": temp, "sky": sky}).to_string())
+            .await?;
+        self.say(ctx, &format!("It is {temp} °C and {sky} in {city}."))
+            .await?;
+        Ok(Finish::success())
+    }
+
+    async fn plan(&self, ctx: &RunContext) -> AgentResult {
+        let steps = ["Pick dates", "Book travel", "Reserve a hotel", "Pack"];
+        let content = json!({
+            "title": "Trip plan",
+            "steps": steps.iter().map(|s| json!({"label": s, "status": "todo"})).collect::<Vec<_>>()
+        });
+        let mut plan = ctx
+            .activity("PLAN", content.as_object().cloned().unwrap_or_default())
+            .await?;
+        for i in 0..steps.len() {
+            self.pause().await;
+            plan.update(|c| c["steps"][i]["status"] = json!("in progress"))
+                .await?;
+            self.pause().await;
+            plan.update(|c| c["steps"][i]["status"] = json!("done"))
+                .await?;
+        }
+        self.say(ctx, "The plan is ready: every step is done.")
+            .await?;
+        Ok(Finish::success())
+    }
+
+    async fn think(&self, ctx: &RunContext, said: &str) -> AgentResult {
+        let topic = topic_after(said, "think about", "this");
+        let reasoning = ctx.reasoning().await?;
+        let thought = reasoning.message().await?;
+        for piece in [
+            format!("The user asks me to think about {topic}. "),
+            "First, list what I know. ".to_owned(),
+            "Then weigh the options. ".to_owned(),
+            "Finally, answer briefly.".to_owned(),
+        ] {
+            thought.delta(piece).await?;
+            self.pause().await;
+        }
+        thought.end().await?;
+        reasoning.end().await?;
+        self.say(
+            ctx,
+            &format!("Having thought about {topic}: it deserves a closer look."),
+        )
+        .await?;
+        Ok(Finish::success())
+    }
+
+    async fn research(&self, ctx: &RunContext, said: &str) -> AgentResult {
+        let topic = topic_after(said, "research", "the topic");
+        self.say(ctx, &format!("Starting two researchers on {topic}."))
+            .await?;
+        let worker = |name: &'static str, angle: &'static str| {
+            let topic = topic.clone();
+            let this = self.clone();
+            ctx.subagent(name)
+                .description(angle)
+                .run(move |sub| async move {
+                    let step = sub.step("search").await?;
+                    for i in 1..=3 {
+                        this.say(
+                            &sub,
+                            &format!("{name}: finding {i} about {topic} ({angle})."),
+                        )
+                        .await?;
+                    }
+                    step.finish().await?;
+                    Ok(json!({"findings": 3}))
+                })
+        };
+        let (a, b) = futures_util::future::join(
+            worker("historian", "history"),
+            worker("analyst", "current state"),
+        )
+        .await;
+        a?;
+        b?;
+        self.say(ctx, "Both researchers are done: six findings in all.")
+            .await?;
+        Ok(Finish::success())
+    }
+
+    async fn approve(&self, ctx: &RunContext) -> AgentResult {
+        self.say(ctx, "I need your approval before I go on.")
+            .await?;
+        let mut ask = Interrupt::new("", "approval").with_message("Approve the demo action?");
+        ask.response_schema =
+            json!({"type": "object", "properties": {"approved": {"type": "boolean"}}})
+                .as_object()
+                .cloned();
+        ctx.interrupt(ask);
+        Ok(Finish::success())
+    }
+
+    async fn resumed(&self, ctx: &RunContext, input: &RunAgentInput) -> AgentResult {
+        let approved = input.resume().iter().all(|r| {
+            r.status == ResumeStatus::Resolved
+                && r.payload
+                    .as_ref()
+                    .and_then(|p| p.get("approved"))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(true)
+        });
+        let text = if approved {
+            "Approved: the demo action is done."
+        } else {
+            "Denied: nothing was done."
+        };
+        self.say(ctx, text).await?;
+        Ok(Finish::success().with_result(json!({ "approved": approved })))
+    }
+
+    /// Counts with explicit `STATE_DELTA`s (for a state this small the runtime's `set_state`
+    /// would judge snapshots cheaper, and the point here is to show deltas).
+    async fn count(&self, ctx: &RunContext, input: &RunAgentInput, n: u64) -> AgentResult {
+        let count = JsonPointer::parse("/count").map_err(AgentError::from)?;
+        if input.state.as_ref().is_some_and(Value::is_object) {
+            ctx.state_delta(vec![PatchOp::add(count.clone(), json!(0))])
+                .await?;
+        } else {
+            ctx.state_snapshot(json!({"count": 0})).await?;
+        }
+        for i in 1..=n {
+            self.pause().await;
+            ctx.state_delta(vec![PatchOp::replace(count.clone(), json!(i))])
+                .await?;
+        }
+        self.say(ctx, &format!("Counted to {n}.")).await?;
+        Ok(Finish::success())
+    }
+}
+
+impl Agent for DemoAgent {
+    async fn run(&self, input: RunAgentInput, ctx: RunContext) -> AgentResult {
+        if !input.resume().is_empty() {
+            return self.resumed(&ctx, &input).await;
+        }
+        let said = input
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role() == Role::User)
+            .and_then(|m| m.text())
+            .unwrap_or("")
+            .to_owned();
+        let lower = said.to_lowercase();
+        if lower.contains("fail") {
+            return Err(
+                AgentError::new("The demo agent was asked to fail.").with_code("demo_failure")
+            );
+        }
+        if let Some(n) = count_to(&lower) {
+            return self.count(&ctx, &input, n).await;
+        }
+        if lower.contains("approve") {
+            return self.approve(&ctx).await;
+        }
+        if lower.contains("research") {
+            return self.research(&ctx, &said).await;
+        }
+        if lower.contains("think") {
+            return self.think(&ctx, &said).await;
+        }
+        if lower.contains("plan") {
+            return self.plan(&ctx).await;
+        }
+        if lower.contains("weather") || lower.contains("tool") {
+            return self.weather(&ctx, &said).await;
+        }
+        self.reply(&ctx, &said).await
+    }
+}
+
+/// `count to N` → N (at most 1000).
+fn count_to(lower: &str) -> Option<u64> {
+    let rest = lower.split_once("count to")?.1.trim_start();
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse::<u64>().ok().map(|n| n.min(1000))
+}
+
+/// What follows `keyword` in the message, lower-cased and trimmed; `default` when nothing
+/// does.
+fn topic_after(said: &str, keyword: &str, default: &str) -> String {
+    said.to_lowercase()
+        .split_once(keyword)
+        .map(|(_, t)| t.trim().to_owned())
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| default.to_owned())
+}
+
+/// The word after "in", capitalised; Paris by default.
+fn city_in(said: &str) -> String {
+    let words: Vec<&str> = said.split_whitespace().collect();
+    words
+        .iter()
+        .position(|w| w.eq_ignore_ascii_case("in"))
+        .and_then(|i| words.get(i + 1))
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().collect::<String>() + &c.as_str().to_lowercase())
+                .unwrap_or_default()
+        })
+        .unwrap_or_else(|| "Paris".to_owned())
+}
+
+/// Deterministic weather from the city's name.
+fn fake_weather(city: &str) -> (i64, &'static str) {
+    let h = city
+        .bytes()
+        .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+    let skies = ["clear", "cloudy", "rainy", "windy"];
+    ((h % 30) as i64 - 2, skies[(h / 30 % 4) as usize])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_counts_and_cities() {
+        assert_eq!(count_to("please count to 5!"), Some(5));
+        assert_eq!(count_to("count to 99999"), Some(1000));
+        assert_eq!(count_to("count to x"), None);
+        assert_eq!(city_in("weather in berlin?"), "Berlin");
+        assert_eq!(city_in("weather"), "Paris");
+        assert_eq!(fake_weather("Paris"), fake_weather("Paris"));
+    }
+}
