@@ -1,6 +1,6 @@
 //! [`HttpAgent`]: one AG-UI agent behind an HTTP endpoint, and its configuration.
 
-use crate::decode::Encoding;
+use crate::decode::WireFormat;
 use crate::error::ClientError;
 use crate::run::RunStream;
 use crate::shared::{AgentConfig, Middleware, Next, RunShared};
@@ -62,7 +62,7 @@ impl HttpAgent {
             url: url.to_owned(),
             headers: HeaderMap::new(),
             header_error: None,
-            encoding: Encoding::Sse,
+            encoding: WireFormat::Sse,
             timeouts: Timeouts::default(),
             limits: Limits::default(),
             reconnect: ReconnectPolicy::default(),
@@ -77,7 +77,7 @@ impl HttpAgent {
     }
 
     /// The encoding the agent asks for.
-    pub fn encoding(&self) -> Encoding {
+    pub fn encoding(&self) -> WireFormat {
         self.config.encoding
     }
 
@@ -115,13 +115,13 @@ impl HttpAgent {
 /// Configures an [`HttpAgent`].
 ///
 /// ```
-/// use aguikit_client::{Encoding, HttpAgent};
+/// use aguikit_client::{WireFormat, HttpAgent};
 /// use std::time::Duration;
 /// let agent = HttpAgent::builder("http://127.0.0.1:8000/agent")
 ///     .header("x-tenant", "acme")
 ///     .total_timeout(Duration::from_secs(120))
 ///     .max_events(100_000)
-///     .encoding(Encoding::Sse)
+///     .encoding(WireFormat::Sse)
 ///     .build()
 ///     .unwrap();
 /// assert_eq!(agent.url(), "http://127.0.0.1:8000/agent");
@@ -130,7 +130,7 @@ pub struct HttpAgentBuilder {
     url: String,
     headers: HeaderMap,
     header_error: Option<String>,
-    encoding: Encoding,
+    encoding: WireFormat,
     timeouts: Timeouts,
     limits: Limits,
     reconnect: ReconnectPolicy,
@@ -176,7 +176,7 @@ impl HttpAgentBuilder {
 
     /// The encoding to ask for (default SSE). The response's `Content-Type` decides how it
     /// is decoded.
-    pub fn encoding(mut self, encoding: Encoding) -> Self {
+    pub fn encoding(mut self, encoding: WireFormat) -> Self {
         self.encoding = encoding;
         self
     }
@@ -355,7 +355,7 @@ mod tests {
                 .unwrap()
                 .is_sensitive()
         );
-        assert_eq!(a.encoding(), Encoding::Sse);
+        assert_eq!(a.encoding(), WireFormat::Sse);
         assert!(format!("{a:?}").contains("127.0.0.1"));
     }
 
@@ -364,7 +364,7 @@ mod tests {
     fn protobuf_needs_the_feature() {
         assert!(matches!(
             HttpAgent::builder("http://127.0.0.1/x")
-                .encoding(Encoding::Proto)
+                .encoding(WireFormat::Proto)
                 .build(),
             Err(ClientError::Config(_))
         ));

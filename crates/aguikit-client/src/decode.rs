@@ -2,4 +2,4 @@
 //! names this crate has always used. The body decoder itself is
 //! [`aguikit_core::codec::decoder::FrameDecoder`].
 
-pub use aguikit_core::codec::media::{PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, WireFormat as Encoding};
+pub use aguikit_core::codec::media::{PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, WireFormat};

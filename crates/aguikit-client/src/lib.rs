@@ -54,7 +54,7 @@ mod transport;
 pub mod updates;
 
 pub use agent::{HttpAgent, HttpAgentBuilder, Limits, ReconnectPolicy, Timeouts, install_tls};
-pub use decode::Encoding;
+pub use decode::WireFormat;
 pub use error::{ClientError, FramingError, Progress, TimeoutKind};
 pub use middleware::{EventStream, Middleware, Next};
 pub use run::{AbortHandle, ResponseInfo, RunStream};

@@ -3,7 +3,7 @@
 //! The public ones are re-exported where they have always been documented
 //! ([`agent`](crate::agent), [`middleware`](crate::middleware), [`run`](crate::run)).
 
-use crate::decode::Encoding;
+use crate::decode::WireFormat;
 use crate::error::ClientError;
 use aguikit_core::{Event, RunAgentInput};
 use futures_util::Stream;
@@ -106,7 +106,7 @@ impl ReconnectPolicy {
 pub(crate) struct AgentConfig {
     pub(crate) url: reqwest::Url,
     pub(crate) headers: HeaderMap,
-    pub(crate) encoding: Encoding,
+    pub(crate) encoding: WireFormat,
     pub(crate) timeouts: Timeouts,
     pub(crate) limits: Limits,
     pub(crate) reconnect: ReconnectPolicy,

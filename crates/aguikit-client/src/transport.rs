@@ -3,7 +3,7 @@
 //! It yields events as decoded from the wire (schema-checked, legacy `THINKING_*` events
 //! translated, chunks not yet expanded): what the innermost middleware sees.
 
-use crate::decode::Encoding;
+use crate::decode::WireFormat;
 use crate::error::{ClientError, FramingError, Progress, TimeoutKind, excerpt_chars, with_causes};
 use crate::shared::{AgentConfig, EventStream, RunShared};
 use aguikit_core::codec::decoder::{FrameDecoder, FrameRef};
@@ -64,7 +64,7 @@ enum Phase {
 struct Conn {
     response: reqwest::Response,
     decoder: FrameDecoder,
-    encoding: Encoding,
+    encoding: WireFormat,
     /// Made with `Last-Event-ID`: frames whose id was already received are replays.
     resumed: bool,
 }
@@ -185,8 +185,8 @@ impl Transport {
         }
         let encoding = match &content_type {
             // The reference reads a body without a content type as SSE; so do we.
-            None => Encoding::Sse,
-            Some(ct) => match Encoding::from_media_type(ct) {
+            None => WireFormat::Sse,
+            Some(ct) => match WireFormat::from_media_type(ct) {
                 Some(e) => e,
                 None => {
                     let body = read_text(&config, self.deadline, response, 200).await;
@@ -281,7 +281,7 @@ impl Transport {
             && self
                 .conn
                 .as_ref()
-                .is_some_and(|c| c.encoding == Encoding::Sse)
+                .is_some_and(|c| c.encoding == WireFormat::Sse)
     }
 
     async fn resume(&mut self, cause: String) {

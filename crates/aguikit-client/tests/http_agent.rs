@@ -489,7 +489,7 @@ async fn an_unreachable_agent_is_a_request_error() {
 #[cfg(feature = "proto")]
 #[tokio::test]
 async fn protobuf_streams_are_decoded() {
-    use aguikit_client::Encoding;
+    use aguikit_client::WireFormat;
     use aguikit_core::codec::proto::write_frame;
     use aguikit_core::event::{RunFinished, RunStarted, TextMessageChunk};
     let mut wire = Vec::new();
@@ -521,7 +521,7 @@ async fn protobuf_streams_are_decoded() {
     })
     .await;
     let agent = HttpAgent::builder(&server.url)
-        .encoding(Encoding::Proto)
+        .encoding(WireFormat::Proto)
         .build()
         .unwrap();
     let (types, error) = collect(&agent).await;

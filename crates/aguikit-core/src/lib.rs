@@ -41,7 +41,9 @@ pub mod warning;
 struct ReadmeDoctests;
 
 pub use capabilities::AgentCapabilities;
+pub use codec::media::WireFormat;
 pub use content::{Content, ContentPart, MediaPart, PartSource, TextPart};
+pub use engine::pipeline::Pipeline;
 pub use event::{Event, EventType};
 pub use input::{Context, ResumeEntry, ResumeStatus, RunAgentInput, Tool};
 pub use interrupt::{Interrupt, RunOutcome, SubagentOutcome};

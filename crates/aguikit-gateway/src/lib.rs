@@ -44,7 +44,7 @@
 //! ([`aguikit_server::metrics::UPSTREAM_ERRORS`], labels `upstream` and `code`; a
 //! `RUN_ERROR` of the upstream's own is counted as `run_error`).
 
-use aguikit_client::{ClientError, Encoding, HttpAgent, RunStream};
+use aguikit_client::{ClientError, HttpAgent, RunStream, WireFormat};
 use aguikit_core::engine::pipeline::PipelineErrorKind;
 use aguikit_core::{Event, RunAgentInput};
 use aguikit_server::{Agent, AgentError, AgentResult, Finish, RunContext};
@@ -141,7 +141,7 @@ pub struct UpstreamBuilder {
     name: String,
     url: String,
     headers: Vec<(String, String)>,
-    encoding: Encoding,
+    encoding: WireFormat,
     connect_timeout: Duration,
     first_event_timeout: Option<Duration>,
     idle_timeout: Option<Duration>,
@@ -170,7 +170,7 @@ impl Upstream {
             name: name.into(),
             url: url.into(),
             headers: Vec::new(),
-            encoding: Encoding::Proto,
+            encoding: WireFormat::Proto,
             connect_timeout: Duration::from_secs(10),
             first_event_timeout: Some(Duration::from_secs(60)),
             idle_timeout: Some(Duration::from_secs(300)),
@@ -252,10 +252,10 @@ impl UpstreamBuilder {
         self
     }
 
-    /// The encoding to ask for: [`Encoding::Proto`] (the default) asks for protobuf
-    /// and accepts SSE; [`Encoding::Sse`] asks for SSE only. The response's content type
+    /// The encoding to ask for: [`WireFormat::Proto`] (the default) asks for protobuf
+    /// and accepts SSE; [`WireFormat::Sse`] asks for SSE only. The response's content type
     /// decides how it is read.
-    pub fn encoding(mut self, encoding: Encoding) -> Self {
+    pub fn encoding(mut self, encoding: WireFormat) -> Self {
         self.encoding = encoding;
         self
     }

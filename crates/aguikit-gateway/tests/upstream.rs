@@ -42,9 +42,9 @@ async fn run_through(url: &str, input: Value, proto: bool) -> Vec<Event> {
     let agent = aguikit_client::HttpAgent::builder(url)
         .bearer_token(GATEWAY_TOKEN)
         .encoding(if proto {
-            aguikit_client::Encoding::Proto
+            aguikit_client::WireFormat::Proto
         } else {
-            aguikit_client::Encoding::Sse
+            aguikit_client::WireFormat::Sse
         })
         .build()
         .unwrap();
@@ -108,8 +108,8 @@ async fn well_behaved_upstream() -> String {
 async fn a_run_is_relayed_in_either_encoding_with_the_upstreams_own_credentials() {
     let upstream_url = well_behaved_upstream().await;
     for (encoding, client_proto) in [
-        (aguikit_client::Encoding::Proto, false),
-        (aguikit_client::Encoding::Sse, true),
+        (aguikit_client::WireFormat::Proto, false),
+        (aguikit_client::WireFormat::Sse, true),
     ] {
         let upstream = Upstream::builder("up", &upstream_url)
             .header("Authorization", format!("Bearer {UPSTREAM_TOKEN}"))

@@ -174,7 +174,7 @@ impl RunBody {
 
     /// Counts this body as a stream to a client in `encoding` (open streams, events and
     /// bytes sent).
-    pub(crate) fn metered(mut self, encoding: crate::negotiate::Encoding) -> RunBody {
+    pub(crate) fn metered(mut self, encoding: crate::negotiate::WireFormat) -> RunBody {
         self.meter = Some(crate::metrics::StreamMeter::open(encoding));
         self
     }

@@ -1,6 +1,6 @@
 //! Turning events into wire bytes, behind one small enum so each encoding plugs in.
 
-use crate::negotiate::Encoding;
+use crate::negotiate::WireFormat;
 use aguikit_core::Event;
 use aguikit_core::codec::sse::{SseEncoder, write_comment};
 use bytes::Bytes;
@@ -14,10 +14,10 @@ pub(crate) enum FrameEncoder {
 }
 
 impl FrameEncoder {
-    pub(crate) fn new(encoding: Encoding) -> FrameEncoder {
+    pub(crate) fn new(encoding: WireFormat) -> FrameEncoder {
         match encoding {
             #[cfg(feature = "proto")]
-            Encoding::Proto => FrameEncoder::Proto(Vec::new()),
+            WireFormat::Proto => FrameEncoder::Proto(Vec::new()),
             // Without the `proto` feature negotiation never picks protobuf.
             _ => FrameEncoder::Sse(SseEncoder::new()),
         }

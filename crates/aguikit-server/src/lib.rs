@@ -106,7 +106,7 @@ pub use error::{AgentError, EmitError};
 pub use finish::Finish;
 pub use interrupts::{ResumeError, Resumed};
 pub use listen::HEALTH_PATH;
-pub use negotiate::{Encoding, PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, negotiate};
+pub use negotiate::{PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, WireFormat, negotiate};
 pub use reasoning::{Reasoning, ReasoningMessage};
 pub use server::{AgentServer, RouterExt, ShutdownHandle, serve, shutdown_signal};
 pub use step::Step;

@@ -20,7 +20,7 @@
 //! `agent` is the path the agent is served at (`/agent`, `/agents/NAME`); `encoding` is
 //! `sse` or `proto`. Histograms are in seconds; [`SECONDS_BUCKETS`] suits them.
 
-use crate::negotiate::Encoding;
+use crate::negotiate::WireFormat;
 use metrics::{Counter, Gauge, Histogram, counter, gauge, histogram};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -108,10 +108,10 @@ pub fn describe() {
 }
 
 /// The label value of an encoding.
-fn encoding_label(encoding: Encoding) -> &'static str {
+fn encoding_label(encoding: WireFormat) -> &'static str {
     match encoding {
-        Encoding::Sse => "sse",
-        Encoding::Proto => "proto",
+        WireFormat::Sse => "sse",
+        WireFormat::Proto => "proto",
     }
 }
 
@@ -276,7 +276,7 @@ pub(crate) struct StreamMeter {
 }
 
 impl StreamMeter {
-    pub(crate) fn open(encoding: Encoding) -> StreamMeter {
+    pub(crate) fn open(encoding: WireFormat) -> StreamMeter {
         static ENCODINGS: Registered<EncodingMetrics> = Registered::new();
         let encoding = encoding_label(encoding);
         let metrics = ENCODINGS.get(encoding, || EncodingMetrics {

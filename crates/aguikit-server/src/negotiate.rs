@@ -10,7 +10,7 @@ use aguikit_core::codec::media;
 
 /// The wire format of a response, its media types: aguikit-core's, under the names this crate
 /// has always used.
-pub use aguikit_core::codec::media::{PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, WireFormat as Encoding};
+pub use aguikit_core::codec::media::{PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, WireFormat};
 
 /// Whether this build writes protobuf responses (the `proto` feature).
 pub(crate) const PROTO_AVAILABLE: bool = cfg!(feature = "proto");
@@ -19,16 +19,16 @@ pub(crate) const PROTO_AVAILABLE: bool = cfg!(feature = "proto");
 /// only chosen when `proto_available`.
 ///
 /// ```
-/// use aguikit_server::{negotiate, Encoding};
-/// assert_eq!(negotiate(None, true), Encoding::Sse);
-/// assert_eq!(negotiate(Some("*/*"), true), Encoding::Sse);
-/// assert_eq!(negotiate(Some("application/vnd.ag-ui.event+proto, text/event-stream;q=0.5"), true), Encoding::Proto);
-/// assert_eq!(negotiate(Some("application/vnd.ag-ui.event+proto"), false), Encoding::Sse);
+/// use aguikit_server::{negotiate, WireFormat};
+/// assert_eq!(negotiate(None, true), WireFormat::Sse);
+/// assert_eq!(negotiate(Some("*/*"), true), WireFormat::Sse);
+/// assert_eq!(negotiate(Some("application/vnd.ag-ui.event+proto, text/event-stream;q=0.5"), true), WireFormat::Proto);
+/// assert_eq!(negotiate(Some("application/vnd.ag-ui.event+proto"), false), WireFormat::Sse);
 /// ```
-pub fn negotiate(accept: Option<&str>, proto_available: bool) -> Encoding {
+pub fn negotiate(accept: Option<&str>, proto_available: bool) -> WireFormat {
     match media::negotiate(accept) {
-        Encoding::Proto if proto_available => Encoding::Proto,
-        _ => Encoding::Sse,
+        WireFormat::Proto if proto_available => WireFormat::Proto,
+        _ => WireFormat::Sse,
     }
 }
 
@@ -36,55 +36,64 @@ pub fn negotiate(accept: Option<&str>, proto_available: bool) -> Encoding {
 mod tests {
     use super::*;
 
-    fn pick(accept: &str) -> Encoding {
+    fn pick(accept: &str) -> WireFormat {
         negotiate(Some(accept), true)
     }
 
     #[test]
     fn sse_unless_protobuf_is_named_and_preferred() {
         let cases = [
-            ("", Encoding::Sse),
-            ("text/event-stream", Encoding::Sse),
-            ("application/json", Encoding::Sse),
-            ("text/*", Encoding::Sse),
-            ("invalid", Encoding::Sse),
-            ("*/*", Encoding::Sse),
-            ("application/*", Encoding::Sse),
-            ("application/vnd.ag-ui.event+proto", Encoding::Proto),
-            ("  APPLICATION/VND.AG-UI.EVENT+PROTO  ", Encoding::Proto),
-            ("application/vnd.ag-ui.event+proto;q=0", Encoding::Sse),
-            ("application/vnd.ag-ui.event+proto;q=0.001", Encoding::Proto),
-            ("application/vnd.ag-ui.event+proto;q=abc", Encoding::Sse),
+            ("", WireFormat::Sse),
+            ("text/event-stream", WireFormat::Sse),
+            ("application/json", WireFormat::Sse),
+            ("text/*", WireFormat::Sse),
+            ("invalid", WireFormat::Sse),
+            ("*/*", WireFormat::Sse),
+            ("application/*", WireFormat::Sse),
+            ("application/vnd.ag-ui.event+proto", WireFormat::Proto),
+            ("  APPLICATION/VND.AG-UI.EVENT+PROTO  ", WireFormat::Proto),
+            ("application/vnd.ag-ui.event+proto;q=0", WireFormat::Sse),
+            (
+                "application/vnd.ag-ui.event+proto;q=0.001",
+                WireFormat::Proto,
+            ),
+            ("application/vnd.ag-ui.event+proto;q=abc", WireFormat::Sse),
             (
                 "application/vnd.ag-ui.event+proto; charset=utf-8",
-                Encoding::Sse,
+                WireFormat::Sse,
             ),
-            ("application/vnd.ag-ui.event+proto;level=*", Encoding::Proto),
+            (
+                "application/vnd.ag-ui.event+proto;level=*",
+                WireFormat::Proto,
+            ),
             (
                 "application/vnd.ag-ui.event+proto;q=1;level=1",
-                Encoding::Proto,
+                WireFormat::Proto,
             ),
             (
                 "application/vnd.ag-ui.event+proto, text/event-stream;q=0.5",
-                Encoding::Proto,
+                WireFormat::Proto,
             ),
             (
                 "text/event-stream, application/vnd.ag-ui.event+proto;q=0.5",
-                Encoding::Sse,
+                WireFormat::Sse,
             ),
             (
                 "text/event-stream, application/vnd.ag-ui.event+proto",
-                Encoding::Proto,
+                WireFormat::Proto,
             ),
-            ("text/event-stream;q=1, */*;q=0.1", Encoding::Sse),
-            ("*/*, application/vnd.ag-ui.event+proto;q=0", Encoding::Sse),
+            ("text/event-stream;q=1, */*;q=0.1", WireFormat::Sse),
+            (
+                "*/*, application/vnd.ag-ui.event+proto;q=0",
+                WireFormat::Sse,
+            ),
             (
                 "application/vnd.ag-ui.event+proto;q=0.5, */*",
-                Encoding::Sse,
+                WireFormat::Sse,
             ),
             (
                 "application/vnd.ag-ui.event+proto, */*;q=0.1",
-                Encoding::Proto,
+                WireFormat::Proto,
             ),
         ];
         for (accept, want) in cases {
@@ -94,10 +103,10 @@ mod tests {
 
     #[test]
     fn no_header_or_no_codec_means_sse() {
-        assert_eq!(negotiate(None, true), Encoding::Sse);
+        assert_eq!(negotiate(None, true), WireFormat::Sse);
         assert_eq!(
             negotiate(Some("application/vnd.ag-ui.event+proto"), false),
-            Encoding::Sse
+            WireFormat::Sse
         );
     }
 
@@ -105,7 +114,7 @@ mod tests {
     fn quoted_commas_do_not_split() {
         assert_eq!(
             pick(r#"text/plain;x="a,b";q=0.1, application/vnd.ag-ui.event+proto"#),
-            Encoding::Proto
+            WireFormat::Proto
         );
     }
 }

@@ -9,7 +9,7 @@ use crate::context::{RunContext, RunShared};
 use crate::encode::FrameEncoder;
 use crate::event_ext::now_ms;
 use crate::interrupts::InterruptStore;
-use crate::negotiate::{Encoding, negotiate};
+use crate::negotiate::{WireFormat, negotiate};
 use crate::sink::Sink;
 use aguikit_core::event::RunStarted;
 use aguikit_core::{PROTOCOL_VERSION, RunAgentInput};
@@ -824,7 +824,7 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
 
 /// An event-stream response: `body` with the encoding's content type, not to be cached or
 /// buffered by proxies.
-pub(crate) fn stream_response(body: Body, encoding: Encoding) -> Response {
+pub(crate) fn stream_response(body: Body, encoding: WireFormat) -> Response {
     let mut res = Response::new(body);
     let h = res.headers_mut();
     h.insert(

@@ -24,7 +24,7 @@
 //! ```
 
 use crate::render::TerminalRenderer;
-use aguikit_client::{Encoding, HttpAgent, RunParams, RunStatus, Session, Update};
+use aguikit_client::{HttpAgent, RunParams, RunStatus, Session, Update, WireFormat};
 use aguikit_core::{Context, Event, Interrupt, Message, ResumeEntry, Tool};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -252,9 +252,9 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
     };
     let mut builder = HttpAgent::builder(url)
         .encoding(if options.proto {
-            Encoding::Proto
+            WireFormat::Proto
         } else {
-            Encoding::Sse
+            WireFormat::Sse
         })
         .total_timeout(options.timeout);
     for (k, v) in &options.headers {

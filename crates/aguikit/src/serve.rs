@@ -116,7 +116,7 @@ pub struct ServeArgs {
     pub upstream_headers: Vec<String>,
     /// What to ask upstreams for: `proto` (protobuf, accepting SSE) or `sse`.
     #[arg(long, default_value = "proto", value_parser = upstream_encoding_parser())]
-    pub upstream_encoding: aguikit_client::Encoding,
+    pub upstream_encoding: aguikit_client::WireFormat,
     /// Seconds to connect to an upstream (past it: RUN_ERROR `upstream_unreachable`).
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_secs)]
     pub upstream_connect_timeout_secs: Duration,
@@ -143,13 +143,13 @@ pub struct ServeArgs {
 
 /// The values of `--upstream-encoding`: what to ask upstreams for.
 fn upstream_encoding_parser()
--> impl clap::builder::TypedValueParser<Value = aguikit_client::Encoding> {
+-> impl clap::builder::TypedValueParser<Value = aguikit_client::WireFormat> {
     crate::stream::wire_format_parser([
         (
-            aguikit_client::Encoding::Proto,
+            aguikit_client::WireFormat::Proto,
             "Protobuf, accepting SSE (servers that only speak SSE answer SSE)",
         ),
-        (aguikit_client::Encoding::Sse, "SSE only"),
+        (aguikit_client::WireFormat::Sse, "SSE only"),
     ])
 }
 

@@ -17,7 +17,7 @@
 //! `AGUI_SKIP_INTEROP=1` to skip; `AGUI_SHARED_DIR` overrides where `shared/` is.
 
 use aguikit::report::{RunOptions, RunSpec, run_report};
-use aguikit_client::Encoding;
+use aguikit_client::WireFormat;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Stdio;
@@ -448,7 +448,7 @@ async fn interop_with_the_official_peers() {
     .await;
 
     // Protobuf, through the official encoder in the bridge.
-    if Encoding::Proto.is_available() {
+    if WireFormat::Proto.is_available() {
         let upstream = url.clone();
         let bridge = start_peer(
             dir,

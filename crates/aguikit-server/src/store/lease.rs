@@ -48,7 +48,7 @@ pub(super) async fn persist(
     store: Arc<dyn EventStore>,
     run: Arc<RunShared>,
     lease: Duration,
-    encoding: crate::negotiate::Encoding,
+    encoding: crate::negotiate::WireFormat,
     mut live: Option<Live>,
     _writer: RunGuard,
 ) {
@@ -65,7 +65,7 @@ pub(super) async fn persist(
     let every = lease / 3;
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let sse = encoding == crate::negotiate::Encoding::Sse;
+    let sse = encoding == crate::negotiate::WireFormat::Sse;
     let mut batch = Vec::with_capacity(crate::sink::TAP_ROOM);
     let mut frames = Vec::with_capacity(crate::sink::TAP_ROOM);
     loop {

@@ -371,7 +371,7 @@ pub(crate) async fn start(
     options: &StoreOptions,
     run: Arc<RunShared>,
     drive: crate::body::RunBody,
-    encoding: crate::negotiate::Encoding,
+    encoding: crate::negotiate::WireFormat,
     keep_alive: Option<Duration>,
     first: StoredStart,
     writer: RunGuard,
@@ -385,7 +385,7 @@ pub(crate) async fn start(
         run: run.run_id.clone(),
     };
     // The channel is empty: the stored RUN_STARTED always fits.
-    let sse = (encoding == crate::negotiate::Encoding::Sse).then_some(first.frame);
+    let sse = (encoding == crate::negotiate::WireFormat::Sse).then_some(first.frame);
     let live = live.feed(first.seq, std::slice::from_ref(&first.event), &[sse]);
     tokio::spawn(persist(
         store,
@@ -636,7 +636,7 @@ pub(crate) async fn connect(
         }
         let out = Out {
             tx,
-            encoding: crate::negotiate::Encoding::Sse,
+            encoding: crate::negotiate::WireFormat::Sse,
         };
         follow(store, thread, next, None, out).await;
     });
@@ -682,7 +682,7 @@ pub(crate) async fn reattach(
     let (tx, rx) = mpsc::channel(64);
     let out = Out {
         tx,
-        encoding: crate::negotiate::Encoding::Sse,
+        encoding: crate::negotiate::WireFormat::Sse,
     };
     tokio::spawn(follow(store, thread, first, Some(run_id), out));
     Some(sse(rx, keep_alive))

@@ -46,7 +46,7 @@ pub(super) type Frames = (bytes::Bytes, u64);
 /// Where a stream of stored events goes: a response's channel, in its encoding.
 pub(super) struct Out {
     pub(super) tx: mpsc::Sender<Frames>,
-    pub(super) encoding: crate::negotiate::Encoding,
+    pub(super) encoding: crate::negotiate::WireFormat,
 }
 
 impl Out {
@@ -145,7 +145,7 @@ impl Live {
         events: &[Event],
         frames: &[Option<bytes::Bytes>],
     ) -> Option<Live> {
-        let sse = self.out.encoding == crate::negotiate::Encoding::Sse;
+        let sse = self.out.encoding == crate::negotiate::WireFormat::Sse;
         let size: usize = frames.iter().flatten().map(|f| f.len() + 24).sum();
         let mut out = Vec::with_capacity(size);
         let mut n = 0;
@@ -219,11 +219,11 @@ pub(super) fn read_failure_event(thread: &str, e: &StoreError) -> Event {
 /// Last-Event-ID), protobuf frames have no such field. `None` for an event without a
 /// protobuf form; the encoder cannot fail otherwise.
 pub(super) fn encoded(
-    encoding: crate::negotiate::Encoding,
+    encoding: crate::negotiate::WireFormat,
     seq: Option<u64>,
     event: &Event,
 ) -> Option<bytes::Bytes> {
-    if encoding == crate::negotiate::Encoding::Sse {
+    if encoding == crate::negotiate::WireFormat::Sse {
         return Some(frame(seq, event));
     }
     let mut encoder = crate::encode::FrameEncoder::new(encoding);
@@ -259,7 +259,7 @@ pub(super) fn is_terminal(e: &Event) -> bool {
 
 /// An SSE response fed by a channel of frames.
 pub(super) fn sse(rx: mpsc::Receiver<Frames>, keep_alive: Option<Duration>) -> Response {
-    streamed(rx, None, crate::negotiate::Encoding::Sse, keep_alive)
+    streamed(rx, None, crate::negotiate::WireFormat::Sse, keep_alive)
 }
 
 /// A response in `encoding` fed by a channel of frames. When no frame has come for
@@ -268,7 +268,7 @@ pub(super) fn sse(rx: mpsc::Receiver<Frames>, keep_alive: Option<Duration>) -> R
 pub(super) fn streamed(
     rx: mpsc::Receiver<Frames>,
     guard: Option<CancelGuard>,
-    encoding: crate::negotiate::Encoding,
+    encoding: crate::negotiate::WireFormat,
     keep_alive: Option<Duration>,
 ) -> Response {
     let beat = keep_alive.and_then(|every| {
