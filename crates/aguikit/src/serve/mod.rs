@@ -1,0 +1,221 @@
+//! `agui serve`: the demo agent (or, with `--openai-base-url`, a model behind an
+//! OpenAI-compatible API, or with `--upstream URL` any AG-UI agent) at `POST /agent`, more
+//! AG-UI agents at `POST /agents/NAME` (`--upstream NAME=URL`), listed by `GET /agents`, the
+//! web console at `GET /` (its modules beside it), the rules page at `GET /rules`, the
+//! console's verifier at `POST /api/inspect`, `GET /health`, `GET /metrics`.
+
+mod args;
+mod auth;
+mod router;
+mod site;
+mod store;
+#[cfg(test)]
+mod tests;
+mod upstream;
+
+pub use args::ServeArgs;
+pub use auth::{Auth, access, cors};
+#[cfg(test)]
+pub use router::router;
+pub use router::{AgentInfo, Mounted, router_for};
+pub use site::Site;
+pub use store::default_store;
+pub use upstream::{OpenAiOptions, upstream, upstream_specs};
+
+use crate::demo::DemoAgent;
+use crate::observe::{self, LogFormat};
+use aguikit_server::{AgentServer, ServerConfig, StoreOptions, boxed};
+use axum::Router;
+use axum::routing::get;
+use std::time::Duration;
+use store::{default_threads, describe_store};
+
+/// Binds, prints the URL on standard output, serves until Ctrl-C or SIGTERM.
+pub async fn serve(args: ServeArgs) -> Result<(), String> {
+    observe::init_logging(args.log_format, &args.log_level)?;
+    let auth = Auth::resolve(&args, std::env::var("AGUI_TOKEN").ok())?;
+    let cors = cors(&args.cors_origins)?;
+    let specs = upstream_specs(&args.upstreams, &args.upstream_headers)?;
+    let mut upstreams = Vec::new();
+    for spec in &specs {
+        upstreams.push((spec.name.clone(), upstream(spec, &args)?));
+    }
+    let listener = tokio::net::TcpListener::bind(&args.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let openai = args
+        .openai_base_url
+        .clone()
+        .zip(args.model.clone())
+        .map(|(base_url, model)| OpenAiOptions {
+            base_url,
+            model,
+            api_key_env: args.api_key_env.clone(),
+            system_prompt: args.system_prompt.clone(),
+        });
+    let main_upstream = upstreams
+        .iter()
+        .position(|(name, _)| name.is_none())
+        .map(|i| upstreams.remove(i).1);
+    let (agent, about, info) = match (&openai, main_upstream) {
+        (_, Some(up)) => {
+            let about = format!("upstream {}", up.url());
+            let info = AgentInfo::main("upstream", Some(up.url().to_owned()));
+            (boxed(up), about, info)
+        }
+        (Some(o), None) => {
+            let (agent, key_note) = o.agent()?;
+            let about = format!(
+                "model {} at {} ({key_note})",
+                agent.model(),
+                agent.endpoint()
+            );
+            (boxed(agent), about, AgentInfo::main("openai", None))
+        }
+        (None, None) => (
+            boxed(DemoAgent::new(Duration::from_millis(args.delay_ms))),
+            "the demo agent".into(),
+            AgentInfo::main("demo", None),
+        ),
+    };
+    let mut mounted = vec![Mounted { agent, info }];
+    let mut agent_lines = String::new();
+    for (name, up) in upstreams {
+        let name = name.unwrap_or_default();
+        let path = format!("/agents/{name}");
+        agent_lines.push_str(&format!(
+            "\n  agent    POST http://{addr}{path}: upstream {}",
+            up.url()
+        ));
+        mounted.push(Mounted {
+            info: AgentInfo {
+                name,
+                path,
+                kind: "upstream",
+                upstream: Some(up.url().to_owned()),
+            },
+            agent: boxed(up),
+        });
+    }
+    let metrics = observe::install_metrics()?;
+    let (metrics_route, metrics_line) = match &args.metrics_listen {
+        None => (
+            Some(metrics.clone()),
+            format!("http://{addr}/metrics (with the API token)"),
+        ),
+        Some(at) => {
+            let l = tokio::net::TcpListener::bind(at)
+                .await
+                .map_err(|e| format!("--metrics-listen {at}: {e}"))?;
+            let at = l.local_addr().map_err(|e| e.to_string())?;
+            let handle = metrics.clone();
+            let app = Router::new().route(
+                "/metrics",
+                get(move || {
+                    let handle = handle.clone();
+                    async move { observe::render(&handle) }
+                }),
+            );
+            tokio::spawn(async move {
+                if let Err(e) = axum::serve(l, app).await {
+                    tracing::error!("the metrics listener stopped: {e}");
+                }
+            });
+            (None, format!("http://{at}/metrics (no token)"))
+        }
+    };
+    let (locator, warning) = match &args.store {
+        Some(l) => (l.clone(), None),
+        None => default_store(
+            std::env::var("XDG_DATA_HOME").ok().as_deref(),
+            std::env::var("HOME").ok().as_deref(),
+        )?,
+    };
+    if let Some(w) = warning {
+        eprintln!("agui serve: {w}");
+    }
+    let store = aguikit_store::open(&locator)
+        .await
+        .map_err(|e| format!("--store {}: {e}", describe_store(&locator)))?;
+    store.check_integrity().await.map_err(|e| {
+        format!(
+            "--store {}: the store failed its integrity check, so agui serve will not start on it: {e}",
+            describe_store(&locator)
+        )
+    })?;
+    let site = Site {
+        access: access(&args, &auth),
+        cors,
+        config: ServerConfig::default()
+            .shutdown_grace(args.shutdown_grace_secs)
+            .header_read_timeout(args.header_timeout_secs)
+            .max_connections(args.max_connections)
+            .connection_threads(args.threads.unwrap_or_else(|| default_threads(&locator)))
+            .max_body_bytes(args.max_body_bytes),
+    };
+    let (router, servers) = router_for(
+        mounted,
+        Some(
+            StoreOptions::new(store)
+                .cancel_on_disconnect(args.cancel_on_disconnect)
+                .lease(args.run_lease_secs),
+        ),
+        site,
+        metrics_route,
+    );
+    let loopback = addr.ip().is_loopback();
+    if !loopback {
+        eprintln!(
+            "agui serve: warning: listening on {addr}, which is not a loopback address: other machines can reach this server"
+        );
+    }
+    if matches!(auth, Auth::Off) {
+        if loopback {
+            eprintln!(
+                "agui serve: authentication is off (--no-auth): any program on this machine can run the agent and read every thread"
+            );
+        } else {
+            eprintln!(
+                "\n  !!! WARNING: authentication is off (--no-auth) on a non-loopback listener ({addr}):\n  !!! ANYONE WHO CAN REACH THIS PORT CAN RUN THE AGENT AND READ EVERY STORED THREAD.\n"
+            );
+        }
+    }
+    // The banner goes out once; a closed stdout (`agui serve | head -1`) must not take the
+    // server down, so write errors are ignored rather than panicking as `println!` would.
+    {
+        use std::io::Write;
+        let mode = if args.cancel_on_disconnect {
+            " (runs are cancelled when their client disconnects)"
+        } else {
+            " (runs outlive their clients)"
+        };
+        let console = match &auth {
+            Auth::Off => format!("http://{addr}/"),
+            Auth::Single(t) => format!("http://{addr}/#token={t}"),
+            Auth::File(_) => format!("http://{addr}/#token=YOUR_TOKEN"),
+        };
+        let auth_line = match &auth {
+            Auth::Off => "off (--no-auth)".to_owned(),
+            Auth::Single(_) => {
+                "bearer token (in the console URL; AGUI_TOKEN=... for the agui commands)".to_owned()
+            }
+            Auth::File(t) => format!("{} named tokens from --token-file", t.len()),
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "agui serve: listening on http://{addr}/\n  console  {console}\n  agent    POST http://{addr}/agent: {about}{agent_lines}\n  agents   GET http://{addr}/agents\n  threads  GET http://{addr}/agent/threads, GET|DELETE .../threads/ID, GET .../threads/ID/connect\n  store    {}{mode}\n  auth     {auth_line}\n  health   http://{addr}/health\n  metrics  {metrics_line}\nPress Ctrl-C to stop.",
+            describe_store(&locator)
+        );
+        let _ = out.flush();
+    }
+    aguikit_server::serve(
+        listener,
+        router,
+        servers.iter().map(AgentServer::shutdown_handle),
+        aguikit_server::shutdown_signal(),
+    )
+    .await
+    .map_err(|e| e.to_string())
+}
