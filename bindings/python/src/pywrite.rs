@@ -325,18 +325,36 @@ impl<'py> Writer<'py> {
     }
 
     /// A dict with the members of `fields` in their order, then its other members.
+    ///
+    /// Members are looked up by their wire names; only a dict that turns out to hold a
+    /// snake_case name of a member (`message_id`, which the SDK's models accept too) is
+    /// written again, looking those up as well.
     fn obj(&mut self, d: &Bound<'py, PyDict>, fields: &'static [Field]) -> W {
+        let start = self.out.len();
+        if self.obj_pass(d, fields, false)? {
+            return Ok(());
+        }
+        self.out.truncate(start);
+        self.obj_pass(d, fields, true).map(drop)
+    }
+
+    /// One pass of [`obj`](Self::obj); `Ok(false)` when, looking up wire names only, a
+    /// snake_case member name was found (written again with `snake_names`).
+    fn obj_pass(
+        &mut self,
+        d: &Bound<'py, PyDict>,
+        fields: &'static [Field],
+        snake_names: bool,
+    ) -> Result<bool, WriteError> {
         self.enter()?;
         let len = d.len();
         let mut matched = 0usize;
-        let mut snake_names = false;
         self.out.push(b'{');
         let mut first = true;
         for f in fields {
             let mut value = d.get_item(name(self.py, f.alias))?;
-            if value.is_none() && matched < len && f.alias.bytes().any(|b| b.is_ascii_uppercase()) {
+            if value.is_none() && snake_names && f.alias.bytes().any(|b| b.is_ascii_uppercase()) {
                 value = d.get_item(layout::snake(f.alias))?;
-                snake_names |= value.is_some();
             }
             let Some(value) = value else {
                 if let Some(json) = f.default {
@@ -359,10 +377,14 @@ impl<'py> Writer<'py> {
             // Members the model does not declare: kept, in the order given.
             for (k, v) in d.iter() {
                 let key = dict_key(&k)?;
-                let known = fields
-                    .iter()
-                    .any(|f| f.alias == key || (snake_names && layout::snake(f.alias) == key));
-                if known {
+                if fields.iter().any(|f| f.alias == key) {
+                    continue;
+                }
+                if key.contains('_') && fields.iter().any(|f| layout::snake(f.alias) == key) {
+                    if !snake_names {
+                        self.depth -= 1;
+                        return Ok(false);
+                    }
                     continue;
                 }
                 self.sep(&mut first);
@@ -373,7 +395,7 @@ impl<'py> Writer<'py> {
         }
         self.out.push(b'}');
         self.depth -= 1;
-        Ok(())
+        Ok(true)
     }
 
     #[inline]
