@@ -76,8 +76,8 @@ impl HttpAgent {
         self.config.url.as_str()
     }
 
-    /// The encoding the agent asks for.
-    pub fn encoding(&self) -> WireFormat {
+    /// The wire format the agent asks for.
+    pub fn wire_format(&self) -> WireFormat {
         self.config.encoding
     }
 
@@ -121,7 +121,7 @@ impl HttpAgent {
 ///     .header("x-tenant", "acme")
 ///     .total_timeout(Duration::from_secs(120))
 ///     .max_events(100_000)
-///     .encoding(WireFormat::Sse)
+///     .wire_format(WireFormat::Sse)
 ///     .build()
 ///     .unwrap();
 /// assert_eq!(agent.url(), "http://127.0.0.1:8000/agent");
@@ -174,9 +174,9 @@ impl HttpAgentBuilder {
         self.header("authorization", &format!("Bearer {token}"))
     }
 
-    /// The encoding to ask for (default SSE). The response's `Content-Type` decides how it
-    /// is decoded.
-    pub fn encoding(mut self, encoding: WireFormat) -> Self {
+    /// The wire format to ask for (default SSE). The response's `Content-Type` decides how
+    /// it is decoded.
+    pub fn wire_format(mut self, encoding: WireFormat) -> Self {
         self.encoding = encoding;
         self
     }
@@ -355,7 +355,7 @@ mod tests {
                 .unwrap()
                 .is_sensitive()
         );
-        assert_eq!(a.encoding(), WireFormat::Sse);
+        assert_eq!(a.wire_format(), WireFormat::Sse);
         assert!(format!("{a:?}").contains("127.0.0.1"));
     }
 
@@ -364,7 +364,7 @@ mod tests {
     fn protobuf_needs_the_feature() {
         assert!(matches!(
             HttpAgent::builder("http://127.0.0.1/x")
-                .encoding(WireFormat::Proto)
+                .wire_format(WireFormat::Proto)
                 .build(),
             Err(ClientError::Config(_))
         ));

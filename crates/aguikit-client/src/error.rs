@@ -294,9 +294,9 @@ pub(crate) fn excerpt(text: &str) -> String {
     excerpt_chars(text, EXCERPT_CHARS)
 }
 
-pub(crate) use aguikit_core::text::excerpt as excerpt_chars;
+pub(crate) use aguikit_core::fmt::excerpt as excerpt_chars;
 
-pub(crate) use aguikit_core::text::with_causes;
+pub(crate) use aguikit_core::fmt::with_causes;
 
 #[cfg(test)]
 mod tests {

@@ -1,5 +1,6 @@
 //! The interrupt contract on the client side (interrupts.md §4–§6): the gate before a run on
-//! a thread with pending interrupts, expiry, and building the `resume` array.
+//! a thread with pending interrupts and building the `resume` array. Expiry is
+//! [`Interrupt::is_expired`] (aguikit-core's, shared with the server).
 //!
 //! ```
 //! use aguikit_client::interrupts::{build_resume, check_gate};
@@ -19,34 +20,10 @@
 //! ```
 
 use crate::error::ClientError;
-use aguikit_core::resume::ResumeCheck;
-use aguikit_core::time::unix_ms;
+use aguikit_core::interrupt::ResumeCheck;
 use aguikit_core::{Interrupt, ResumeEntry, ResumeStatus};
 use std::collections::HashSet;
 use std::time::SystemTime;
-
-/// Reads an ISO 8601 date or date-time (aguikit-core's reader, shared with the server: see
-/// [`aguikit_core::time`] for the forms).
-pub use aguikit_core::time::parse_iso8601;
-
-/// Whether an interrupt has expired at `now` (I7): never when it has no `expiresAt`, nor when
-/// `expiresAt` cannot be read as an ISO 8601 date or date-time; otherwise when the time has
-/// come.
-///
-/// A date-time without an offset is read as UTC (JavaScript reads it as local time).
-///
-/// ```
-/// use aguikit_client::interrupts::is_expired;
-/// use aguikit_core::Interrupt;
-/// use std::time::{Duration, UNIX_EPOCH};
-/// let mut i = Interrupt::new("i1", "confirmation");
-/// i.expires_at = Some("2030-01-01T00:00:00Z".into());
-/// assert!(!is_expired(&i, UNIX_EPOCH + Duration::from_secs(1_800_000_000)));
-/// assert!(is_expired(&i, UNIX_EPOCH + Duration::from_secs(1_900_000_000)));
-/// ```
-pub fn is_expired(interrupt: &Interrupt, now: SystemTime) -> bool {
-    aguikit_core::resume::is_expired(interrupt, unix_ms(now))
-}
 
 /// The gate before a run (I4): with interrupts pending, `resume` must answer every one of
 /// them, and an expired one only with `cancelled`. Nothing is checked when none is pending.
@@ -58,7 +35,7 @@ pub fn check_gate(
     if pending.is_empty() {
         return Ok(());
     }
-    let check = ResumeCheck::new(pending, resume, unix_ms(now));
+    let check = ResumeCheck::new(pending, resume, now);
     if !check.missing.is_empty() {
         return Err(ClientError::UnansweredInterrupts { ids: check.missing });
     }
@@ -126,46 +103,16 @@ pub fn build_resume(
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::time::UNIX_EPOCH;
-
-    fn secs(s: &str) -> Option<i64> {
-        parse_iso8601(s).map(|t| match t.duration_since(UNIX_EPOCH) {
-            Ok(d) => d.as_millis() as i64,
-            Err(e) => -(e.duration().as_millis() as i64),
-        })
-    }
-
-    #[test]
-    fn iso_dates() {
-        assert_eq!(secs("1970-01-01"), Some(0));
-        assert_eq!(secs("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(secs("1970-01-01T01:00:00+01:00"), Some(0));
-        assert_eq!(secs("1969-12-31T23:00:00-01:00"), Some(0));
-        assert_eq!(secs("2000-02-29T12:30:15.5Z"), Some(951_827_415_500));
-        assert_eq!(secs("2024-03-01T00:00"), Some(1_709_251_200_000));
-        assert_eq!(secs("2024"), Some(1_704_067_200_000));
-        assert_eq!(secs("1969-12-31T23:59:59.999Z"), Some(-1));
-        for bad in [
-            "",
-            "soon",
-            "2023-02-29",
-            "2024-13-01",
-            "2024-01-01T25:00Z",
-            "2024-1-1",
-        ] {
-            assert_eq!(secs(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn expiry() {
         let mut i = Interrupt::new("i", "r");
         let now = SystemTime::now();
-        assert!(!is_expired(&i, now));
+        assert!(!i.is_expired(now));
         i.expires_at = Some("not a date".into());
-        assert!(!is_expired(&i, now));
+        assert!(!i.is_expired(now));
         i.expires_at = Some("2000-01-01T00:00:00Z".into());
-        assert!(is_expired(&i, now));
+        assert!(i.is_expired(now));
     }
 
     #[test]

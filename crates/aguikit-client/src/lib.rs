@@ -56,6 +56,6 @@ pub mod updates;
 pub use agent::{HttpAgent, HttpAgentBuilder, Limits, ReconnectPolicy, Timeouts, install_tls};
 pub use decode::WireFormat;
 pub use error::{ClientError, FramingError, Progress, TimeoutKind};
-pub use middleware::{EventStream, Middleware, Next};
+pub use middleware::{EventStream, Middleware, Next, middleware_fn};
 pub use run::{AbortHandle, ResponseInfo, RunStream};
 pub use session::{RunParams, RunStatus, Session, SessionRun, Update};

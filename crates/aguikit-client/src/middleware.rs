@@ -14,12 +14,12 @@
 //!
 //! ```
 //! use aguikit_client::middleware::{self, EventStream, Next};
-//! use aguikit_client::HttpAgent;
+//! use aguikit_client::{HttpAgent, middleware_fn};
 //! use aguikit_core::{Event, RunAgentInput};
 //! use futures_util::StreamExt;
 //!
 //! // Adds a header-like value to every run and drops CUSTOM events.
-//! let tag_runs = middleware::from_fn(|mut input: RunAgentInput, next: Next| -> EventStream {
+//! let tag_runs = middleware_fn(|mut input: RunAgentInput, next: Next| -> EventStream {
 //!     input.forwarded_props = Some(serde_json::json!({"client": "rust"}));
 //!     next.run(input)
 //!         .filter(|e| std::future::ready(!matches!(e, Ok(Event::Custom(_)))))
@@ -77,8 +77,21 @@ impl<F> std::fmt::Debug for FnMiddleware<F> {
     }
 }
 
-/// Wraps a function as a middleware.
-pub fn from_fn<F>(f: F) -> FnMiddleware<F>
+/// Wraps a function `(input, next) -> stream` as a middleware (as
+/// `aguikit_server::agent_fn` wraps one as an agent). Also at the crate root.
+///
+/// ```
+/// use aguikit_client::{EventStream, HttpAgent, Next, middleware_fn};
+/// use aguikit_core::RunAgentInput;
+///
+/// let logged = middleware_fn(|input: RunAgentInput, next: Next| -> EventStream {
+///     eprintln!("run {} on thread {}", input.run_id, input.thread_id);
+///     next.run(input)
+/// });
+/// let agent = HttpAgent::builder("http://127.0.0.1:8000/agent").middleware(logged).build();
+/// assert!(agent.is_ok());
+/// ```
+pub fn middleware_fn<F>(f: F) -> FnMiddleware<F>
 where
     F: Fn(RunAgentInput, Next) -> EventStream + Send + Sync + 'static,
 {
@@ -110,7 +123,7 @@ where
     F: Fn(Event) -> Option<Event> + Send + Sync + 'static,
 {
     let f = Arc::new(f);
-    from_fn(move |input, next| {
+    middleware_fn(move |input, next| {
         let f = f.clone();
         next.run(input)
             .filter_map(move |item| {

@@ -521,7 +521,7 @@ async fn protobuf_streams_are_decoded() {
     })
     .await;
     let agent = HttpAgent::builder(&server.url)
-        .encoding(WireFormat::Proto)
+        .wire_format(WireFormat::Proto)
         .build()
         .unwrap();
     let (types, error) = collect(&agent).await;

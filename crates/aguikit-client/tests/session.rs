@@ -459,7 +459,7 @@ async fn middleware_order_input_rewrite_and_tool_filter() {
     .await;
     let log = Arc::new(Mutex::new(Vec::<String>::new()));
     let tracer = |name: &'static str, log: Arc<Mutex<Vec<String>>>| {
-        middleware::from_fn(move |mut input: RunAgentInput, next: Next| -> EventStream {
+        aguikit_client::middleware_fn(move |mut input: RunAgentInput, next: Next| -> EventStream {
             log.lock().unwrap().push(format!("{name} in"));
             let mut props = input.forwarded_props.take().unwrap_or(json!({}));
             props[name] = json!(true);

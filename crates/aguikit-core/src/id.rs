@@ -1,12 +1,18 @@
-//! Random ids: thread, run and message ids, and run nonces, all from random (v4) UUIDs
-//! drawn from the operating system's generator. Each thread fetches the random bytes of
-//! many ids at once (one `getrandom` call for 32 ids rather than one per id, which was
-//! several system calls per run on both sides of a connection); no byte is handed out twice.
+//! Fresh ids for what you create: threads, runs, messages, tool calls, interrupts. Every
+//! aguikit crate makes its ids here: random (v4) UUIDs drawn from the operating system's
+//! generator. Each thread fetches the random bytes of many ids at once (one `getrandom`
+//! call for 32 ids rather than one per id, which was several system calls per run on both
+//! sides of a connection); no byte is handed out twice.
 //!
 //! ```
-//! let (a, b) = (aguikit_core::id::random_uuid(), aguikit_core::id::random_uuid());
+//! use aguikit_core::event::TextMessageStart;
+//! use aguikit_core::id::random_uuid;
+//!
+//! let (a, b) = (random_uuid(), random_uuid());
 //! assert_ne!(a, b);
 //! assert_eq!(a.len(), 36);
+//! let start = TextMessageStart::new(random_uuid());
+//! assert_eq!(start.message_id.len(), 36);
 //! assert_eq!(aguikit_core::id::random_hex(16).len(), 16);
 //! ```
 
@@ -42,13 +48,15 @@ fn new_v4() -> uuid::Uuid {
     }
 }
 
-/// A random UUID v4 in its hyphenated form (`xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`).
+/// A random UUID v4 in its hyphenated form (`xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`): the
+/// id of a new thread, run, message or tool call.
 pub fn random_uuid() -> String {
     new_v4().hyphenated().to_string()
 }
 
-/// `len` (at most 32) random lowercase hex digits, for nonces inside other ids: the start
-/// of a v4 UUID without its hyphens.
+/// `len` (at most 32) random lowercase hex digits, for nonces inside other ids and for
+/// secrets such as API tokens (several calls for more than 32): the start of a v4 UUID
+/// without its hyphens.
 pub fn random_hex(len: usize) -> String {
     let mut hex = new_v4().simple().to_string();
     hex.truncate(len);

@@ -1,10 +1,14 @@
-//! Interrupts and the outcomes of runs and subagents.
+//! Interrupts and the outcomes of runs and subagents, and the interrupt contract's check of a
+//! run's `resume` against the interrupts left open ([`ResumeCheck`]).
 
 use crate::metadata::Metadata;
 use crate::serde_util::{nn, nn_object, wire_struct};
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::time::SystemTime;
+
+pub use crate::resume::{ResumeCheck, answer_for};
 
 wire_struct! {
     /// Something a run needs from outside before it can continue (approval, missing value).
@@ -48,6 +52,56 @@ impl Interrupt {
     pub fn with_message(mut self, message: impl Into<String>) -> Self {
         self.message = Some(message.into());
         self
+    }
+
+    /// When the interrupt expires, in milliseconds since the Unix epoch: `expiresAt` read as
+    /// an ISO 8601 date or date-time, or `None` when it is absent or cannot be read. The
+    /// client and the server read it alike.
+    ///
+    /// Accepted (the forms JavaScript's `Date.parse` is specified to read):
+    ///
+    /// - a date: `YYYY`, `YYYY-MM` or `YYYY-MM-DD`, read as UTC midnight;
+    /// - a date-time: the full date, `T` (or `t` or a space), `HH:MM`, optionally `:SS` and
+    ///   a fraction of any length (milliseconds are kept), then `Z`, an offset `±HH:MM`,
+    ///   `±HHMM` or `±HH`, or nothing. A date-time without an offset is read as UTC
+    ///   (JavaScript reads it as local time).
+    ///
+    /// Values are checked: the month, the day against the days of that month (leap years
+    /// included), hours up to 24 (`24:00:00` only), minutes and seconds up to 59, offsets up
+    /// to `23:59`.
+    ///
+    /// ```
+    /// use aguikit_core::Interrupt;
+    /// let mut i = Interrupt::new("i1", "confirmation");
+    /// assert_eq!(i.expires_at_ms(), None);
+    /// i.expires_at = Some("1970-01-01T01:00:01+01:00".into());
+    /// assert_eq!(i.expires_at_ms(), Some(1000));
+    /// i.expires_at = Some("1970-01-02".into());
+    /// assert_eq!(i.expires_at_ms(), Some(86_400_000));
+    /// i.expires_at = Some("2023-02-29".into());
+    /// assert_eq!(i.expires_at_ms(), None);
+    /// ```
+    pub fn expires_at_ms(&self) -> Option<i64> {
+        self.expires_at
+            .as_deref()
+            .and_then(crate::time::parse_iso8601_ms)
+    }
+
+    /// Whether the interrupt has expired at `now`: never when it has no `expiresAt`, nor
+    /// when `expiresAt` cannot be read (as in the reference, an unreadable value never
+    /// expires; see [`expires_at_ms`](Self::expires_at_ms) for the forms read); otherwise
+    /// once the time has come.
+    ///
+    /// ```
+    /// use aguikit_core::Interrupt;
+    /// use std::time::{Duration, UNIX_EPOCH};
+    /// let mut i = Interrupt::new("i1", "confirmation");
+    /// i.expires_at = Some("2030-01-01T00:00:00Z".into());
+    /// assert!(!i.is_expired(UNIX_EPOCH + Duration::from_secs(1_800_000_000)));
+    /// assert!(i.is_expired(UNIX_EPOCH + Duration::from_secs(1_900_000_000)));
+    /// ```
+    pub fn is_expired(&self, now: SystemTime) -> bool {
+        crate::resume::is_expired(self, crate::time::unix_ms(now))
     }
 }
 

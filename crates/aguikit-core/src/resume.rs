@@ -2,44 +2,51 @@
 //! (interrupts.md §4–§7), and interrupt expiry: one definition for the client's gate and
 //! the server's check.
 //!
-//! ```
-//! use aguikit_core::resume::ResumeCheck;
-//! use aguikit_core::{Interrupt, ResumeEntry};
-//! use serde_json::json;
-//!
-//! let mut late = Interrupt::new("late", "confirmation");
-//! late.expires_at = Some("2000-01-01T00:00:00Z".into());
-//! let open = [Interrupt::new("a", "confirmation"), late];
-//! let resume = [ResumeEntry::resolved("late", json!(true)), ResumeEntry::cancelled("zz")];
-//! let check = ResumeCheck::new(&open, &resume, 1_000_000_000_000_000);
-//! assert_eq!(check.missing, ["a"]);
-//! assert_eq!(check.unknown, ["zz"]);
-//! assert_eq!(check.expired, ["late"]);
-//! assert!(!check.is_ok());
-//! ```
+//! Public through [`crate::interrupt`].
 
 use crate::input::{ResumeEntry, ResumeStatus};
 use crate::interrupt::Interrupt;
-use crate::time::parse_iso8601_ms;
+use std::time::SystemTime;
 
-/// Whether `interrupt` has expired at `now_ms` (Unix milliseconds): never when it has no
-/// `expiresAt`, nor when `expiresAt` cannot be read (as in the reference, an unreadable
-/// value never expires; see [`crate::time`] for the forms read); otherwise once the time
-/// has come.
-pub fn is_expired(interrupt: &Interrupt, now_ms: i64) -> bool {
-    interrupt
-        .expires_at
-        .as_deref()
-        .and_then(parse_iso8601_ms)
-        .is_some_and(|at| at <= now_ms)
+/// Whether `interrupt` has expired at `now_ms` (Unix milliseconds); see
+/// [`Interrupt::is_expired`].
+pub(crate) fn is_expired(interrupt: &Interrupt, now_ms: i64) -> bool {
+    interrupt.expires_at_ms().is_some_and(|at| at <= now_ms)
 }
 
 /// The answer `resume` gives the interrupt `id`: the last entry naming it.
+///
+/// ```
+/// use aguikit_core::ResumeEntry;
+/// use aguikit_core::interrupt::answer_for;
+/// use serde_json::json;
+/// let resume = [ResumeEntry::resolved("a", json!(1)), ResumeEntry::cancelled("a")];
+/// assert_eq!(answer_for(&resume, "a"), Some(&resume[1]));
+/// assert_eq!(answer_for(&resume, "b"), None);
+/// ```
 pub fn answer_for<'a>(resume: &'a [ResumeEntry], id: &str) -> Option<&'a ResumeEntry> {
     resume.iter().rev().find(|e| e.interrupt_id == id)
 }
 
-/// What a `resume` gets wrong against the open interrupts, each list in order.
+/// What a `resume` gets wrong against the open interrupts, each list in order: the check
+/// the client makes before it sends a resume and the server makes when it receives one.
+///
+/// ```
+/// use aguikit_core::interrupt::ResumeCheck;
+/// use aguikit_core::{Interrupt, ResumeEntry};
+/// use serde_json::json;
+/// use std::time::SystemTime;
+///
+/// let mut late = Interrupt::new("late", "confirmation");
+/// late.expires_at = Some("2000-01-01T00:00:00Z".into());
+/// let open = [Interrupt::new("a", "confirmation"), late];
+/// let resume = [ResumeEntry::resolved("late", json!(true)), ResumeEntry::cancelled("zz")];
+/// let check = ResumeCheck::new(&open, &resume, SystemTime::now());
+/// assert_eq!(check.missing, ["a"]);
+/// assert_eq!(check.unknown, ["zz"]);
+/// assert_eq!(check.expired, ["late"]);
+/// assert!(!check.is_ok());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResumeCheck {
     /// Open interrupts the resume does not answer.
@@ -51,8 +58,9 @@ pub struct ResumeCheck {
 }
 
 impl ResumeCheck {
-    /// Checks `resume` against `open` at `now_ms` (Unix milliseconds).
-    pub fn new(open: &[Interrupt], resume: &[ResumeEntry], now_ms: i64) -> ResumeCheck {
+    /// Checks `resume` against `open` at `now`.
+    pub fn new(open: &[Interrupt], resume: &[ResumeEntry], now: SystemTime) -> ResumeCheck {
+        let now_ms = crate::time::unix_ms(now);
         let missing = open
             .iter()
             .filter(|i| answer_for(resume, &i.id).is_none())
@@ -90,6 +98,11 @@ impl ResumeCheck {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    fn at(ms: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_millis(ms)
+    }
 
     fn expiring(id: &str, at: &str) -> Interrupt {
         let mut i = Interrupt::new(id, "r");
@@ -119,17 +132,17 @@ mod tests {
             ResumeEntry::resolved("a", json!(1)),
             ResumeEntry::cancelled("a"),
         ];
-        assert!(ResumeCheck::new(&open, &twice, 10).is_ok());
+        assert!(ResumeCheck::new(&open, &twice, at(10)).is_ok());
         assert_eq!(answer_for(&twice, "a"), Some(&twice[1]));
-        let check = ResumeCheck::new(&open, &[ResumeEntry::resolved("a", json!(1))], 10);
+        let check = ResumeCheck::new(&open, &[ResumeEntry::resolved("a", json!(1))], at(10));
         assert_eq!(check.expired, ["a"]);
         assert!(check.missing.is_empty() && check.unknown.is_empty());
     }
 
     #[test]
     fn nothing_open() {
-        assert!(ResumeCheck::new(&[], &[], 0).is_ok());
-        let check = ResumeCheck::new(&[], &[ResumeEntry::cancelled("x")], 0);
+        assert!(ResumeCheck::new(&[], &[], at(0)).is_ok());
+        let check = ResumeCheck::new(&[], &[ResumeEntry::cancelled("x")], at(0));
         assert_eq!(check.unknown, ["x"]);
         assert_eq!(
             check,

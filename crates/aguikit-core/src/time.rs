@@ -13,19 +13,14 @@
 //! included), hours up to 24 (`24:00:00` only), minutes and seconds up to 59, offsets up to
 //! `23:59`. Anything else is `None`.
 //!
-//! ```
-//! use aguikit_core::time::parse_iso8601_ms;
-//! assert_eq!(parse_iso8601_ms("1970-01-01T01:00:00+01:00"), Some(0));
-//! assert_eq!(parse_iso8601_ms("1970-01-01T01:00+0100"), Some(0));
-//! assert_eq!(parse_iso8601_ms("1970-01-02"), Some(86_400_000));
-//! assert_eq!(parse_iso8601_ms("2023-02-29"), None);
-//! ```
+//! Public through [`Interrupt::expires_at_ms`](crate::Interrupt::expires_at_ms) and
+//! [`Interrupt::is_expired`](crate::Interrupt::is_expired).
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch of an ISO 8601 date or date-time (see the module
 /// documentation for the forms), or `None` when the text is not one.
-pub fn parse_iso8601_ms(s: &str) -> Option<i64> {
+pub(crate) fn parse_iso8601_ms(s: &str) -> Option<i64> {
     let s = s.trim();
     let (date, time) = match s.find(['T', 't', ' ']) {
         Some(i) => (&s[..i], Some(&s[i + 1..])),
@@ -74,7 +69,9 @@ pub fn parse_iso8601_ms(s: &str) -> Option<i64> {
 }
 
 /// [`parse_iso8601_ms`] as a [`SystemTime`].
-pub fn parse_iso8601(s: &str) -> Option<SystemTime> {
+#[cfg(test)]
+fn parse_iso8601(s: &str) -> Option<SystemTime> {
+    use std::time::Duration;
     let ms = parse_iso8601_ms(s)?;
     if ms >= 0 {
         UNIX_EPOCH.checked_add(Duration::from_millis(ms.unsigned_abs()))
@@ -84,7 +81,7 @@ pub fn parse_iso8601(s: &str) -> Option<SystemTime> {
 }
 
 /// Milliseconds since the Unix epoch of `t` (negative before it, saturating).
-pub fn unix_ms(t: SystemTime) -> i64 {
+pub(crate) fn unix_ms(t: SystemTime) -> i64 {
     match t.duration_since(UNIX_EPOCH) {
         Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
         Err(e) => i64::try_from(e.duration().as_millis()).map_or(i64::MIN, |ms| -ms),
@@ -150,6 +147,7 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     /// The forms the server's reader accepted (`YYYY-MM-DD`, or a date-time with `Z`,
     /// `±HH:MM` or no offset), with the values it gave.

@@ -252,10 +252,10 @@ impl UpstreamBuilder {
         self
     }
 
-    /// The encoding to ask for: [`WireFormat::Proto`] (the default) asks for protobuf
+    /// The wire format to ask for: [`WireFormat::Proto`] (the default) asks for protobuf
     /// and accepts SSE; [`WireFormat::Sse`] asks for SSE only. The response's content type
     /// decides how it is read.
-    pub fn encoding(mut self, encoding: WireFormat) -> Self {
+    pub fn wire_format(mut self, encoding: WireFormat) -> Self {
         self.encoding = encoding;
         self
     }
@@ -304,7 +304,7 @@ impl UpstreamBuilder {
         }
         let display_url = display_url(parsed);
         let mut builder = HttpAgent::builder(&self.url)
-            .encoding(self.encoding)
+            .wire_format(self.encoding)
             .timeouts(aguikit_client::Timeouts {
                 connect: Some(self.connect_timeout),
                 // The first-event and idle limits are the gateway's own, counted in events.

@@ -41,7 +41,7 @@ const UPSTREAM_TOKEN: &str = "upstream-token-9876543210";
 async fn run_through(url: &str, input: Value, proto: bool) -> Vec<Event> {
     let agent = aguikit_client::HttpAgent::builder(url)
         .bearer_token(GATEWAY_TOKEN)
-        .encoding(if proto {
+        .wire_format(if proto {
             aguikit_client::WireFormat::Proto
         } else {
             aguikit_client::WireFormat::Sse
@@ -113,7 +113,7 @@ async fn a_run_is_relayed_in_either_encoding_with_the_upstreams_own_credentials(
     ] {
         let upstream = Upstream::builder("up", &upstream_url)
             .header("Authorization", format!("Bearer {UPSTREAM_TOKEN}"))
-            .encoding(encoding)
+            .wire_format(encoding)
             .build()
             .unwrap();
         let url = gateway(upstream).await;

@@ -3,7 +3,7 @@
 
 use crate::codes;
 use aguikit_core::codec::sse::SseDecoder;
-use aguikit_core::text::with_causes;
+use aguikit_core::fmt::with_causes;
 use aguikit_server::AgentError;
 use serde_json::Value;
 use std::time::Duration;
@@ -184,7 +184,7 @@ fn error_detail(body: &[u8]) -> String {
 /// The first [`EXCERPT_CHARS`] characters of `text`, whitespace collapsed.
 fn excerpt(text: &str) -> String {
     let collapsed: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    aguikit_core::text::excerpt(&collapsed, EXCERPT_CHARS)
+    aguikit_core::fmt::excerpt(&collapsed, EXCERPT_CHARS)
 }
 
 /// An error object found in the stream (`{"error": {...}}`), as [`codes::API`].

@@ -1,6 +1,6 @@
 //! Open interrupts per thread, and the check of a run's `resume` against them.
 
-use aguikit_core::resume::{ResumeCheck, answer_for};
+use aguikit_core::interrupt::{ResumeCheck, answer_for};
 use aguikit_core::{Interrupt, ResumeEntry};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
@@ -97,7 +97,7 @@ impl InterruptStore {
         &self,
         thread_id: &str,
         resume: &[ResumeEntry],
-        now_ms: i64,
+        now: std::time::SystemTime,
     ) -> Result<Vec<Resumed>, ResumeError> {
         let open = {
             let g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
@@ -112,7 +112,7 @@ impl InterruptStore {
             missing,
             unknown,
             expired,
-        } = ResumeCheck::new(&open, resume, now_ms);
+        } = ResumeCheck::new(&open, resume, now);
         if missing.is_empty() && unknown.is_empty() && expired.is_empty() {
             return Ok(open
                 .into_iter()
@@ -172,6 +172,10 @@ impl InterruptStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn at(ms: u64) -> std::time::SystemTime {
+        std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms)
+    }
     use serde_json::json;
 
     fn store_with(ids: &[&str]) -> InterruptStore {
@@ -189,7 +193,7 @@ mod tests {
     fn every_open_interrupt_must_be_answered() {
         let s = store_with(&["a", "b"]);
         let err = s
-            .check("t", &[ResumeEntry::resolved("a", json!(true))], 0)
+            .check("t", &[ResumeEntry::resolved("a", json!(true))], at(0))
             .unwrap_err();
         assert_eq!(err.missing, ["b"]);
         assert!(
@@ -203,7 +207,7 @@ mod tests {
                     ResumeEntry::cancelled("b"),
                     ResumeEntry::resolved("a", json!(1)),
                 ],
-                0,
+                at(0),
             )
             .unwrap();
         assert_eq!(ok.len(), 2);
@@ -221,7 +225,7 @@ mod tests {
                     ResumeEntry::resolved("a", json!(1)),
                     ResumeEntry::cancelled("zzz"),
                 ],
-                0,
+                at(0),
             )
             .unwrap_err();
         assert_eq!(err.unknown, ["zzz"]);
@@ -231,20 +235,22 @@ mod tests {
     fn nothing_open_means_a_resume_names_unknown_interrupts() {
         let s = InterruptStore::new(10);
         // interrupts.md C2/C8: a resume must refer to an open interrupt.
-        let err = s.check("t", &[ResumeEntry::cancelled("x")], 0).unwrap_err();
+        let err = s
+            .check("t", &[ResumeEntry::cancelled("x")], at(0))
+            .unwrap_err();
         assert_eq!(err.unknown, ["x"]);
         assert_eq!(err.code(), "resume_unknown_interrupt");
-        assert!(s.check("t", &[], 0).unwrap().is_empty());
+        assert!(s.check("t", &[], at(0)).unwrap().is_empty());
     }
 
     #[test]
     fn no_resume_at_all_is_refused() {
         let s = store_with(&["a"]);
-        let err = s.check("t", &[], 0).unwrap_err();
+        let err = s.check("t", &[], at(0)).unwrap_err();
         assert_eq!(err.missing, ["a"]);
         assert_eq!(err.code(), "resume_missing");
         let err = store_with(&["a", "b"])
-            .check("t", &[ResumeEntry::cancelled("a")], 0)
+            .check("t", &[ResumeEntry::cancelled("a")], at(0))
             .unwrap_err();
         assert_eq!(err.code(), "resume_incomplete");
     }
@@ -256,13 +262,16 @@ mod tests {
         i.expires_at = Some("1970-01-01T00:00:01Z".into());
         s.set("t", vec![i]);
         let err = s
-            .check("t", &[ResumeEntry::resolved("a", json!(1))], 5000)
+            .check("t", &[ResumeEntry::resolved("a", json!(1))], at(5000))
             .unwrap_err();
         assert_eq!(err.expired, ["a"]);
         assert_eq!(err.code(), "resume_expired");
-        assert!(s.check("t", &[ResumeEntry::cancelled("a")], 5000).is_ok());
         assert!(
-            s.check("t", &[ResumeEntry::resolved("a", json!(1))], 10)
+            s.check("t", &[ResumeEntry::cancelled("a")], at(5000))
+                .is_ok()
+        );
+        assert!(
+            s.check("t", &[ResumeEntry::resolved("a", json!(1))], at(10))
                 .is_ok()
         );
     }

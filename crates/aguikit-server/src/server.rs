@@ -7,7 +7,6 @@ use crate::body::{RunBody, driver};
 use crate::config::ServerConfig;
 use crate::context::{RunContext, RunShared};
 use crate::encode::FrameEncoder;
-use crate::event_ext::now_ms;
 use crate::interrupts::InterruptStore;
 use crate::negotiate::{WireFormat, negotiate};
 use crate::sink::Sink;
@@ -193,13 +192,14 @@ impl AgentServer {
         self
     }
 
-    /// The access policy in force.
-    pub fn access_policy(&self) -> &Access {
+    /// The access policy in force (set with [`access`](Self::access); named as
+    /// `std::process::Command` names the getters of what its builder methods set).
+    pub fn get_access(&self) -> &Access {
         &self.gate.access
     }
 
-    /// The configuration in force.
-    pub fn settings(&self) -> &ServerConfig {
+    /// The configuration in force (set with [`config`](Self::config)).
+    pub fn get_config(&self) -> &ServerConfig {
         &self.inner.config
     }
 
@@ -720,10 +720,11 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     // The interrupt contract (interrupts.md §6): a resume that does not answer the
     // thread's open interrupts, or names none, ends the run with RUN_ERROR.
     let (resumed, refused) = if config.check_resume {
-        match inner
-            .interrupts
-            .check(&input.thread_id, input.resume(), now_ms())
-        {
+        match inner.interrupts.check(
+            &input.thread_id,
+            input.resume(),
+            std::time::SystemTime::now(),
+        ) {
             Ok(r) => (r, None),
             Err(e) => {
                 tracing::info!(thread_id = %input.thread_id, code = e.code(), "resume refused: {}", e.message);

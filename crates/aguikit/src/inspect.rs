@@ -688,7 +688,7 @@ fn role_style(role: &str) -> anstyle::Style {
 }
 
 /// `text` cut to `max` characters, with `…` when cut.
-pub use aguikit_core::text::excerpt;
+pub use aguikit_core::fmt::excerpt;
 
 /// A chunk's line from the parts it has, `FIRST (SECOND) DELTA`: the message id and role
 /// of a text chunk, the tool's name and the call id of a tool-call chunk.

@@ -3,7 +3,7 @@
 //! `--json`).
 
 use aguikit_client::{RunStatus, Session, Update};
-use aguikit_core::text::excerpt;
+use aguikit_core::fmt::excerpt;
 use std::io::Write;
 
 /// Renders a run for a terminal as it streams: assistant text as it arrives, reasoning,

@@ -251,7 +251,7 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
         "sse"
     };
     let mut builder = HttpAgent::builder(url)
-        .encoding(if options.proto {
+        .wire_format(if options.proto {
             WireFormat::Proto
         } else {
             WireFormat::Sse

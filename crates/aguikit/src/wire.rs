@@ -11,7 +11,7 @@ use crate::net::fresh_id;
 use aguikit_core::codec::decoder::{Frame, FrameDecoder, FrameRef};
 use aguikit_core::codec::media::WireFormat;
 use aguikit_core::engine::pipeline::{Pipeline, PipelineError};
-use aguikit_core::text::with_causes;
+use aguikit_core::fmt::with_causes;
 use aguikit_core::{Message, RunAgentInput};
 use serde_json::Value;
 use std::time::{Duration, Instant};

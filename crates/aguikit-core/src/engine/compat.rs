@@ -18,6 +18,7 @@
 
 use crate::Event;
 use crate::event::{DecodeError, UnknownEvent};
+use crate::id::random_uuid;
 use serde_json::{Map, Value};
 
 /// Mints fresh ids (UUID v4 by default).
@@ -131,9 +132,6 @@ fn rewrite(mut map: Map<String, Value>, new_type: &str, id: String) -> Map<Strin
     }
     map
 }
-
-/// A random UUID v4 (see [`crate::id::random_uuid`]).
-pub use crate::id::random_uuid;
 
 #[cfg(test)]
 mod tests {

@@ -95,7 +95,7 @@ pub fn upstream_specs(
 /// Builds the upstream agent of `spec` with the timeouts and encoding of `args`.
 pub fn upstream(spec: &UpstreamSpec, args: &ServeArgs) -> Result<Upstream, String> {
     let mut b = Upstream::builder(spec.name.as_deref().unwrap_or("agent"), &spec.url)
-        .encoding(args.upstream_encoding)
+        .wire_format(args.upstream_encoding)
         .connect_timeout(args.upstream_connect_timeout_secs)
         .first_event_timeout(Some(args.upstream_first_event_timeout_secs))
         .idle_timeout(Some(args.upstream_idle_timeout_secs));

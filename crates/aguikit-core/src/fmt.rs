@@ -1,10 +1,13 @@
-//! Small text helpers shared by the crates: excerpts of bodies and frames for messages.
+//! How the aguikit crates write payloads and errors into their messages: [`excerpt`] cuts a
+//! body or frame to a length fit for an error message, [`with_causes`] writes an error with
+//! its chain of sources. The client, the OpenAI bridge and the `agui` command use them, so
+//! that their messages read alike; use them for messages of your own in the same style.
 
 /// `text` cut to at most `max` characters (at a character boundary), with `…` appended
 /// when cut.
 ///
 /// ```
-/// use aguikit_core::text::excerpt;
+/// use aguikit_core::fmt::excerpt;
 /// assert_eq!(excerpt("héllo", 2), "hé…");
 /// assert_eq!(excerpt("héllo", 5), "héllo");
 /// ```
@@ -19,7 +22,7 @@ pub fn excerpt(text: &str, max: usize) -> String {
 /// holds is left out: many errors repeat their source's text).
 ///
 /// ```
-/// use aguikit_core::text::with_causes;
+/// use aguikit_core::fmt::with_causes;
 /// let e = std::io::Error::other("connection reset");
 /// assert_eq!(with_causes(&e), "connection reset");
 /// ```
