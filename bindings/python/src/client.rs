@@ -456,7 +456,7 @@ impl HttpAgent {
                 ));
             }
         };
-        let mut b = CoreAgent::builder(url).encoding(encoding);
+        let mut b = CoreAgent::builder(url).wire_format(encoding);
         if let Some(h) = headers {
             let pairs: Vec<(String, String)> = if let Ok(d) = h.cast::<PyDict>() {
                 d.iter()
