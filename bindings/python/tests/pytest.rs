@@ -1,7 +1,8 @@
 //! The Python package's test suite (`tests/python`, pytest), run by `cargo test`.
 //!
 //! Builds nothing itself: the extension module is the `cdylib` cargo built for this test
-//! (`target/<profile>/lib_aguikit.so`). It is installed, with the package's Python sources,
+//! (`target/<profile>/deps/lib_aguikit.so`; the library is also an `rlib` so that cargo
+//! builds it for its tests). It is installed, with the package's Python sources,
 //! into a virtual environment under `target/python-venv` (created once, with the pinned
 //! packages of `tests/requirements.txt` and of the interop peers' Python server, from PyPI),
 //! and pytest runs there. The suite also uses the interop peers (`target/interop`, set up by
@@ -124,13 +125,32 @@ fn install(python: &Path, module: &Path) -> Result<(), Failed> {
     Ok(())
 }
 
+/// The extension module cargo built with this test: `cargo test` leaves it in `deps/`,
+/// `cargo build` also copies it up to `target/<profile>`; the newer of the two is this build's.
+fn extension_module(profile: &Path) -> Result<PathBuf, Failed> {
+    let candidates = [
+        profile.join("deps").join("lib_aguikit.so"),
+        profile.join("lib_aguikit.so"),
+    ];
+    candidates
+        .iter()
+        .filter_map(|p| Some((std::fs::metadata(p).ok()?.modified().ok()?, p)))
+        .max_by_key(|(modified, _)| *modified)
+        .map(|(_, p)| p.clone())
+        .ok_or_else(|| {
+            format!(
+                "the extension module was not built (looked for {} and {})",
+                candidates[0].display(),
+                candidates[1].display()
+            )
+            .into()
+        })
+}
+
 fn run_suite() -> Result<(), Failed> {
     let profile = profile_dir();
     let target = profile.parent().expect("target/").to_path_buf();
-    let module = profile.join("lib_aguikit.so");
-    if !module.exists() {
-        return Err(format!("the extension module {} was not built", module.display()).into());
-    }
+    let module = extension_module(&profile)?;
     let shared = aguikit_peers::shared_dir();
     let skip_interop = aguikit_peers::skip_requested();
     let interop = if skip_interop {
