@@ -85,20 +85,10 @@ impl StoreError {
         Ok(())
     }
 
-    /// The HTTP status that reports this error: 404 for an unknown thread or run, 400 for a
-    /// sequence out of range or invalid input, 409 for a closed or already existing run, 503
-    /// for a damaged store, 500 otherwise (a corrupt event, a failing backend).
-    pub fn http_status(&self) -> u16 {
-        match self {
-            StoreError::UnknownThread(_) | StoreError::UnknownRun { .. } => 404,
-            StoreError::SequenceOutOfRange { .. } | StoreError::Invalid(_) => 400,
-            StoreError::RunClosed { .. } | StoreError::RunExists { .. } => 409,
-            StoreError::Damaged(_) => 503,
-            StoreError::Corrupt { .. } | StoreError::Backend(_) => 500,
-        }
-    }
-
-    /// A short machine-readable code (`unknown_thread`, `unknown_run`, ...).
+    /// A short machine-readable code (`unknown_thread`, `unknown_run`, ...), stable across
+    /// releases. The store knows nothing of HTTP: `aguikit-server` maps each error to its
+    /// status (404 for an unknown thread or run, 400 for a sequence out of range or invalid
+    /// input, 409 for a closed or existing run, 503 for a damaged store, 500 otherwise).
     pub fn code(&self) -> &'static str {
         match self {
             StoreError::UnknownThread(_) => "unknown_thread",

@@ -1176,7 +1176,7 @@ mod tests {
             "ff3a78".to_owned(),
         ] {
             match decode_cursor(&bad) {
-                Err(e @ StoreError::Invalid(_)) => assert_eq!(e.http_status(), 400),
+                Err(e @ StoreError::Invalid(_)) => assert_eq!(e.code(), "invalid_input"),
                 other => panic!("{bad:?}: {other:?}"),
             }
         }
@@ -1186,26 +1186,20 @@ mod tests {
     }
 
     #[test]
-    fn errors_have_their_status_and_code() {
+    fn errors_have_their_code() {
         let exists = StoreError::RunExists {
             thread: "t".into(),
             run: "r".into(),
         };
-        assert_eq!((exists.http_status(), exists.code()), (409, "run_exists"));
+        assert_eq!(exists.code(), "run_exists");
         let damaged = StoreError::Damaged("x".into());
-        assert_eq!(
-            (damaged.http_status(), damaged.code()),
-            (503, "store_damaged")
-        );
+        assert_eq!(damaged.code(), "store_damaged");
         let corrupt = StoreError::Corrupt {
             thread: "t".into(),
             seq: 17,
             message: "bad".into(),
         };
-        assert_eq!(
-            (corrupt.http_status(), corrupt.code()),
-            (500, "corrupt_event")
-        );
+        assert_eq!(corrupt.code(), "corrupt_event");
         assert!(corrupt.to_string().contains("sequence 17"), "{corrupt}");
     }
 }

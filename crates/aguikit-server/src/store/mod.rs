@@ -58,10 +58,23 @@ use tokio::sync::mpsc;
 use lease::{lease_now, persist, sweep_abandoned};
 use stream::{CancelGuard, Live, Out, follow, frame, read_failure, sse, streamed};
 
+/// The HTTP status that reports a store error (the store itself knows nothing of HTTP): 404
+/// for an unknown thread or run, 400 for a sequence out of range or invalid input, 409 for a
+/// closed or already existing run, 503 for a damaged store, 500 otherwise (a corrupt event, a
+/// failing backend, an error a newer store adds).
+pub(crate) fn store_status(e: &StoreError) -> StatusCode {
+    match e {
+        StoreError::UnknownThread(_) | StoreError::UnknownRun { .. } => StatusCode::NOT_FOUND,
+        StoreError::SequenceOutOfRange { .. } | StoreError::Invalid(_) => StatusCode::BAD_REQUEST,
+        StoreError::RunClosed { .. } | StoreError::RunExists { .. } => StatusCode::CONFLICT,
+        StoreError::Damaged(_) => StatusCode::SERVICE_UNAVAILABLE,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
 /// A store error as the JSON error response (404 unknown thread/run, 400 bad sequence...).
 pub(crate) fn store_error(e: &StoreError) -> Response {
-    let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    error(status, e.code(), e.to_string(), Value::Null)
+    error(store_status(e), e.code(), e.to_string(), Value::Null)
 }
 
 /// The `404` for a thread the caller may not see: the same as for one that does not exist.
@@ -690,7 +703,62 @@ pub(crate) async fn reattach(
 
 #[cfg(test)]
 mod tests {
-    use super::resume_point;
+    use super::{StatusCode, StoreError, resume_point, store_status};
+
+    #[test]
+    fn store_errors_have_their_status() {
+        let t = || "t".to_owned();
+        let r = || "r".to_owned();
+        for (e, status) in [
+            (StoreError::UnknownThread(t()), 404),
+            (
+                StoreError::UnknownRun {
+                    thread: t(),
+                    run: r(),
+                },
+                404,
+            ),
+            (
+                StoreError::SequenceOutOfRange {
+                    thread: t(),
+                    seq: 9,
+                    last: 3,
+                },
+                400,
+            ),
+            (StoreError::Invalid("x".into()), 400),
+            (
+                StoreError::RunClosed {
+                    thread: t(),
+                    run: r(),
+                },
+                409,
+            ),
+            (
+                StoreError::RunExists {
+                    thread: t(),
+                    run: r(),
+                },
+                409,
+            ),
+            (StoreError::Damaged("x".into()), 503),
+            (
+                StoreError::Corrupt {
+                    thread: t(),
+                    seq: 1,
+                    message: "x".into(),
+                },
+                500,
+            ),
+            (StoreError::Backend("x".into()), 500),
+        ] {
+            assert_eq!(
+                store_status(&e),
+                StatusCode::from_u16(status).unwrap(),
+                "{e}"
+            );
+        }
+    }
 
     #[test]
     fn last_event_ids() {
