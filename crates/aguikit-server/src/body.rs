@@ -120,7 +120,7 @@ fn finish_run(run: &RunShared, finish: Finish) -> Option<Vec<Interrupt>> {
         .map(|()| interrupts)
 }
 
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = panic.downcast_ref::<&str>() {
         (*s).to_owned()
     } else if let Some(s) = panic.downcast_ref::<String>() {

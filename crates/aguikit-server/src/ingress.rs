@@ -78,6 +78,9 @@ pub(crate) fn check_depth(bytes: &[u8], max: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// How much of a path [`check_depth`] names (in bytes, before the ellipsis).
+pub(crate) const MAX_PATH_BYTES: usize = 200;
+
 enum Step {
     Root,
     Key(usize, usize),
@@ -97,8 +100,9 @@ fn render(bytes: &[u8], path: &[Step]) -> String {
             }
             Step::Index(i) => out.push_str(&format!("[{i}]")),
         }
-        if out.len() > 200 {
-            out.truncate(200);
+        if out.len() > MAX_PATH_BYTES {
+            // Keys are client text: cut where a character starts, never inside one.
+            out.truncate(out.floor_char_boundary(MAX_PATH_BYTES));
             out.push('…');
             break;
         }
@@ -173,5 +177,67 @@ mod tests {
         // Unterminated input does not panic.
         assert!(check_depth(b"{\"a", 1).is_ok());
         assert!(check_depth(b"\"\\", 1).is_ok());
+    }
+
+    /// A document of `depth` levels along `steps` (a key for an object, `None` for an
+    /// array), with `1` at the bottom.
+    fn nest(steps: &[Option<String>]) -> String {
+        let mut doc = "1".to_owned();
+        for step in steps.iter().rev() {
+            doc = match step {
+                Some(key) => format!("{{{}: {doc}}}", serde_json::to_string(key).unwrap()),
+                None => format!("[0, {doc}]"),
+            };
+        }
+        doc
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+
+        /// Any keys (quotes, escapes, multi-byte and astral characters), any nesting of
+        /// objects and arrays, any limit: no panic, the verdict follows the depth, and the
+        /// path named is valid text of bounded length.
+        #[test]
+        fn any_unicode_path_at_any_depth(
+            steps in proptest::collection::vec(
+                proptest::option::weighted(0.7, proptest::prelude::any::<String>()),
+                0..24,
+            ),
+            long in proptest::option::of((150usize..260, proptest::prelude::any::<char>())),
+            max in 2usize..20,
+        ) {
+            let mut steps = steps;
+            // Keys near the cut, ending in a character of any width.
+            if let Some((n, c)) = long {
+                steps.insert(0, Some(format!("{}{c}", "k".repeat(n))));
+            }
+            let doc = nest(&steps);
+            let depth = steps.len();
+            match check_depth(doc.as_bytes(), max) {
+                Ok(()) => proptest::prop_assert!(depth <= max, "{depth} > {max}: {doc}"),
+                Err(path) => {
+                    proptest::prop_assert!(depth > max, "{depth} <= {max}: {doc}");
+                    proptest::prop_assert!(path.len() <= MAX_PATH_BYTES + '…'.len_utf8());
+                }
+            }
+        }
+
+        /// Arbitrary bytes (not JSON, broken UTF-8, unterminated strings): no panic.
+        #[test]
+        fn any_bytes(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512), max in 1usize..8) {
+            let _ = check_depth(&bytes, max);
+        }
+    }
+
+    #[test]
+    fn a_path_is_cut_where_a_character_starts() {
+        for prefix in 195..205 {
+            let key = format!("{}é€😀", "a".repeat(prefix));
+            let doc = nest(&[Some(key), None, None, None]);
+            let path = check_depth(doc.as_bytes(), 2).unwrap_err();
+            assert!(path.ends_with('…'), "{path}");
+            assert!(path.len() <= MAX_PATH_BYTES + 3, "{}", path.len());
+        }
     }
 }

@@ -82,6 +82,8 @@ mod listen;
 pub mod metrics;
 mod negotiate;
 mod open;
+#[cfg(feature = "store")]
+mod panics;
 mod reasoning;
 mod server;
 mod setters;

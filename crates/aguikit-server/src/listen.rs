@@ -10,9 +10,11 @@ use crate::server::ShutdownHandle;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderValue, Response, StatusCode, header};
+use futures_util::FutureExt;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -79,6 +81,33 @@ impl Live {
     }
 }
 
+/// One live connection, counted from [`Slot::take`] until dropped, however the connection
+/// ends (closed, panicked, dropped with its runtime): a panic never leaks a slot.
+struct Slot {
+    live: Arc<Live>,
+    limited: bool,
+}
+
+impl Slot {
+    fn take(live: Arc<Live>, limited: bool) -> Slot {
+        let counter = if limited { &live.limited } else { &live.normal };
+        counter.fetch_add(1, Ordering::AcqRel);
+        Slot { live, limited }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let counter = if self.limited {
+            &self.live.limited
+        } else {
+            &self.live.normal
+        };
+        counter.fetch_sub(1, Ordering::AcqRel);
+        self.live.gone.notify_waiters();
+    }
+}
+
 /// Serves `router` on `listener` (see [`crate::serve`]).
 pub(crate) async fn run(
     listener: tokio::net::TcpListener,
@@ -127,14 +156,15 @@ pub(crate) async fn run(
             drop(stream);
             continue;
         };
-        let counter = if limited { &live.limited } else { &live.normal };
-        counter.fetch_add(1, Ordering::AcqRel);
+        // Counted until the guard drops: when the connection ends, and also when its
+        // task panics or is dropped unfinished (a runtime shutting down).
+        let slot = Slot::take(live.clone(), limited);
         let _ = stream.set_nodelay(true);
         let local = stream.local_addr().ok();
         let router = router.clone();
-        let live = live.clone();
         let mut closing = closing.clone();
         threads.spawn(async move {
+            let _slot = slot;
             let service = hyper::service::service_fn(move |mut req: hyper::Request<_>| {
                 let mut router = router.clone();
                 if let Some(local) = local {
@@ -144,7 +174,19 @@ pub(crate) async fn run(
                     if limited && req.uri().path() != HEALTH_PATH {
                         return Ok::<_, Infallible>(overloaded());
                     }
-                    tower_service::Service::call(&mut router, req.map(Body::new)).await
+                    // A handler that panics answers 500 `internal`; the connection and
+                    // everything it holds are given back by their guards.
+                    let call = tower_service::Service::call(&mut router, req.map(Body::new));
+                    match AssertUnwindSafe(call).catch_unwind().await {
+                        Ok(res) => res,
+                        Err(panic) => {
+                            tracing::error!(
+                                panic = %crate::body::panic_message(&*panic),
+                                "a request handler panicked; answered 500"
+                            );
+                            Ok(internal_error())
+                        }
+                    }
                 }
             });
             let mut builder = hyper::server::conn::http1::Builder::new();
@@ -168,9 +210,6 @@ pub(crate) async fn run(
                     let _ = conn.await;
                 }
             }
-            let counter = if limited { &live.limited } else { &live.normal };
-            counter.fetch_sub(1, Ordering::AcqRel);
-            live.gone.notify_waiters();
         });
     }
     drop(listener);
@@ -313,6 +352,20 @@ impl Threads {
         })
         .await;
     }
+}
+
+/// The answer of a request whose handler panicked.
+fn internal_error() -> Response<Body> {
+    crate::metrics::rejected("internal");
+    let mut res = Response::new(Body::from(
+        r#"{"error":"internal","message":"the server failed while handling the request"}"#,
+    ));
+    *res.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    res
 }
 
 /// The answer beyond the connection limit.

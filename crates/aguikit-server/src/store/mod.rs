@@ -49,7 +49,6 @@ use aguikit_store::{EventStore, FirstRun, RunStatus, StoreError, ThreadInfo, Thr
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
-use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -400,18 +399,20 @@ pub(crate) async fn start(
     // The channel is empty: the stored RUN_STARTED always fits.
     let sse = (encoding == crate::negotiate::WireFormat::Sse).then_some(first.frame);
     let live = live.feed(first.seq, std::slice::from_ref(&first.event), &[sse]);
-    tokio::spawn(persist(
-        store,
+    let persisting = persist(
+        store.clone(),
         run.clone(),
         options.lease,
         encoding,
         live,
         writer,
+    );
+    tokio::spawn(crate::panics::persist_or_fail(
+        store,
+        run.clone(),
+        persisting,
     ));
-    tokio::spawn(async move {
-        let mut drive = drive;
-        while drive.next().await.is_some() {}
-    });
+    tokio::spawn(crate::panics::drain_or_fail(run.clone(), drive));
     // The agent and the store writer get a turn before the response's head leaves: what
     // they have ready by then (all of a quick run) leaves with it in one write, instead of
     // the head and RUN_STARTED in one and the rest in another. An agent that waits gives

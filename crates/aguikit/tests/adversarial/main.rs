@@ -5,3 +5,9 @@
 //! One module per concern; each test is named for what it guards. The threat model these
 //! tests check is written down in `aguikit_server`'s crate documentation (the section
 //! "Threat model").
+
+#[path = "../common/mod.rs"]
+mod common;
+mod server;
+
+mod panics;
