@@ -1,10 +1,15 @@
 //! Reading event streams from a file or standard input, incrementally: a JSON array, JSON
 //! Lines, an SSE stream or a conformance case file, told apart by their first bytes.
 //!
-//! JSON Lines and SSE are read in 64 KiB chunks and handed out one event at a time (the JSON
-//! text of each event, borrowed from the reader's buffer), so memory does not grow with the
-//! input. A JSON array, a case file and a single JSON object are read whole: their elements
+//! JSON Lines, SSE and JSON arrays are read in 64 KiB chunks and handed out one event at a
+//! time (the JSON text of each event, borrowed from the reader's buffer), so memory does not
+//! grow with the input. A case file and a single JSON object are read whole: their elements
 //! are then handed out the same way, as JSON text for the typed decoders.
+//!
+//! Nothing longer than the frame limit (`--max-frame-bytes`) is ever held: a JSON line, an
+//! array element, an SSE line or frame, or a document read whole over it ends the reading
+//! with [`ReadError::Framing`], naming the limit and the flag, once the limit is passed and
+//! not after reading the rest.
 
 use crate::term::{ProgressBar, Unit};
 use aguikit_core::codec::sse::{SseDecoder, SseError};
@@ -140,12 +145,6 @@ impl Source {
         }
         Ok(n)
     }
-
-    /// Appends everything left to `buf`.
-    fn read_to_end(&mut self, buf: &mut Vec<u8>) -> Result<(), ReadError> {
-        while self.read_chunk(buf)? > 0 {}
-        Ok(())
-    }
 }
 
 /// How the detected input is read.
@@ -158,8 +157,14 @@ enum Body {
     },
     /// SSE, streamed through the decoder (which holds the bytes pushed so far).
     Sse(Box<SseDecoder>),
-    /// Read whole: one JSON value (an array, a case file or one event) or, when the whole is
-    /// not one JSON value, JSON Lines in memory.
+    /// A JSON array, streamed element by element: `buf[start..]` is unread.
+    Array {
+        buf: Vec<u8>,
+        start: usize,
+        scan: ArrayScan,
+    },
+    /// Read whole, at most `--max-frame-bytes` of it: one JSON document (a case file or one
+    /// event).
     Whole { buf: Vec<u8>, layout: Layout },
 }
 
@@ -169,8 +174,6 @@ enum Layout {
     Array(Range<usize>),
     /// One event: this range.
     One(Range<usize>),
-    /// JSON Lines from this offset.
-    Lines(usize),
 }
 
 /// Reads the events of a stream, one at a time, from a [`Source`].
@@ -230,20 +233,16 @@ impl EventReader {
                     scan: 0,
                 },
             ),
-            Some(b'[') => {
-                source.read_to_end(&mut buf)?;
-                let end = buf.len();
-                serde_json::from_slice::<serde::de::IgnoredAny>(&buf[start..])
-                    .map_err(|e| ReadError::Unrecognised(format!("invalid JSON array: {e}")))?;
-                (
-                    Format::JsonArray,
-                    Body::Whole {
-                        buf,
-                        layout: Layout::Array(start..end),
-                    },
-                )
-            }
-            Some(b'{') => detect_object(&mut source, buf, start, eof)?,
+            Some(b'[') => (
+                Format::JsonArray,
+                Body::Array {
+                    buf,
+                    // After the `[`.
+                    start: start + 1,
+                    scan: ArrayScan::default(),
+                },
+            ),
+            Some(b'{') => detect_object(&mut source, buf, start, eof, max_frame_bytes)?,
             Some(_) if looks_like_sse(rest) => {
                 let mut decoder = SseDecoder::with_max_frame_size(max_frame_bytes);
                 decoder.push(rest);
@@ -306,23 +305,37 @@ impl EventReader {
                     Layout::One(range) => {
                         let _ = f(Item::Event(&buf[range.clone()]));
                     }
-                    Layout::Lines(from) => {
-                        let _ = lines(&buf[*from..], &mut |json| f(Item::Event(json)));
-                    }
                 }
                 Ok(())
+            }
+            Body::Array { buf, start, scan } => {
+                let max = self.max_frame_bytes;
+                let mut eof = false;
+                loop {
+                    match scan.next(buf, start, eof, max, &mut |json| f(Item::Event(json)))? {
+                        Scanned::Stopped | Scanned::Done => return Ok(()),
+                        Scanned::More => {}
+                    }
+                    // Keep only what is not handed out yet, moving each byte at most once
+                    // on average.
+                    let keep = *start;
+                    if keep > 0 && keep >= buf.len() - keep {
+                        buf.drain(..keep);
+                        *start -= keep;
+                        scan.shift(keep);
+                    }
+                    if f(Item::Reading).is_break() {
+                        return Ok(());
+                    }
+                    eof = self.source.read_chunk(buf)? == 0;
+                }
             }
             Body::Sse(decoder) => {
                 let mut chunk = Vec::with_capacity(CHUNK);
                 let mut count = 0usize;
                 let framing = |count: usize, e: SseError| ReadError::Framing {
                     event: count,
-                    message: match e {
-                        SseError::FrameTooLarge { .. } => {
-                            format!("{e} (raise it with --max-frame-bytes)")
-                        }
-                        _ => e.to_string(),
-                    },
+                    message: format!("event {count}: {}", sse_error_message(&e)),
                 };
                 loop {
                     loop {
@@ -422,13 +435,28 @@ pub enum Item<'a> {
 /// The first line decides: when it is a complete JSON value and more follows, the input is
 /// JSON Lines; otherwise the whole input is one JSON document (a case file when it is an
 /// object with an `events` array and no `type`, else one event) or, when it is not, JSON Lines
-/// read from memory (a first line that is not JSON is then event 0's error).
+/// (a first line that is not JSON is then event 0's error).
+///
+/// Nothing over `max` bytes is held: a first line longer than that is refused, and so is a
+/// document read whole, unless what follows its first line is JSON Lines (a line holding a
+/// JSON object), which is then streamed.
 fn detect_object(
     source: &mut Source,
     mut buf: Vec<u8>,
     start: usize,
     mut eof: bool,
+    max: usize,
 ) -> Result<(Format, Body), ReadError> {
+    let lines = |buf: Vec<u8>| {
+        (
+            Format::JsonLines,
+            Body::Lines {
+                buf,
+                start,
+                scan: start,
+            },
+        )
+    };
     // The first line, whole.
     let mut scan = start;
     let newline = loop {
@@ -436,6 +464,9 @@ fn detect_object(
             break Some(scan + i);
         }
         scan = buf.len();
+        if scan - start > max {
+            return Err(line_too_long(0, max));
+        }
         if eof {
             break None;
         }
@@ -445,45 +476,278 @@ fn detect_object(
         && serde_json::from_slice::<serde::de::IgnoredAny>(&buf[start..nl]).is_ok()
     {
         // Anything after the first line but whitespace makes it JSON Lines.
-        let mut scan = nl + 1;
         loop {
-            if buf[scan..].iter().any(|b| !b.is_ascii_whitespace()) {
-                return Ok((
-                    Format::JsonLines,
-                    Body::Lines {
-                        buf,
-                        start,
-                        scan: start,
-                    },
-                ));
+            if buf[nl + 1..].iter().any(|b| !b.is_ascii_whitespace()) {
+                return Ok(lines(buf));
             }
-            scan = buf.len();
+            // Whitespace only so far: not kept.
+            buf.truncate(nl + 1);
             if eof || source.read_chunk(&mut buf)? == 0 {
                 break;
             }
         }
     }
-    source.read_to_end(&mut buf)?;
+    // The whole input, if it is at most `max` bytes.
+    while !eof && buf.len() - start <= max {
+        eof = source.read_chunk(&mut buf)? == 0;
+    }
+    if buf.len() - start > max {
+        // Too long to be read whole: JSON Lines whose first line is not JSON, or one
+        // document over the limit. The line after the first tells them apart.
+        if newline.is_some_and(|nl| next_line_is_object(&buf[nl + 1..])) {
+            return Ok(lines(buf));
+        }
+        return Err(ReadError::Framing {
+            event: 0,
+            message: format!(
+                "event 0: the input is one JSON document (a case file or an event spread over \
+                 lines) longer than the limit of {max} bytes (raise it with --max-frame-bytes)"
+            ),
+        });
+    }
     let end = buf.len();
-    let layout = match serde_json::from_slice::<serde::de::IgnoredAny>(&buf[start..]) {
-        Ok(_) => match case_events(&buf[start..end]) {
-            Some(events) => {
-                return Ok((
-                    Format::Case,
-                    Body::Whole {
-                        buf,
-                        layout: Layout::Array(start + events.start..start + events.end),
-                    },
-                ));
-            }
-            None => {
-                let value = buf[start..end].trim_ascii_end();
-                Layout::One(start..start + value.len())
-            }
-        },
-        Err(_) => Layout::Lines(start),
+    if serde_json::from_slice::<serde::de::IgnoredAny>(&buf[start..]).is_err() {
+        return Ok(lines(buf));
+    }
+    let layout = match case_events(&buf[start..end]) {
+        Some(events) => {
+            return Ok((
+                Format::Case,
+                Body::Whole {
+                    buf,
+                    layout: Layout::Array(start + events.start..start + events.end),
+                },
+            ));
+        }
+        None => {
+            let value = buf[start..end].trim_ascii_end();
+            Layout::One(start..start + value.len())
+        }
     };
     Ok((Format::JsonLines, Body::Whole { buf, layout }))
+}
+
+/// Whether the first non-blank line of `rest` (complete: a newline follows it) is a JSON
+/// object, as the lines of JSON Lines are and the second line of a document spread over
+/// lines (`  "key": value,`) is not.
+fn next_line_is_object(rest: &[u8]) -> bool {
+    rest.split(|&b| b == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .find(|l| !l.is_empty())
+        .filter(|l| l.first() == Some(&b'{'))
+        .is_some_and(|l| serde_json::from_slice::<serde::de::IgnoredAny>(l).is_ok())
+}
+
+/// What [`ArrayScan::next`] stopped at.
+enum Scanned {
+    /// The bytes so far are scanned: more input is needed.
+    More,
+    /// The callback asked to stop.
+    Stopped,
+    /// The array and the input ended.
+    Done,
+}
+
+/// Where the scan of a JSON array read as a stream is.
+#[derive(Debug, Default)]
+struct ArrayScan {
+    /// Elements handed out.
+    count: usize,
+    state: ArrayState,
+}
+
+/// What a streamed JSON array expects next.
+#[derive(Debug, Default, Clone, Copy)]
+enum ArrayState {
+    /// After `[`: an element or `]`.
+    #[default]
+    First,
+    /// After `,`: an element.
+    Value,
+    /// After an element: `,` or `]`.
+    Next,
+    /// Inside an element (which starts at the reader's `start`): the scan goes on at `at`,
+    /// `depth` brackets deep, perhaps inside a string.
+    In {
+        at: usize,
+        depth: usize,
+        in_string: bool,
+        kind: ElementKind,
+    },
+    /// After `]`: only whitespace may follow.
+    Done,
+}
+
+/// How an array element ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ElementKind {
+    /// At its closing quote.
+    String,
+    /// At the bracket that closes its first.
+    Nested,
+    /// Before a `,`, `]`, `}` or whitespace.
+    Scalar,
+}
+
+impl ArrayScan {
+    /// Hands `f` every element of `buf[*start..]` that is complete, advancing `*start` past
+    /// what is handed out. `eof`: no byte follows `buf`.
+    fn next(
+        &mut self,
+        buf: &[u8],
+        start: &mut usize,
+        eof: bool,
+        max: usize,
+        f: &mut impl FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> Result<Scanned, ReadError> {
+        let broken = |count: usize, message: String| ReadError::Framing {
+            event: count,
+            message: format!("event {count}: invalid JSON array: {message}"),
+        };
+        loop {
+            let count = self.count;
+            if let ArrayState::In {
+                mut at,
+                mut depth,
+                mut in_string,
+                kind,
+            } = self.state
+            {
+                let from = *start;
+                let end = loop {
+                    if in_string {
+                        match memchr::memchr2(b'"', b'\\', buf.get(at..).unwrap_or_default()) {
+                            None => {
+                                at = at.max(buf.len());
+                                break None;
+                            }
+                            Some(k) if buf[at + k] == b'\\' => at += k + 2,
+                            Some(k) => {
+                                at += k + 1;
+                                in_string = false;
+                                if kind == ElementKind::String {
+                                    break Some(at);
+                                }
+                            }
+                        }
+                        continue;
+                    }
+                    let Some(&b) = buf.get(at) else {
+                        break None;
+                    };
+                    match (kind, b) {
+                        (ElementKind::Scalar, b',' | b']' | b'}') => break Some(at),
+                        (ElementKind::Scalar, b) if b.is_ascii_whitespace() => break Some(at),
+                        (ElementKind::Nested, b'"') => in_string = true,
+                        (ElementKind::Nested, b'{' | b'[') => depth += 1,
+                        (ElementKind::Nested, b'}' | b']') => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break Some(at + 1);
+                            }
+                        }
+                        _ => {}
+                    }
+                    at += 1;
+                };
+                let Some(end) = end else {
+                    if at.min(buf.len()) - from > max {
+                        return Err(element_too_long(count, max));
+                    }
+                    if eof {
+                        return Err(broken(count, "the input ends inside this event".into()));
+                    }
+                    self.state = ArrayState::In {
+                        at,
+                        depth,
+                        in_string,
+                        kind,
+                    };
+                    return Ok(Scanned::More);
+                };
+                if end - from > max {
+                    return Err(element_too_long(count, max));
+                }
+                self.state = ArrayState::Next;
+                self.count += 1;
+                *start = end;
+                if f(&buf[from..end]).is_break() {
+                    return Ok(Scanned::Stopped);
+                }
+                continue;
+            }
+            let i = skip_ws(buf, *start);
+            *start = i;
+            let Some(&b) = buf.get(i) else {
+                return match (self.state, eof) {
+                    (_, false) => Ok(Scanned::More),
+                    (ArrayState::Done, true) => Ok(Scanned::Done),
+                    _ => Err(broken(
+                        count,
+                        "the input ends before its closing `]`".into(),
+                    )),
+                };
+            };
+            let found = || {
+                let c = buf[i..].utf8_chunks().next().map_or("", |c| c.valid());
+                format!(
+                    "{:?}",
+                    c.chars().next().unwrap_or(char::REPLACEMENT_CHARACTER)
+                )
+            };
+            match (self.state, b) {
+                (ArrayState::Done, _) => {
+                    return Err(broken(count, format!("{} after its closing `]`", found())));
+                }
+                (ArrayState::First | ArrayState::Next, b']') => self.state = ArrayState::Done,
+                (ArrayState::Next, b',') => self.state = ArrayState::Value,
+                (ArrayState::Next, _) => {
+                    return Err(broken(
+                        count,
+                        format!("expected `,` or `]`, found {}", found()),
+                    ));
+                }
+                (ArrayState::First | ArrayState::Value, b',' | b']') => {
+                    return Err(broken(
+                        count,
+                        format!("expected an event, found {}", found()),
+                    ));
+                }
+                (_, b) => {
+                    let kind = match b {
+                        b'"' => ElementKind::String,
+                        b'{' | b'[' => ElementKind::Nested,
+                        _ => ElementKind::Scalar,
+                    };
+                    self.state = ArrayState::In {
+                        at: i + 1,
+                        depth: usize::from(kind == ElementKind::Nested),
+                        in_string: kind == ElementKind::String,
+                        kind,
+                    };
+                    continue;
+                }
+            }
+            *start = i + 1;
+        }
+    }
+
+    /// The bytes before `n` were dropped from the buffer.
+    fn shift(&mut self, n: usize) {
+        if let ArrayState::In { at, .. } = &mut self.state {
+            *at -= n;
+        }
+    }
+}
+
+fn element_too_long(event: usize, max: usize) -> ReadError {
+    ReadError::Framing {
+        event,
+        message: format!(
+            "event {event}: an element of the JSON array longer than the limit of {max} bytes \
+             (raise it with --max-frame-bytes)"
+        ),
+    }
 }
 
 fn line_too_long(event: usize, max: usize) -> ReadError {
@@ -493,6 +757,18 @@ fn line_too_long(event: usize, max: usize) -> ReadError {
             "event {event}: a JSON line longer than the limit of {max} bytes \
              (raise it with --max-frame-bytes)"
         ),
+    }
+}
+
+/// What an SSE framing error says, with the limit and the flag that raises it when a line
+/// or frame is over the limit.
+pub fn sse_error_message(e: &SseError) -> String {
+    match e {
+        SseError::FrameTooLarge { limit, offset } => format!(
+            "an SSE line or frame longer than the limit of {limit} bytes, from byte {offset} \
+             (raise it with --max-frame-bytes)"
+        ),
+        _ => e.to_string(),
     }
 }
 
@@ -509,16 +785,6 @@ fn event_line(line: &[u8]) -> Option<&[u8]> {
     line.iter()
         .any(|b| !b.is_ascii_whitespace())
         .then_some(line)
-}
-
-/// Hands every non-blank line of `body` to `f`.
-fn lines(body: &[u8], f: &mut impl FnMut(&[u8]) -> ControlFlow<()>) -> ControlFlow<()> {
-    for line in body.split(|&b| b == b'\n') {
-        if let Some(line) = event_line(line) {
-            f(line)?;
-        }
-    }
-    ControlFlow::Continue(())
 }
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
@@ -733,10 +999,88 @@ mod tests {
             )
         );
         assert_eq!(both("[]").1.len(), 0);
-        assert!(matches!(
-            read(b"[1,", 4),
-            Err(ReadError::Unrecognised(m)) if m.starts_with("invalid JSON array")
-        ));
+        assert_eq!(both("[\n]\n\n").1.len(), 0);
+        assert_eq!(both("[\"a\\\\\",\"\\\"\"]").1, ["\"a\\\\\"", "\"\\\"\""]);
+        // Broken arrays: the events before are handed out, then the error names the next.
+        for (text, at, what) in [
+            ("[1,", 1, "ends before its closing `]`"),
+            ("[1,{\"a\":[", 1, "ends inside this event"),
+            ("[1 2]", 1, "expected `,` or `]`, found '2'"),
+            ("[1,]", 1, "expected an event, found ']'"),
+            ("[,1]", 0, "expected an event, found ','"),
+            ("[1] x", 1, "'x' after its closing `]`"),
+        ] {
+            let err = read(text.as_bytes(), 2).unwrap_err();
+            assert!(
+                matches!(&err, ReadError::Framing { event, message }
+                    if *event == at && message.contains("invalid JSON array") && message.contains(what)),
+                "{text}: {err:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn array_elements_and_first_lines_over_the_limit_are_refused_without_reading_them_whole() {
+        /// `0`, then `x` for ever.
+        struct Endless(&'static [u8]);
+        impl Read for Endless {
+            fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+                if self.0.is_empty() {
+                    out.fill(b'x');
+                    return Ok(out.len());
+                }
+                let n = self.0.len().min(out.len());
+                out[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        // The second element of an array, then a first line, that never end.
+        for (head, before) in [(&b"[{},{\"a\":\""[..], 1), (b"{\"a\":\"", 0)] {
+            let mut seen = 0;
+            let source = Source::from_reader(Box::new(Endless(head)), "test");
+            let err = EventReader::new(source, 64)
+                .and_then(|mut r| {
+                    r.for_each(|_| {
+                        seen += 1;
+                        ControlFlow::Continue(())
+                    })
+                })
+                .unwrap_err();
+            assert_eq!(seen, before);
+            assert!(
+                matches!(&err, ReadError::Framing { event, message }
+                    if *event == before && message.contains("limit of 64 bytes")
+                        && message.contains("--max-frame-bytes")),
+                "{err:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_document_over_the_limit_is_refused_unless_json_lines_follow() {
+        let read_64 = |text: String| {
+            let source = Source::from_reader(Box::new(std::io::Cursor::new(text)), "test");
+            let mut events = 0;
+            EventReader::new(source, 64)
+                .and_then(|mut r| {
+                    r.for_each(|_| {
+                        events += 1;
+                        ControlFlow::Continue(())
+                    })
+                })
+                .map(|()| events)
+        };
+        // A case file spread over lines, over the limit.
+        let case = format!(
+            "{{\n  \"name\": \"{}\",\n  \"events\": []\n}}\n",
+            "n".repeat(80)
+        );
+        let err = read_64(case).unwrap_err();
+        assert!(err.to_string().contains("one JSON document"), "{err}");
+        // JSON Lines whose first line is broken: streamed, the first line is event 0.
+        let lines = format!("{{\"a\":\n{}", "{\"type\":\"X\"}\n".repeat(20));
+        assert_eq!(read_64(lines), Ok(21));
     }
 
     #[test]

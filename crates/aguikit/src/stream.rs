@@ -1,7 +1,7 @@
 //! The stream commands `verify`, `apply`, `expand`, `compact`, `encode` and `decode`.
 //!
-//! Each reads its input incrementally ([`EventReader`]: JSON Lines and SSE in 64 KiB chunks,
-//! a JSON array or case file whole), decodes every event straight into its type, and writes
+//! Each reads its input incrementally ([`EventReader`]: JSON Lines, SSE and JSON arrays in
+//! 64 KiB chunks, a case file whole; nothing over `--max-frame-bytes` is held), decodes every event straight into its type, and writes
 //! its output as it goes through one buffered writer: memory follows what is being folded
 //! (the conversation for `apply`, open streams for `compact`), not the size of the input.
 //!
@@ -685,11 +685,10 @@ fn decode_sse(source: &mut Source, out: &mut Out, opts: StreamOptions) -> Result
         Ok(ExitCode::from(1))
     };
     let framing = |i: usize, e: sse::SseError| {
-        let hint = match e {
-            sse::SseError::FrameTooLarge { .. } => " (raise it with --max-frame-bytes)",
-            _ => "",
-        };
-        Stop::Unreadable(format!("frame {i}: {e}{hint}"))
+        Stop::Unreadable(format!(
+            "frame {i}: {}",
+            crate::input::sse_error_message(&e)
+        ))
     };
     loop {
         loop {

@@ -66,8 +66,8 @@ fn encode_refuses_what_decode_would_refuse_with_the_same_limit() {
     assert!(stopped.stderr.contains("frame 2"), "{}", stopped.stderr);
     assert_eq!(stopped.stdout.lines().count(), 2);
 
-    // The same over protobuf, where the limit is the body's size. (The input is an array,
-    // read whole: as a JSON line the event would be over that limit already when read.)
+    // The same over protobuf, where the limit is the body's size (and that of the event's
+    // JSON when it is read: an array element is a frame too).
     let input = file(
         "limit.json",
         format!("[{}]", [RS, TS, &big, TE, RF].join(",")),
@@ -91,7 +91,8 @@ fn encode_refuses_what_decode_would_refuse_with_the_same_limit() {
             file,
         ])
     };
-    assert_eq!(proto_at("encode", largest, &input).code, 0);
+    assert!(big.len() > largest);
+    assert_eq!(proto_at("encode", big.len(), &input).code, 0);
     let refused = proto_at("encode", largest - 1, &input);
     assert_eq!(refused.code, 2, "{refused:?}");
     assert!(refused.stderr.contains("event 2"), "{}", refused.stderr);
@@ -144,11 +145,12 @@ fn encode_and_decode_have_the_same_documented_default_limit() {
 fn an_event_over_the_default_limit_is_refused_by_encode_not_only_by_decode() {
     let big = content(&"y".repeat(16 << 20));
     let room = (32 << 20).to_string();
-    // An array is read whole: `encode` itself refuses the frame, naming the event.
+    // An array element is a frame: refused when read, naming the event, after the frames
+    // before it were written.
     let array = file("huge.json", format!("[{RS},{TS},{big}]"));
     let refused = agui(&["encode", &array]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
-    assert_has(&refused.stderr, &["event 2 (TEXT_MESSAGE_CONTENT)"]);
+    assert_has(&refused.stderr, &["event 2", "--max-frame-bytes"]);
     assert_eq!(refused.stdout, sse(&[RS, TS]));
     // JSON Lines: the line is over the limit already when read.
     let lines = file("huge.jsonl", jsonl(&[RS, TS, &big]));
@@ -521,5 +523,123 @@ fn apply_writes_large_snapshots_as_serde_json_writes_their_documents() {
             serde_json::json!([]),
             "{name}"
         );
+    }
+}
+
+/// Every stream command, as `agui` arguments before the file.
+const STREAM_COMMANDS: [&[&str]; 8] = [
+    &["verify"],
+    &["apply"],
+    &["inspect", "--color", "never"],
+    &["expand"],
+    &["compact"],
+    &["encode"],
+    &["encode", "--format", "proto"],
+    &["decode"],
+];
+
+/// Whether `stderr` refuses a frame at the limit of 1024 bytes, naming the flag.
+fn refused_at_1024(stderr: &str) -> bool {
+    stderr.contains("limit of 1024 bytes") && stderr.contains("--max-frame-bytes")
+}
+
+#[test]
+fn the_frame_limit_holds_for_the_first_line_and_for_array_elements() {
+    // Just over 1024 bytes: the only line of a file, one element of an array.
+    let long =
+        serde_json::json!({"type": "CUSTOM", "name": "pad", "value": "p".repeat(1000)}).to_string();
+    assert!((1025..1064).contains(&long.len()), "{}", long.len());
+    let inputs = [
+        ("first-line.jsonl", long.clone()),
+        ("first-line-nl.jsonl", format!("{long}\n")),
+        ("element.json", format!("[{RS},\n{long},{RF}]")),
+        (
+            "case-over.json",
+            format!("{{\n\"name\":\"x\",\"events\":[{long}]\n}}"),
+        ),
+    ];
+    for cmd in STREAM_COMMANDS {
+        let sse = cmd[0] == "decode";
+        for (name, text) in &inputs {
+            let text = if sse {
+                format!("data: {}\n\n", text.replace('\n', " "))
+            } else {
+                text.clone()
+            };
+            let path = file(&format!("limit-{}-{name}", cmd.join("-")), &text);
+            let mut args = cmd.to_vec();
+            args.extend(["--max-frame-bytes", "1024", &path]);
+            let out = agui(&args);
+            assert_eq!(out.code, 2, "{cmd:?} {name}: {out:?}");
+            assert!(
+                refused_at_1024(&out.stderr),
+                "{cmd:?} {name}: {}",
+                out.stderr
+            );
+            // With room, the same input is read.
+            let at = args.len() - 2;
+            args[at] = "4096";
+            let out = agui(&args);
+            assert_ne!(out.code, 2, "{cmd:?} {name} with room: {out:?}");
+        }
+    }
+}
+
+#[test]
+fn a_huge_first_line_from_a_pipe_is_refused_before_it_is_read_whole() {
+    // A writer offers 256 MiB of one line (or of one array element); every command must
+    // stop at the limit, long before the writer is done.
+    const OFFER: usize = 256 << 20;
+    for cmd in STREAM_COMMANDS {
+        for head in [
+            &br#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":""#[..],
+            b"[{},\"",
+            b"data: {\"",
+        ] {
+            let sse = cmd[0] == "decode";
+            if sse != head.starts_with(b"data:") {
+                continue;
+            }
+            let mut args = cmd.to_vec();
+            args.extend(["--max-frame-bytes", "1024", "-"]);
+            let mut child = agui_command()
+                .args(&args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            let head = head.to_vec();
+            let writer = std::thread::spawn(move || {
+                let block = vec![b'x'; 64 << 10];
+                let mut written = 0;
+                if stdin.write_all(&head).is_err() {
+                    return written;
+                }
+                while written < OFFER {
+                    match stdin.write(&block) {
+                        Ok(n) => written += n,
+                        Err(_) => break,
+                    }
+                }
+                written
+            });
+            let mut stderr = String::new();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut stderr)
+                .unwrap();
+            let status = child.wait().unwrap();
+            let written = writer.join().unwrap();
+            assert_eq!(status.code(), Some(2), "{cmd:?}: {stderr}");
+            assert!(refused_at_1024(&stderr), "{cmd:?}: {stderr}");
+            assert!(
+                written < OFFER,
+                "{cmd:?}: the whole offer ({written} bytes) was read before the refusal"
+            );
+        }
     }
 }
