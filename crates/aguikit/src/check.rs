@@ -235,12 +235,14 @@ pub async fn run(opts: CheckOptions) -> Result<ExitCode, String> {
             .all(|r| !r.http_status.is_some_and(|s| (200..300).contains(&s)));
     match opts.format {
         ReportFormat::Human => print_report(&report, Paint::for_stdout(opts.color)),
-        ReportFormat::Json => println!(
+        ReportFormat::Json => crate::out::outln!(
             "{}",
             serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
         ),
-        ReportFormat::Junit => print!("{}", crate::check_report::junit(&report, &opts.rules_url)),
-        ReportFormat::Sarif => println!(
+        ReportFormat::Junit => {
+            crate::out::out!("{}", crate::check_report::junit(&report, &opts.rules_url))
+        }
+        ReportFormat::Sarif => crate::out::outln!(
             "{}",
             serde_json::to_string_pretty(&crate::check_report::sarif(&report, &opts.rules_url))
                 .map_err(|e| e.to_string())?
@@ -557,7 +559,7 @@ fn ids_notes(response: &Response, input: &RunAgentInput) -> Vec<String> {
 }
 
 fn print_report(report: &CheckReport, paint: Paint) {
-    println!(
+    crate::out::outln!(
         "{}",
         paint.paint(sgr::BOLD, &format!("agui check {}", report.url))
     );
@@ -594,7 +596,7 @@ fn print_report(report: &CheckReport, paint: Paint) {
         }
         facts.push(format!("{} ms", run.duration_ms));
         let name = format!("{:<width$}", run.name);
-        println!(
+        crate::out::outln!(
             "  {mark} {name}  {}",
             paint.paint(sgr::DIM, &facts.join(" · "))
         );
@@ -604,13 +606,13 @@ fn print_report(report: &CheckReport, paint: Paint) {
                 (Some(i), None) => format!("event {i}: "),
                 _ => String::new(),
             };
-            println!(
+            crate::out::outln!(
                 "      {}",
                 paint.paint(sgr::RED, &format!("{place}{}: {}", v.rule, v.message))
             );
         }
         for n in &run.notes {
-            println!("      {}", paint.paint(sgr::YELLOW, &format!("note: {n}")));
+            crate::out::outln!("      {}", paint.paint(sgr::YELLOW, &format!("note: {n}")));
         }
     }
     let n = report.violations.len();
@@ -635,7 +637,7 @@ fn print_report(report: &CheckReport, paint: Paint) {
             ),
         )
     };
-    println!("{line}");
+    crate::out::outln!("{line}");
 }
 
 #[cfg(test)]

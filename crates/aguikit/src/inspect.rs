@@ -38,8 +38,7 @@ const MESSAGE_CHARS: usize = 160;
 pub fn run(file: &str, opts: InspectOptions) -> Result<ExitCode, String> {
     let mut stream = Twice::open(file, opts.max_frame_bytes)?;
     let paint = Paint::for_stdout(opts.color);
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let mut out = crate::out::stdout();
     let result = render(&mut stream, paint, opts.full, &mut out).and_then(|v| {
         out.flush()?;
         Ok(v)
@@ -47,10 +46,6 @@ pub fn run(file: &str, opts: InspectOptions) -> Result<ExitCode, String> {
     match result {
         Ok(true) => Ok(ExitCode::SUCCESS),
         Ok(false) => Ok(ExitCode::from(1)),
-        // `agui inspect big.jsonl | head` is not an error.
-        Err(RenderError::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            Ok(ExitCode::SUCCESS)
-        }
         Err(RenderError::Write(e)) => Err(e.to_string()),
         Err(RenderError::Read(e)) => Err(e),
     }
@@ -87,12 +82,22 @@ pub trait Replay {
 
 /// A file (or standard input, kept in a temporary file) read once per pass.
 struct Twice {
-    path: String,
+    /// What the error messages call the input.
+    name: String,
     format: Format,
     first: Option<EventReader>,
+    /// Where the second reading comes from.
+    again: Again,
     max_frame_bytes: usize,
-    /// Removes the copy of standard input when done.
-    _spool: Option<Spool>,
+}
+
+/// Where [`Twice`] reads the stream again.
+enum Again {
+    /// The regular file at this path.
+    Path(String),
+    /// The copy made while reading the first time (its handle: it is removed from its
+    /// folder when the process ends, however it ends).
+    Spooled(Spool),
 }
 
 impl Twice {
@@ -100,30 +105,32 @@ impl Twice {
         // Only a regular file can be opened again; standard input, a pipe (`<(...)`) or a
         // device is copied aside while it is read the first time.
         let regular = file != "-" && std::fs::metadata(file).is_ok_and(|m| m.is_file());
-        let (source, path, spool) = if regular {
-            (Source::open(file)?, file.to_owned(), None)
+        let name = if file == "-" { "standard input" } else { file };
+        let (source, again) = if regular {
+            (Source::open(file)?, Again::Path(file.to_owned()))
         } else {
-            let (inner, name): (Box<dyn Read + Send>, &str) = if file == "-" {
-                (Box::new(std::io::stdin()), "standard input")
+            let inner: Box<dyn Read + Send> = if file == "-" {
+                Box::new(std::io::stdin())
             } else {
-                let f = std::fs::File::open(file).map_err(|e| format!("reading {file}: {e}"))?;
-                (Box::new(f), file)
+                Box::new(std::fs::File::open(file).map_err(|e| format!("reading {file}: {e}"))?)
             };
-            let (spool, copy) = Spool::create()?;
-            let path = spool.0.to_string_lossy().into_owned();
+            let spool = Spool::create()?;
+            let copy = spool
+                .file
+                .try_clone()
+                .map_err(|e| format!("copying {name} aside: {e}"))?;
             (
                 Source::from_reader(Box::new(Tee { inner, copy }), name),
-                path,
-                Some(spool),
+                Again::Spooled(spool),
             )
         };
         let first = EventReader::new(source, max_frame_bytes)?;
         Ok(Twice {
-            path,
+            name: name.to_owned(),
             format: first.format(),
             first: Some(first),
+            again,
             max_frame_bytes,
-            _spool: spool,
         })
     }
 }
@@ -137,10 +144,17 @@ impl Replay for Twice {
         let mut reader = match self.first.take() {
             Some(r) => r,
             None => {
-                let file = std::fs::File::open(&self.path)
-                    .map_err(|e| ReadError::Io(format!("reading {}: {e}", self.path)))?;
+                let io = |e: std::io::Error| ReadError::Io(format!("reading {}: {e}", self.name));
+                let file = match &self.again {
+                    Again::Path(path) => std::fs::File::open(path).map_err(io)?,
+                    Again::Spooled(spool) => {
+                        let mut file = spool.file.try_clone().map_err(io)?;
+                        std::io::Seek::rewind(&mut file).map_err(io)?;
+                        file
+                    }
+                };
                 EventReader::new(
-                    Source::from_reader(Box::new(file), &self.path),
+                    Source::from_reader(Box::new(file), &self.name),
                     self.max_frame_bytes,
                 )?
             }
@@ -166,12 +180,18 @@ impl Replay for (Format, Vec<Vec<u8>>) {
     }
 }
 
-/// A temporary file, removed when dropped.
-struct Spool(PathBuf);
+/// A temporary file only its owner can read. On Unix it is removed from its folder as soon
+/// as it is made (it lives while open, so it is gone when the process ends, even when a
+/// closed standard output ends it early); elsewhere when dropped.
+struct Spool {
+    file: std::fs::File,
+    /// The path to remove when dropped (not on Unix: removed already).
+    path: Option<PathBuf>,
+}
 
 impl Spool {
-    /// A new empty file only its owner can read, and its handle.
-    fn create() -> Result<(Spool, std::fs::File), String> {
+    /// A new empty file, open for reading and writing.
+    fn create() -> Result<Spool, String> {
         let dir = std::env::temp_dir();
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -183,11 +203,19 @@ impl Spool {
                 std::process::id()
             ));
             let mut options = std::fs::OpenOptions::new();
-            options.write(true).create_new(true);
+            options.read(true).write(true).create_new(true);
             #[cfg(unix)]
             std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
             match options.open(&path) {
-                Ok(file) => return Ok((Spool(path), file)),
+                Ok(file) => {
+                    if cfg!(unix) && std::fs::remove_file(&path).is_ok() {
+                        return Ok(Spool { file, path: None });
+                    }
+                    return Ok(Spool {
+                        file,
+                        path: Some(path),
+                    });
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(format!("creating {}: {e}", path.display())),
             }
@@ -198,7 +226,9 @@ impl Spool {
 
 impl Drop for Spool {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        if let Some(path) = &self.path {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 

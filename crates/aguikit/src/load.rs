@@ -156,7 +156,7 @@ pub async fn run(opts: LoadOptions) -> Result<ExitCode, String> {
     }
     let report = load(&opts).await?;
     if opts.json {
-        println!(
+        crate::out::outln!(
             "{}",
             serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
         );
@@ -399,7 +399,7 @@ fn summarise(opts: &LoadOptions, outcomes: &[Outcome], wall: Duration) -> LoadRe
 }
 
 fn print_report(r: &LoadReport, paint: Paint) {
-    println!(
+    crate::out::outln!(
         "{}",
         paint.paint(
             sgr::BOLD,
@@ -410,7 +410,7 @@ fn print_report(r: &LoadReport, paint: Paint) {
         )
     );
     let ok = format!("{}/{}", r.ok_count, r.runs);
-    println!(
+    crate::out::outln!(
         "  ok           {}",
         if r.failed == 0 {
             paint.paint(sgr::GREEN, &ok)
@@ -418,27 +418,35 @@ fn print_report(r: &LoadReport, paint: Paint) {
             paint.paint(sgr::BOLD_RED, &ok)
         }
     );
-    println!("  runs/s       {:.1}", r.runs_per_sec);
-    println!(
+    crate::out::outln!("  runs/s       {:.1}", r.runs_per_sec);
+    crate::out::outln!(
         "  events/s     {:.1} ({} events in {:.0} ms)",
-        r.events_per_sec, r.events, r.duration_ms
+        r.events_per_sec,
+        r.events,
+        r.duration_ms
     );
     let p = &r.latency_ms;
-    println!(
+    crate::out::outln!(
         "  latency      p50 {} ms · p90 {} ms · p99 {} ms · max {} ms",
-        p.p50, p.p90, p.p99, p.max
+        p.p50,
+        p.p90,
+        p.p99,
+        p.max
     );
     let f = &r.first_event_ms;
-    println!(
+    crate::out::outln!(
         "  first event  p50 {} ms · p90 {} ms · p99 {} ms · max {} ms",
-        f.p50, f.p90, f.p99, f.max
+        f.p50,
+        f.p90,
+        f.p99,
+        f.max
     );
     let terminals: Vec<String> = r
         .terminals
         .iter()
         .map(|(t, n)| format!("{t} {n}"))
         .collect();
-    println!(
+    crate::out::outln!(
         "  terminals    {}",
         if terminals.is_empty() {
             "none".to_owned()
@@ -447,11 +455,11 @@ fn print_report(r: &LoadReport, paint: Paint) {
         }
     );
     if r.failures.is_empty() {
-        println!("  failures     none");
+        crate::out::outln!("  failures     none");
     } else {
-        println!("  failures");
+        crate::out::outln!("  failures");
         for g in &r.failures {
-            println!(
+            crate::out::outln!(
                 "    {}",
                 paint.paint(sgr::RED, &format!("{:>5} × {}", g.count, g.reason))
             );

@@ -15,6 +15,7 @@ mod load;
 mod logline;
 mod net;
 mod observe;
+mod out;
 mod record;
 mod rules;
 mod run;

@@ -67,7 +67,7 @@ pub async fn run(opts: RecordOptions) -> Result<ExitCode, String> {
         lines.push(b'\n');
     }
     if opts.output == "-" {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::out::Output(std::io::stdout().lock());
         out.write_all(&lines)
             .and_then(|()| out.flush())
             .map_err(|e| format!("writing standard output: {e}"))?;
@@ -120,7 +120,7 @@ pub async fn run(opts: RecordOptions) -> Result<ExitCode, String> {
     if opts.output == "-" {
         eprintln!("{summary}");
     } else {
-        println!("{summary}");
+        crate::out::outln!("{summary}");
     }
     let succeeded = response.failure.is_none()
         && error.is_none()

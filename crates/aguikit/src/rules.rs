@@ -275,16 +275,8 @@ pub fn run(format: RulesFormat) -> Result<ExitCode, String> {
             serde_json::to_string_pretty(&json()).map_err(|e| e.to_string())? + "\n"
         }
     };
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(e.to_string()),
-    }
+    crate::out::print(&out);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The explanation of a rule or transport check id: (title, explanation, reference).

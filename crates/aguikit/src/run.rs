@@ -68,7 +68,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, String> {
     let url = args.url.trim();
     let json = args.json;
     let mut out = Counting {
-        inner: std::io::stdout(),
+        inner: crate::out::Output(std::io::stdout()),
         written: 0,
     };
     let report = crate::run_async(async {
@@ -79,7 +79,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, String> {
         })
     })?;
     if json {
-        println!("{}", report.to_json_pretty());
+        crate::out::outln!("{}", report.to_json_pretty());
     } else if let Some(error) = report.run.error.as_ref().filter(|_| out.written == 0) {
         // A failure before the run started (the thread's history) renders nothing.
         eprintln!("agui run: {error}");

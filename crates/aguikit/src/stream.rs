@@ -21,12 +21,9 @@ use aguikit_core::engine::pipeline::{Decoded, Pipeline, PipelineError};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use serde::Serialize;
 use serde_json::{Value, json};
-use std::io::{BufWriter, StdoutLock, Write};
+use std::io::Write;
 use std::ops::ControlFlow;
 use std::process::ExitCode;
-
-/// Output is written in blocks of this size.
-const OUT_BUFFER: usize = 64 * 1024;
 
 /// The parser of a `--format`-like option: the wire format named `sse` or `proto`, each
 /// value with its help text, listed in the order given.
@@ -83,12 +80,10 @@ impl Default for StreamOptions {
     }
 }
 
-/// Standard output, buffered.
-type Out = BufWriter<StdoutLock<'static>>;
+/// Standard output, buffered (a closed pipe ends the command quietly: [`crate::out`]).
+type Out = crate::out::Stdout;
 
-fn stdout() -> Out {
-    BufWriter::with_capacity(OUT_BUFFER, std::io::stdout().lock())
-}
+use crate::out::stdout;
 
 /// Why a command stopped before its normal end.
 enum Stop {
@@ -116,16 +111,11 @@ impl From<ReadError> for Stop {
     }
 }
 
-/// Flushes the output and turns how the command ended into its exit code. A closed pipe
-/// (`agui decode big.sse | head`) ends the command quietly.
+/// Flushes the output and turns how the command ended into its exit code. (A closed pipe,
+/// `agui decode big.sse | head`, has ended the command quietly already: [`crate::out`].)
 fn conclude(mut out: Out, result: Result<ExitCode, Stop>) -> Result<ExitCode, String> {
     let flushed = out.flush();
     match (result, flushed) {
-        (Err(Stop::Write(e)), _) | (Ok(_), Err(e))
-            if e.kind() == std::io::ErrorKind::BrokenPipe =>
-        {
-            Ok(ExitCode::SUCCESS)
-        }
         (Err(Stop::Write(e)), _) | (Ok(_), Err(e)) => Err(format!("writing the output: {e}")),
         (Err(Stop::Unreadable(m)), _) => Err(m),
         (Ok(code), Ok(())) => Ok(code),

@@ -1,6 +1,7 @@
 //! One exit-code rule for every network command (`run`, `record`, `check`, `load`): 0
 //! success, 1 the run or check failed, 2 usage or connection problems; and `AGUI_TOKEN`
-//! sent by each of them unless `--header` gives an `Authorization`.
+//! sent by each of them unless `--header` gives an `Authorization`. Every command treats a
+//! standard output closed early as the end of its output: quietly, exit 0.
 
 mod common;
 
@@ -175,5 +176,72 @@ fn help_states_the_rule_and_the_token() {
         ] {
             assert!(out.stdout.contains(needle), "{command}: {}", out.stdout);
         }
+    }
+}
+
+/// `agui ARGS` (standard input `stdin`) with its standard output a pipe whose reading end
+/// was closed before `agui` started, so that its first write fails with `EPIPE`: the exit
+/// code and standard error.
+fn with_stdout_closed(args: &[&str], stdin: &[u8]) -> (Option<i32>, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = agui_command()
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    // The command may end before it reads its input.
+    let _ = std::io::Write::write_all(&mut input, stdin);
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_closed_standard_output_ends_every_command_quietly() {
+    let s = server();
+    let events = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+    ];
+    let jsonl: String = events.iter().map(|e| format!("{e}\n")).collect();
+    let sse: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    let url = s.url.as_str();
+    let commands: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["verify", "-"], &jsonl),
+        (vec!["apply", "-"], &jsonl),
+        (vec!["expand", "-"], &jsonl),
+        (vec!["compact", "-"], &jsonl),
+        (vec!["encode", "-"], &jsonl),
+        (vec!["encode", "--format", "proto", "-"], &jsonl),
+        (vec!["decode", "-"], &sse),
+        (vec!["inspect", "-"], &jsonl),
+        (vec!["rules"], ""),
+        (vec!["rules", "--format", "json"], ""),
+        (vec!["--help"], ""),
+        (vec!["check", url, "--timeout-ms", "20000"], ""),
+        (vec!["check", url, "--format", "json"], ""),
+        (vec!["check", url, "--format", "junit"], ""),
+        (vec!["check", url, "--format", "sarif"], ""),
+        (vec!["load", url, "--runs", "2"], ""),
+        (vec!["load", url, "--runs", "2", "--json"], ""),
+        (vec!["run", url, "--text", "hello"], ""),
+        (vec!["run", url, "--text", "hello", "--json"], ""),
+        (vec!["record", url, "--text", "hello", "-o", "-"], ""),
+    ];
+    for (args, stdin) in commands {
+        let (code, stderr) = with_stdout_closed(&args, stdin.as_bytes());
+        assert_eq!(code, Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("Broken pipe"), "{args:?}: {stderr}");
     }
 }
