@@ -1,15 +1,19 @@
 //! The stream commands `verify`, `apply`, `expand`, `compact`, `encode` and `decode`.
 //!
 //! Each reads its input incrementally ([`EventReader`]: JSON Lines, SSE and JSON arrays in
-//! 64 KiB chunks, a case file whole; nothing over `--max-frame-bytes` is held), decodes every event straight into its type, and writes
-//! its output as it goes through one buffered writer: memory follows what is being folded
-//! (the conversation for `apply`, open streams for `compact`), not the size of the input.
+//! 64 KiB chunks, a case file whole; nothing over `--max-frame-bytes` is held), decodes every
+//! event straight into its type, and writes its output as it goes through one buffered
+//! writer: memory follows what is being folded (the conversation for `apply`, open streams
+//! for `compact`), not the size of the input.
 //!
-//! Exit codes follow the command-line contract: 0 valid, 1 invalid (an event that is
-//! malformed or breaks a rule), 2 unreadable input, usage or I/O errors. When a stream stops
-//! being readable or valid part-way, what was written before stays written: `expand` and
-//! `compact` then close their JSON array (a valid array of the output so far), `decode`
-//! keeps the events before the bad frame, and the error names the event or frame.
+//! Exit codes follow the command-line contract: 0 valid, 1 invalid, 2 unreadable input,
+//! usage or I/O errors. "Invalid" is what each command checks: `verify` and `apply` every
+//! rule; `expand`, `compact`, `encode` and `decode`, which transform what they are given
+//! (fragments and streams broken on purpose included), each event's form (and `expand` the
+//! chunk rules), not the sequence rules. When a stream stops being readable or valid
+//! part-way, what was written before stays written: `expand` and `compact` then close their
+//! JSON array (a valid array of the output so far), `decode` keeps the events before the bad
+//! frame, and the error names the event or frame.
 
 use crate::input::{EventReader, Item, ReadError, Source};
 use aguikit_core::Event;
@@ -91,6 +95,8 @@ enum Stop {
     Write(std::io::Error),
     /// The input became unreadable (exit 2); the message says where.
     Unreadable(String),
+    /// An event cannot be written (exit 1); the message names it.
+    Invalid(String),
 }
 
 impl From<std::io::Error> for Stop {
@@ -118,6 +124,10 @@ fn conclude(mut out: Out, result: Result<ExitCode, Stop>) -> Result<ExitCode, St
     match (result, flushed) {
         (Err(Stop::Write(e)), _) | (Ok(_), Err(e)) => Err(format!("writing the output: {e}")),
         (Err(Stop::Unreadable(m)), _) => Err(m),
+        (Err(Stop::Invalid(m)), _) => {
+            eprintln!("agui: {m}");
+            Ok(ExitCode::from(1))
+        }
         (Ok(code), Ok(())) => Ok(code),
     }
 }
@@ -480,7 +490,11 @@ pub fn compact(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
 /// `agui encode`: the stream as SSE frames or length-prefixed protobuf.
 ///
 /// An event over `--max-frame-bytes` once encoded is refused (exit 2) with the frames before
-/// it written: `decode` and every reader with the same limit would refuse it.
+/// it written: `decode` and every reader with the same limit would refuse it. A malformed
+/// event makes the exit code 1: SSE writes it as given (the reference SSE encoder does not
+/// validate either) and goes on; protobuf, which has no form for it, stops there, as it does
+/// at text that is not JSON at all. The sequence rules are not checked (`agui verify`
+/// checks them): fragments and streams broken on purpose are encoded as given.
 pub fn encode(format: WireFormat, file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
     let mut reader = EventReader::open(file, opts.max_frame_bytes)?;
     let mut out = stdout();
@@ -489,6 +503,7 @@ pub fn encode(format: WireFormat, file: &str, opts: StreamOptions) -> Result<Exi
         max: opts.max_frame_bytes,
         json: Vec::new(),
         frame: Vec::new(),
+        malformed: 0,
     };
     let mut index = 0usize;
     let mut stop: Option<Stop> = None;
@@ -512,6 +527,7 @@ pub fn encode(format: WireFormat, file: &str, opts: StreamOptions) -> Result<Exi
     let result = match (stop, read) {
         (Some(stop), _) => Err(stop),
         (None, Err(e)) => Err(e.into()),
+        (None, Ok(())) if encoder.malformed > 0 => Ok(ExitCode::from(1)),
         (None, Ok(())) => Ok(ExitCode::SUCCESS),
     };
     conclude(out, result)
@@ -524,6 +540,8 @@ struct Encoder {
     /// Reused buffers: an event's JSON, a whole frame.
     json: Vec<u8>,
     frame: Vec<u8>,
+    /// Malformed events written as given (SSE).
+    malformed: usize,
 }
 
 impl Encoder {
@@ -539,11 +557,12 @@ impl Encoder {
                         // A malformed event is written as given (the reference SSE encoder
                         // does not validate either); only text that is not JSON stops.
                         let v: Value = serde_json::from_slice(text).map_err(|e| {
-                            Stop::Unreadable(format!("event {index}: invalid JSON: {e}"))
+                            Stop::Invalid(format!("event {index}: invalid JSON: {e}"))
                         })?;
                         eprintln!(
                             "agui: event {index} is malformed and is written as given: {err}"
                         );
+                        self.malformed += 1;
                         serde_json::to_writer(&mut self.json, &v)?;
                     }
                 }
@@ -563,7 +582,11 @@ impl Encoder {
                 out.write_all(&self.frame)?;
             }
             WireFormat::Proto => {
-                let event = event.map_err(|e| Stop::Unreadable(format!("event {index}: {e}")))?;
+                let event = event.map_err(|e| {
+                    Stop::Invalid(format!(
+                        "event {index}: {e} (a malformed event has no protobuf form)"
+                    ))
+                })?;
                 self.frame.clear();
                 match proto::write_frame(&mut self.frame, &event) {
                     Ok(()) => {}

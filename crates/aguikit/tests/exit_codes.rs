@@ -1,11 +1,15 @@
 //! One exit-code rule for every network command (`run`, `record`, `check`, `load`): 0
 //! success, 1 the run or check failed, 2 usage or connection problems; and `AGUI_TOKEN`
 //! sent by each of them unless `--header` gives an `Authorization`. Every command treats a
-//! standard output closed early as the end of its output: quietly, exit 0.
+//! standard output closed early as the end of its output: quietly, exit 0. The stream
+//! commands: 0 valid, 1 invalid (what each checks), 2 unreadable, as the README lists.
 
 mod common;
 
-use common::{Out, Serve, TEST_TOKEN, agui_command, assert_has, closed_port, run_piped, scripted};
+use common::{
+    Out, Serve, TEST_TOKEN, agui_command, agui_with_stdin, assert_has, closed_port, run_piped,
+    scripted,
+};
 
 /// An `agui serve` (in-memory store, demo agent) for one test. Not one shared through a
 /// static: a static is never dropped, so its server would outlive the test process.
@@ -243,5 +247,115 @@ fn a_closed_standard_output_ends_every_command_quietly() {
         assert_eq!(code, Some(0), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
         assert!(!stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+    }
+}
+
+const RS: &str = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
+const RF: &str = r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#;
+const TS: &str = r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#;
+const TC: &str = r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"}"#;
+const TE: &str = r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#;
+/// Malformed: a content event without its `delta`.
+const MALFORMED: &str = r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m"}"#;
+
+fn lines(events: &[&str]) -> String {
+    events.iter().map(|e| format!("{e}\n")).collect()
+}
+
+/// `agui ARGS -` reading `input`.
+fn stream(args: &[&str], input: &str) -> Out {
+    let mut args = args.to_vec();
+    args.push("-");
+    agui_with_stdin(&args, input.as_bytes())
+}
+
+#[test]
+fn stream_commands_check_what_the_readme_says_with_its_exit_codes() {
+    let valid = lines(&[RS, TS, TC, TE, RF]);
+    // Breaks a sequence rule (content after the message ended), every event well formed.
+    let out_of_order = lines(&[RS, TS, TE, TC, RF]);
+    let malformed = lines(&[RS, TS, MALFORMED, TE, RF]);
+    let not_json = format!("{RS}\n{{\"type\":\n{RF}\n");
+    let checkers: [&[&str]; 3] = [&["verify"], &["apply"], &["inspect", "--color", "never"]];
+    let transformers: [&[&str]; 4] = [
+        &["expand"],
+        &["compact"],
+        &["encode"],
+        &["encode", "--format", "proto"],
+    ];
+    for cmd in checkers.iter().chain(&transformers) {
+        assert_eq!(stream(cmd, &valid).code, 0, "{cmd:?} valid");
+    }
+    // The sequence rules: checked by verify, apply and inspect...
+    for cmd in checkers {
+        let out = stream(cmd, &out_of_order);
+        assert_eq!(out.code, 1, "{cmd:?}: {out:?}");
+    }
+    // ...not by the transformations, which write the whole stream.
+    for cmd in transformers {
+        let out = stream(cmd, &out_of_order);
+        assert_eq!(out.code, 0, "{cmd:?}: {out:?}");
+    }
+    assert_eq!(
+        stream(&["expand"], &out_of_order)
+            .json()
+            .as_array()
+            .map(Vec::len),
+        Some(5)
+    );
+    // A malformed event, or text that is not JSON, is invalid for every command, named.
+    for cmd in checkers.iter().chain(&transformers) {
+        for (what, input, at) in [("malformed", &malformed, 2), ("not JSON", &not_json, 1)] {
+            let out = stream(cmd, input);
+            assert_eq!(out.code, 1, "{cmd:?} {what}: {out:?}");
+            if cmd[0] != "verify" && cmd[0] != "apply" && cmd[0] != "inspect" {
+                assert!(
+                    out.stderr.contains(&format!("event {at}")),
+                    "{cmd:?} {what}: {}",
+                    out.stderr
+                );
+            }
+        }
+    }
+    // `encode --format sse` writes the malformed event as given and says so; protobuf stops
+    // before it with the frames before it written.
+    let sse = stream(&["encode"], &malformed);
+    assert_eq!(sse.stdout.matches("data: ").count(), 5, "{}", sse.stdout);
+    assert!(sse.stdout.contains(MALFORMED), "{}", sse.stdout);
+    assert_has(
+        &sse.stderr,
+        &["event 2 is malformed and is written as given"],
+    );
+    let proto = agui_command()
+        .args(["encode", "--format", "proto", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(malformed.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(proto.status.code(), Some(1));
+    let frames = {
+        let mut bytes = &proto.stdout[..];
+        let mut n = 0;
+        while let Some((head, rest)) = bytes.split_first_chunk::<4>() {
+            bytes = &rest[u32::from_be_bytes(*head) as usize..];
+            n += 1;
+        }
+        n
+    };
+    assert_eq!(frames, 2);
+    // Unreadable input is 2 for every command.
+    for cmd in checkers.iter().chain(&transformers) {
+        let out = stream(cmd, "hello\n");
+        assert_eq!(out.code, 2, "{cmd:?}: {out:?}");
     }
 }
