@@ -24,22 +24,27 @@ use crate::input::{EventReader, ReadError, Source};
 use aguikit_core::codec::proto;
 use aguikit_core::engine::pipeline::{Pipeline, PipelineError};
 use serde::Serialize;
-use serde_json::Value;
-use std::ops::ControlFlow;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::ops::{ControlFlow, Range};
+use std::sync::{Arc, Mutex};
 
 /// The largest recording `POST /api/inspect` takes.
 pub const MAX_BYTES: usize = 64 << 20;
 
+/// How many inspections run at once, over all callers (each holds its recording, about
+/// twice its size, while it runs).
+pub const MAX_CONCURRENT: usize = 2;
+
+/// How many inspections one principal runs at once.
+pub const MAX_CONCURRENT_PER_PRINCIPAL: usize = 1;
+
+/// How long a recording may take to arrive (a slow sender holds an inspection slot no
+/// longer than this).
+pub const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 // The media type of length-prefixed protobuf.
 use aguikit_core::codec::media::PROTO_MEDIA_TYPE as PROTO;
-
-/// One event as read: its JSON bytes (as given to the pipeline) and value, or why it is not JSON.
-pub struct Read {
-    /// What the pipeline is fed.
-    pub bytes: Vec<u8>,
-    /// The parsed event, or the parser's message.
-    pub value: Result<Value, String>,
-}
 
 /// A violation, with its rule's explanation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -75,27 +80,74 @@ pub struct ApiWarning {
     pub message: String,
 }
 
-/// The answer of `POST /api/inspect`.
-#[derive(Debug, Serialize)]
-pub struct Report {
+/// The events of a recording as read, kept compact: their JSON text one after another in
+/// one buffer (a recording of a million tiny events is a million ranges, not a million
+/// parsed trees), and where its bytes became unreadable.
+#[derive(Debug, Default)]
+pub struct Recording {
     /// `json-array`, `json-lines`, `sse`, `case` or `protobuf`.
     pub format: &'static str,
-    /// No violation.
-    pub ok: bool,
-    /// Every event as read (`{"error": "..."}` where the text is not JSON).
-    pub events: Vec<Value>,
-    /// The violations, in stream order.
-    pub violations: Vec<ApiViolation>,
-    /// The warnings, in stream order.
-    pub warnings: Vec<ApiWarning>,
+    text: Vec<u8>,
+    events: Vec<Slot>,
+    /// Where the bytes became unreadable: the index the next event would have had, and why.
+    pub broken: Option<(usize, String)>,
 }
 
-/// What a recording holds: its format, its events, and where its bytes became unreadable
-/// (the index the next event would have had, and why).
-pub type Events = (&'static str, Vec<Read>, Option<(usize, String)>);
+/// One event: where its text is in [`Recording::text`], and why it is not JSON, if it is not.
+#[derive(Debug)]
+struct Slot {
+    range: Range<usize>,
+    not_json: Option<Box<str>>,
+}
+
+/// Just an event's `type`, read without building the rest.
+#[derive(serde::Deserialize)]
+struct TypeOnly<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+}
+
+impl Recording {
+    fn push(&mut self, json: &[u8], not_json: Option<String>) {
+        let start = self.text.len();
+        self.text.extend_from_slice(json);
+        self.events.push(Slot {
+            range: start..self.text.len(),
+            not_json: not_json.map(String::into_boxed_str),
+        });
+    }
+
+    /// How many events were read.
+    fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// The JSON text of event `i`, or why it is not JSON.
+    fn json(&self, i: usize) -> Result<&[u8], &str> {
+        let slot = &self.events[i];
+        match &slot.not_json {
+            Some(message) => Err(message),
+            None => Ok(&self.text[slot.range.clone()]),
+        }
+    }
+
+    /// The `type` of event `i` (`end of stream` past the last one).
+    fn event_type(&self, i: usize) -> String {
+        if i >= self.events.len() {
+            return "end of stream".into();
+        }
+        match self.json(i) {
+            Err(_) => "(not JSON)".into(),
+            Ok(json) => match serde_json::from_slice::<TypeOnly>(json) {
+                Ok(TypeOnly { kind: Some(kind) }) => kind.into_owned(),
+                _ => "(no type)".into(),
+            },
+        }
+    }
+}
 
 /// Reads a recording's events. `proto`: the body was announced as protobuf.
-pub fn read_events(bytes: &[u8], proto: bool) -> Result<Events, String> {
+pub fn read_events(bytes: axum::body::Bytes, proto: bool) -> Result<Recording, String> {
     let first = bytes
         .iter()
         .copied()
@@ -103,12 +155,10 @@ pub fn read_events(bytes: &[u8], proto: bool) -> Result<Events, String> {
     // A protobuf stream starts with a 4-byte big-endian length: a 0 byte for any frame
     // under 16 MiB. Text formats start with `[`, `{` or an SSE field.
     if proto || first == Some(0) {
-        return read_proto(bytes);
+        return Ok(read_proto(&bytes));
     }
-    let source = Source::from_reader(
-        Box::new(std::io::Cursor::new(bytes.to_vec())),
-        "the recording",
-    );
+    // The reader reads the body in place (a `Bytes` clone shares it).
+    let source = Source::from_reader(Box::new(std::io::Cursor::new(bytes)), "the recording");
     let mut reader = EventReader::new(source, crate::input::DEFAULT_MAX_FRAME_BYTES)
         .map_err(|e| e.to_string())?;
     let format = match reader.format() {
@@ -117,83 +167,76 @@ pub fn read_events(bytes: &[u8], proto: bool) -> Result<Events, String> {
         crate::input::Format::Sse => "sse",
         crate::input::Format::Case => "case",
     };
-    let mut events = Vec::new();
+    let mut recording = Recording {
+        format,
+        ..Recording::default()
+    };
     let result = reader.for_each(|json| {
-        events.push(Read {
-            bytes: json.to_vec(),
-            value: serde_json::from_slice(json).map_err(|e| match format {
+        // Checked, not built: the pipeline parses it again, typed.
+        let not_json = serde_json::from_slice::<serde::de::IgnoredAny>(json)
+            .err()
+            .map(|e| match format {
                 "sse" => format!("invalid JSON in SSE frame: {e}"),
                 _ => format!("invalid JSON line: {e}"),
-            }),
-        });
+            });
+        recording.push(json, not_json);
         ControlFlow::Continue(())
     });
-    let broken = match result {
-        Ok(()) => None,
-        Err(ReadError::Framing { event, message }) => Some((event, message)),
+    match result {
+        Ok(()) => {}
+        Err(ReadError::Framing { event, message }) => recording.broken = Some((event, message)),
         Err(e) => return Err(e.to_string()),
-    };
-    Ok((format, events, broken))
+    }
+    Ok(recording)
 }
 
-fn read_proto(bytes: &[u8]) -> Result<Events, String> {
+fn read_proto(bytes: &[u8]) -> Recording {
+    let mut recording = Recording {
+        format: "protobuf",
+        ..Recording::default()
+    };
     let mut d =
         proto::ProtoFrameDecoder::with_max_frame_size(crate::input::DEFAULT_MAX_FRAME_BYTES);
     d.push(bytes);
-    let mut events = Vec::new();
+    let mut json = Vec::new();
     loop {
-        match d.next_frame() {
+        let failed = match d.next_frame() {
             Ok(Some(body)) => match proto::decode_event(&body) {
                 Ok(Some(e)) => {
-                    let value = serde_json::to_value(&e).map_err(|e| e.to_string())?;
-                    events.push(Read {
-                        bytes: serde_json::to_vec(&value).map_err(|e| e.to_string())?,
-                        value: Ok(value),
-                    });
+                    json.clear();
+                    match serde_json::to_writer(&mut json, &e) {
+                        Ok(()) => {
+                            recording.push(&json, None);
+                            continue;
+                        }
+                        Err(e) => e.to_string(),
+                    }
                 }
                 // An event of a later protocol version: skipped, as the reference does.
-                Ok(None) => {}
-                Err(e) => {
-                    let n = events.len();
-                    return Ok(("protobuf", events, Some((n, e.to_string()))));
-                }
+                Ok(None) => continue,
+                Err(e) => e.to_string(),
             },
             Ok(None) => break,
-            Err(e) => {
-                let n = events.len();
-                return Ok(("protobuf", events, Some((n, e.to_string()))));
-            }
-        }
+            Err(e) => e.to_string(),
+        };
+        recording.broken = Some((recording.len(), failed));
+        return recording;
     }
-    let broken = d.finish().err().map(|e| (events.len(), e.to_string()));
-    Ok(("protobuf", events, broken))
-}
-
-fn event_type(read: Option<&Read>) -> String {
-    match read {
-        None => "end of stream".into(),
-        Some(r) => match &r.value {
-            Ok(v) => v
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or("(no type)")
-                .to_owned(),
-            Err(_) => "(not JSON)".into(),
-        },
-    }
+    recording.broken = d.finish().err().map(|e| (recording.len(), e.to_string()));
+    recording
 }
 
 fn violation(
     rule: &str,
     message: String,
     index: usize,
-    events: &[Read],
+    recording: &Recording,
     restarted_at: Option<usize>,
 ) -> ApiViolation {
     let (title, explanation, reference) = crate::rules::describe(rule).unwrap_or(("", "", ""));
     ApiViolation {
         index,
-        event_type: event_type(events.get(index)),
+        event_type: recording.event_type(index),
         rule: rule.to_owned(),
         message,
         title: title.to_owned(),
@@ -204,25 +247,26 @@ fn violation(
     }
 }
 
-/// Verifies `events` run after run: the violations and warnings, by event index.
-pub fn verify(events: &[Read]) -> (Vec<ApiViolation>, Vec<ApiWarning>) {
+/// Verifies a recording run after run: the violations and warnings, by event index.
+pub fn verify(recording: &Recording) -> (Vec<ApiViolation>, Vec<ApiWarning>) {
     let mut violations = Vec::new();
     let mut warnings = Vec::new();
     let mut start = 0;
     let mut restarted_at = None;
+    let n = recording.len();
     loop {
         let mut p = Pipeline::new().with_warnings(true);
         let mut seen_warnings = 0;
         let mut failed: Option<PipelineError> = None;
-        for (k, read) in events[start..].iter().enumerate() {
-            let result = match &read.value {
-                Ok(_) => p.push_json(&read.bytes).map(|_| ()),
+        for i in start..n {
+            let result = match recording.json(i) {
+                Ok(json) => p.push_json(json).map(|_| ()),
                 Err(message) => crate::inspect::push_not_json(&mut p, message),
             };
             let all = p.applier().warnings();
             for w in &all[seen_warnings..] {
                 warnings.push(ApiWarning {
-                    index: start + k,
+                    index: i,
                     message: w.to_string(),
                 });
             }
@@ -247,17 +291,13 @@ pub fn verify(events: &[Read]) -> (Vec<ApiViolation>, Vec<ApiWarning>) {
             e.rule(),
             crate::inspect::error_message(&e),
             at,
-            events,
+            recording,
             restarted_at,
         ));
         // The next run is a new request: verification starts again there.
-        let next = events.iter().enumerate().skip(at + 1).find(|(_, r)| {
-            r.value
-                .as_ref()
-                .is_ok_and(|v| v.get("type").and_then(Value::as_str) == Some("RUN_STARTED"))
-        });
+        let next = (at + 1..n).find(|&i| recording.event_type(i) == "RUN_STARTED");
         match next {
-            Some((i, _)) => {
+            Some(i) => {
                 start = i;
                 restarted_at = Some(i);
             }
@@ -268,67 +308,243 @@ pub fn verify(events: &[Read]) -> (Vec<ApiViolation>, Vec<ApiWarning>) {
     (violations, warnings)
 }
 
-/// Reads and verifies a recording.
-pub fn inspect(bytes: &[u8], proto: bool) -> Result<Report, String> {
-    let (format, events, broken) = read_events(bytes, proto)?;
-    let (mut violations, warnings) = verify(&events);
-    if let Some((index, message)) = broken {
+/// The answer of `POST /api/inspect`: the recording's events as read, with the verdicts.
+#[derive(Debug)]
+pub struct Report {
+    recording: Recording,
+    /// The violations, in stream order.
+    pub violations: Vec<ApiViolation>,
+    /// The warnings, in stream order.
+    pub warnings: Vec<ApiWarning>,
+}
+
+impl Report {
+    /// No violation.
+    pub fn ok(&self) -> bool {
+        self.violations.is_empty()
+    }
+
+    /// The answer's JSON: `format`, `ok`, `events` (each event's text as read, or
+    /// `{"error": "..."}` where it is not JSON), `violations` and `warnings`. The events
+    /// are copied as they are, never parsed into trees, so the answer costs about the
+    /// recording's size once.
+    pub fn to_json(&self) -> Vec<u8> {
+        let r = &self.recording;
+        let mut out = Vec::with_capacity(r.text.len() + r.len() + 1024);
+        out.extend_from_slice(b"{\"format\":");
+        json_into(&mut out, r.format);
+        out.extend_from_slice(if self.ok() {
+            b",\"ok\":true"
+        } else {
+            b",\"ok\":false"
+        });
+        out.extend_from_slice(b",\"events\":[");
+        for i in 0..r.len() {
+            if i > 0 {
+                out.push(b',');
+            }
+            match r.json(i) {
+                Ok(json) => out.extend_from_slice(json),
+                Err(message) => json_into(&mut out, &serde_json::json!({ "error": message })),
+            }
+        }
+        out.extend_from_slice(b"],\"violations\":");
+        json_into(&mut out, &self.violations);
+        out.extend_from_slice(b",\"warnings\":");
+        json_into(&mut out, &self.warnings);
+        out.push(b'}');
+        out
+    }
+}
+
+fn json_into(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
+    // Writing these types (strings, numbers, derived structs) into a Vec cannot fail.
+    serde_json::to_writer(out, value).expect("serializing to memory");
+}
+
+/// Reads and verifies a recording (the body is dropped once read: only the compact
+/// [`Recording`] is kept).
+pub fn inspect(bytes: impl Into<axum::body::Bytes>, proto: bool) -> Result<Report, String> {
+    let recording = read_events(bytes.into(), proto)?;
+    let (mut violations, warnings) = verify(&recording);
+    if let Some((index, message)) = &recording.broken {
         // Unreadable bytes end the recording; a violation at that index came from the
         // pipeline seeing the stream end there.
+        let index = *index;
         violations.retain(|v| v.index < index);
-        violations.push(violation(
-            "framing",
-            format!("the bytes after event {index} cannot be read: {message}"),
-            index,
-            &events,
-            None,
-        ));
+        let message = format!("the bytes after event {index} cannot be read: {message}");
+        violations.push(violation("framing", message, index, &recording, None));
     }
-    let events = events
-        .into_iter()
-        .map(|r| {
-            r.value
-                .unwrap_or_else(|e| serde_json::json!({ "error": e }))
-        })
-        .collect();
     Ok(Report {
-        format,
-        ok: violations.is_empty(),
-        events,
+        recording,
         violations,
         warnings,
     })
 }
 
-/// The handler of `POST /api/inspect` (the body is read whole, up to [`MAX_BYTES`]).
-pub async fn handler(
-    headers: axum::http::HeaderMap,
-    body: axum::body::Bytes,
+/// Who is inspecting: a limit on concurrent inspections overall and per principal, taken
+/// before the body is read (a caller over it reads nothing and gets `429`).
+#[derive(Debug, Clone)]
+pub struct Limits {
+    total: usize,
+    per_principal: usize,
+    running: Arc<Mutex<(usize, HashMap<String, usize>)>>,
+}
+
+/// An inspection slot, given back when dropped (also when the inspection panics).
+#[derive(Debug)]
+pub struct InspectSlot {
+    limits: Limits,
+    principal: String,
+}
+
+impl Drop for InspectSlot {
+    fn drop(&mut self) {
+        let mut running = self
+            .limits
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        running.0 -= 1;
+        if let Some(n) = running.1.get_mut(&self.principal) {
+            *n -= 1;
+            if *n == 0 {
+                running.1.remove(&self.principal);
+            }
+        }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits::new(MAX_CONCURRENT, MAX_CONCURRENT_PER_PRINCIPAL)
+    }
+}
+
+impl Limits {
+    /// At most `total` inspections at once, `per_principal` of them one caller's.
+    pub fn new(total: usize, per_principal: usize) -> Limits {
+        Limits {
+            total,
+            per_principal,
+            running: Arc::default(),
+        }
+    }
+
+    /// A slot for `principal`, or `None` when either limit is reached.
+    pub fn try_acquire(&self, principal: &str) -> Option<InspectSlot> {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let mine = running.1.get(principal).copied().unwrap_or(0);
+        if running.0 >= self.total || mine >= self.per_principal {
+            return None;
+        }
+        running.0 += 1;
+        *running.1.entry(principal.to_owned()).or_insert(0) += 1;
+        Some(InspectSlot {
+            limits: self.clone(),
+            principal: principal.to_owned(),
+        })
+    }
+}
+
+fn refusal(
+    status: axum::http::StatusCode,
+    code: &str,
+    message: String,
 ) -> axum::response::Response {
     use axum::response::IntoResponse;
-    let proto = headers
+    let mut response = (
+        status,
+        axum::Json(serde_json::json!({"error": code, "message": message})),
+    )
+        .into_response();
+    if status == axum::http::StatusCode::TOO_MANY_REQUESTS {
+        response.headers_mut().insert(
+            axum::http::header::RETRY_AFTER,
+            axum::http::HeaderValue::from_static("1"),
+        );
+    }
+    response
+}
+
+/// The handler of `POST /api/inspect`: a slot is taken first (`429 too_many_inspections`
+/// when the caller or the server is at its limit), then the body is read (up to
+/// [`MAX_BYTES`], else `413`; within [`BODY_TIMEOUT`], else `408`), then read and verified
+/// on a blocking thread, so that other connections and `/health` are served meanwhile.
+pub async fn handler(limits: Limits, request: axum::extract::Request) -> axum::response::Response {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    let principal = request
+        .extensions()
+        .get::<aguikit_server::Principal>()
+        .map_or_else(String::new, |p| p.name().to_owned());
+    let Some(slot) = limits.try_acquire(&principal) else {
+        return refusal(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_inspections",
+            format!(
+                "at most {} inspection(s) at once per caller and {} in all; retry when one has ended",
+                limits.per_principal, limits.total
+            ),
+        );
+    };
+    let declared = request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BYTES as u64) {
+        return refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!("a recording of at most {MAX_BYTES} bytes can be inspected"),
+        );
+    }
+    let proto = request
+        .headers()
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.starts_with(PROTO));
-    let result = tokio::task::spawn_blocking(move || inspect(&body, proto)).await;
+    let read = axum::body::to_bytes(request.into_body(), MAX_BYTES);
+    let body = match tokio::time::timeout(BODY_TIMEOUT, read).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(e)) => {
+            return refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!("a recording of at most {MAX_BYTES} bytes can be inspected ({e})"),
+            );
+        }
+        Err(_) => {
+            return refusal(
+                StatusCode::REQUEST_TIMEOUT,
+                "body_timeout",
+                format!(
+                    "the recording did not arrive within {} s",
+                    BODY_TIMEOUT.as_secs()
+                ),
+            );
+        }
+    };
+    let result = tokio::task::spawn_blocking(move || {
+        let _slot = slot;
+        inspect(body, proto).map(|report| report.to_json())
+    })
+    .await;
     match result {
-        Ok(Ok(report)) => axum::Json(report).into_response(),
-        Ok(Err(message)) => (
-            axum::http::StatusCode::BAD_REQUEST,
-            axum::Json(serde_json::json!({"code": "unreadable_recording", "message": message})),
+        Ok(Ok(json)) => (
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            json,
         )
             .into_response(),
-        Err(e) => (
-            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-            axum::Json(serde_json::json!({"code": "internal", "message": e.to_string()})),
-        )
-            .into_response(),
+        Ok(Err(message)) => refusal(StatusCode::BAD_REQUEST, "unreadable_recording", message),
+        Err(e) => refusal(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn lines(events: &[Value]) -> Vec<u8> {
         events
@@ -350,10 +566,13 @@ mod tests {
             json!({"type":"STATE_DELTA","delta":[{"op":"remove","path":"/nope"}]}),
             json!({"type":"RUN_FINISHED","threadId":"t","runId":"r2"}),
         ];
-        let r = inspect(&lines(&events), false).unwrap();
-        assert_eq!(r.format, "json-lines");
-        assert_eq!(r.events.len(), 7);
-        assert!(!r.ok);
+        let r = inspect(lines(&events), false).unwrap();
+        let answer: Value = serde_json::from_slice(&r.to_json()).unwrap();
+        assert_eq!(answer["format"], "json-lines");
+        assert_eq!(answer["events"].as_array().unwrap().len(), 7);
+        assert_eq!(answer["events"][3], events[3]);
+        assert_eq!(answer["ok"], false);
+        assert_eq!(answer["violations"][1]["restartedAt"], 3);
         let got: Vec<(usize, &str, Option<usize>)> = r
             .violations
             .iter()
@@ -382,21 +601,25 @@ mod tests {
         for e in &evs {
             proto::write_frame(&mut body, e).unwrap();
         }
-        let r = inspect(&body, false).unwrap();
-        assert_eq!((r.format, r.ok, r.events.len()), ("protobuf", true, 3));
-        assert_eq!(r.events[1]["delta"], "hi");
-        let r = inspect(&body, true).unwrap();
-        assert_eq!(r.format, "protobuf");
+        let r = inspect(body.clone(), false).unwrap();
+        let answer: Value = serde_json::from_slice(&r.to_json()).unwrap();
+        assert_eq!((r.recording.format, r.ok()), ("protobuf", true));
+        assert_eq!(answer["events"].as_array().unwrap().len(), 3);
+        assert_eq!(answer["events"][1]["delta"], "hi");
+        let r = inspect(body.clone(), true).unwrap();
+        assert_eq!(r.recording.format, "protobuf");
 
         let sse = b"data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\ndata: {nope\n\n";
-        let r = inspect(sse, false).unwrap();
-        assert_eq!(r.format, "sse");
+        let r = inspect(&sse[..], false).unwrap();
+        assert_eq!(r.recording.format, "sse");
         assert_eq!(r.violations[0].rule, "schema");
         assert_eq!(r.violations[0].index, 1);
-        assert!(r.events[1]["error"].is_string());
+        assert_eq!(r.violations[0].event_type, "(not JSON)");
+        let answer: Value = serde_json::from_slice(&r.to_json()).unwrap();
+        assert!(answer["events"][1]["error"].is_string());
 
-        assert!(inspect(b"hello", false).is_err());
-        let truncated = &body[..body.len() - 3];
+        assert!(inspect(&b"hello"[..], false).is_err());
+        let truncated = body[..body.len() - 3].to_vec();
         let r = inspect(truncated, false).unwrap();
         assert_eq!(r.violations.last().unwrap().rule, "framing");
     }
@@ -417,10 +640,10 @@ mod tests {
             }
             let case: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
             let body = serde_json::to_vec(&case["events"]).unwrap();
-            let r = inspect(&body, false).unwrap();
+            let r = inspect(body, false).unwrap();
             let verify = &case["expect"]["verify"];
             if verify["ok"] == true {
-                assert!(r.ok, "{}: {:?}", path.display(), r.violations);
+                assert!(r.ok(), "{}: {:?}", path.display(), r.violations);
             } else {
                 let at = verify["at"].as_u64().unwrap() as usize;
                 assert_eq!(r.violations[0].index, at, "{}", path.display());

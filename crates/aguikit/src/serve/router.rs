@@ -106,12 +106,18 @@ pub fn router_for(
         );
     }
     if let Some(guard) = servers.first() {
-        // The console's debugger: the engine reads and verifies a recording (with the token).
+        // The console's debugger: the engine reads and verifies a recording (with the token),
+        // a limited number at once.
+        let inspect_limits = crate::inspect_api::Limits::default();
         router = router.route(
             "/api/inspect",
-            guard.guarded(post(crate::inspect_api::handler)).layer(
-                axum::extract::DefaultBodyLimit::max(crate::inspect_api::MAX_BYTES),
-            ),
+            guard
+                .guarded(post(move |request: axum::extract::Request| {
+                    crate::inspect_api::handler(inspect_limits.clone(), request)
+                }))
+                .layer(axum::extract::DefaultBodyLimit::max(
+                    crate::inspect_api::MAX_BYTES,
+                )),
         );
         let listing = serde_json::json!({ "agents": infos });
         router = router.route(

@@ -10,4 +10,5 @@
 mod common;
 mod server;
 
+mod inspect;
 mod panics;
