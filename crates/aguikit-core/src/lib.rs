@@ -1,9 +1,10 @@
-//! # aguikit-core
+#![doc = include_str!("../README.md")]
 //!
-//! The AG-UI 1.0 protocol for Rust: the complete event vocabulary with JSON exactly as on
-//! the wire, the SSE and protobuf codecs, and a sans-I/O protocol engine (chunk expansion,
-//! verification, application and compaction) that behaves like the official TypeScript
-//! client 1.0.0.
+//! # Building events
+//!
+//! Events are plain values: build them with `new` and the setters, convert them into
+//! [`Event`], and serialize them with `serde` or with [`Event::to_json_vec`] (the crate's own
+//! writer of the same compact wire JSON).
 //!
 //! ```
 //! use aguikit_core::{Event, event::{RunStarted, TextMessageStart, TextMessageContent}};
@@ -16,6 +17,8 @@
 //! let back: Vec<Event> = serde_json::from_str(&json).unwrap();
 //! assert_eq!(back, events);
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(missing_debug_implementations, missing_docs)]
 
 pub mod capabilities;
 pub mod codec;

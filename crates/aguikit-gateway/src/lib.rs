@@ -1,34 +1,11 @@
-//! # aguikit-gateway
-//!
-//! Put [`aguikit_server`] in front of any AG-UI agent: an [`Upstream`] is an
-//! [`Agent`] whose runs are those of another AG-UI server, reached over
-//! HTTP. Served by an [`AgentServer`](aguikit_server::AgentServer), the upstream's runs get
-//! everything the runtime gives built-in agents: stored threads (SSE ids, `Last-Event-ID`
-//! resume, `connect`), protobuf or SSE for each client whatever the upstream speaks, runs
-//! that outlive their client, authentication, quotas, limits and metrics.
-//!
-//! ```no_run
-//! use aguikit_gateway::Upstream;
-//! use aguikit_server::AgentServer;
-//!
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! let upstream = Upstream::builder("py", "http://127.0.0.1:8123/agent")
-//!     .header("X-Api-Key", "the upstream's own credential")
-//!     .build()?;
-//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
-//! AgentServer::new(upstream)
-//!     .path("/agent")
-//!     .serve(listener, aguikit_server::shutdown_signal())
-//!     .await?;
-//! # Ok(()) }
-//! ```
+#![doc = include_str!("../README.md")]
 //!
 //! # One run
 //!
 //! The run's input is posted to the upstream as it came (the gateway's own request headers,
 //! its `Authorization` among them, are never forwarded: only the headers configured with
 //! [`UpstreamBuilder::header`]), asking for protobuf and accepting SSE
-//! ([`UpstreamBuilder::encoding`]). The response is decoded, expanded and verified by the
+//! ([`UpstreamBuilder::wire_format`]). The response is decoded, expanded and verified by the
 //! same pipeline as [`aguikit_client::HttpAgent`]'s, and every event is emitted through the
 //! run's [`RunContext`]; the runtime, not the upstream, writes `RUN_STARTED` and the
 //! terminal event: the upstream's `RUN_FINISHED` (result, outcome, interrupts, usage) or
@@ -43,6 +20,8 @@
 //! logged (`tracing`, warning level, field `code`) and counted
 //! ([`aguikit_server::metrics::UPSTREAM_ERRORS`], labels `upstream` and `code`; a
 //! `RUN_ERROR` of the upstream's own is counted as `run_error`).
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(missing_debug_implementations, missing_docs)]
 
 use aguikit_client::{ClientError, HttpAgent, RunStream, WireFormat};
 use aguikit_core::engine::pipeline::PipelineErrorKind;

@@ -1,10 +1,6 @@
-//! Serve any model behind an OpenAI-compatible streaming Chat Completions API (OpenAI,
-//! Ollama, vLLM, llama.cpp server, LM Studio, OpenRouter, DeepSeek...) as an AG-UI 1.0
-//! agent.
+#![doc = include_str!("../README.md")]
 //!
-//! [`OpenAiAgent`] implements [`aguikit_server::Agent`]: each run sends the conversation and
-//! the client's tools to `POST {base_url}/chat/completions` with `stream: true` and turns
-//! the streamed chunks into AG-UI events as they arrive.
+//! # A model with a back-end tool
 //!
 //! ```no_run
 //! use aguikit_openai::OpenAiAgent;
@@ -74,6 +70,8 @@
 //! Failures end the run with `RUN_ERROR` and one of the codes in [`codes`]: the HTTP
 //! status and an excerpt of the body for an HTTP error, the API's message for an error
 //! object in the stream, which timeout fired, what was malformed.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(missing_debug_implementations, missing_docs)]
 
 mod agent;
 mod builder;

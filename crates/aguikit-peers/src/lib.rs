@@ -14,6 +14,7 @@
 //!
 //! [`scripted`] is a loopback HTTP server that answers each request with the bytes a test
 //! scripts (framing, chunking, pauses, abrupt closes), for the client crates' tests.
+#![warn(missing_debug_implementations, missing_docs)]
 
 pub mod scripted;
 

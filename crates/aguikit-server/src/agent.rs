@@ -83,6 +83,12 @@ impl Agent for BoxedAgent {
 #[derive(Clone)]
 pub struct FnAgent<F>(F);
 
+impl<F> std::fmt::Debug for FnAgent<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("FnAgent").finish_non_exhaustive()
+    }
+}
+
 /// Makes an agent from an async closure.
 ///
 /// ```
@@ -118,6 +124,12 @@ where
 /// An agent whose runs are streams of events; see [`stream_agent`].
 #[derive(Clone)]
 pub struct StreamAgent<F>(F);
+
+impl<F> std::fmt::Debug for StreamAgent<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("StreamAgent").finish_non_exhaustive()
+    }
+}
 
 /// Makes an agent from a closure returning a `Stream` of events (an adapter for
 /// frameworks that already produce AG-UI events). Each event is verified and sent as

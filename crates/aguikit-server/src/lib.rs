@@ -1,22 +1,4 @@
-//! Host AG-UI agents over HTTP: the [`Agent`] trait, [`RunContext`] emitters and an axum
-//! router.
-//!
-//! ```no_run
-//! use aguikit_server::{agent_fn, AgentServer, Finish};
-//!
-//! # async fn demo() -> std::io::Result<()> {
-//! let agent = agent_fn(|input, ctx| async move {
-//!     let text = input.messages.last().and_then(|m| m.text()).unwrap_or("").to_owned();
-//!     let reply = ctx.text_message().start().await?;
-//!     reply.delta("You said: ").await?;
-//!     reply.delta(text).await?;
-//!     reply.end().await?;
-//!     Ok(Finish::success())
-//! });
-//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
-//! AgentServer::new(agent).path("/agent").serve(listener, aguikit_server::shutdown_signal()).await
-//! # }
-//! ```
+#![doc = include_str!("../README.md")]
 //!
 //! # What the runtime guarantees
 //!
@@ -62,6 +44,8 @@
 //! SSE (`text/event-stream`) unless the client explicitly prefers protobuf
 //! (`application/vnd.ag-ui.event+proto`, with the crate feature `proto`); see
 //! [`negotiate`]. `Accept: */*` gets SSE.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(missing_debug_implementations, missing_docs)]
 
 pub mod access;
 mod activity;

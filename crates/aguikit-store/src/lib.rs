@@ -1,32 +1,6 @@
-//! Persistent AG-UI threads: an append-only event log per thread.
-//!
-//! A *thread* is an ordered, append-only list of events (serialization spec P1), split into
-//! *runs*. Every stored event gets a sequence number, monotonically increasing per thread and
-//! contiguous from 1, which a server puts in the SSE `id:` field so that a client can resume
-//! with `Last-Event-ID`. Runs carry their lineage (`RUN_STARTED.parentRunId`, spec L1) and a
-//! status (running, finished, error).
-//!
-//! Events are stored as their wire JSON ([`Event::to_json_vec`]), exactly as sent (spec P2,
-//! P3), and decoded with [`Event::from_json_slice`].
-//!
-//! Backends implement [`EventStore`]: [`MemoryStore`], [`SqliteStore`] (feature `sqlite`, on
-//! by default) and [`PostgresStore`] (feature `postgres`). [`open`] picks one from a
-//! `memory` / `sqlite:PATH` / `postgres://...` locator.
-//!
-//! ```
-//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! use aguikit_core::event::{RunFinished, RunStarted};
-//! use aguikit_store::{EventStore, MemoryStore, RunStatus};
-//! let store = MemoryStore::new();
-//! let seqs = store
-//!     .append("t1", "r1", &[RunStarted::new("t1", "r1").into(), RunFinished::new("t1", "r1").into()])
-//!     .await
-//!     .unwrap();
-//! assert_eq!(seqs, 1..3);
-//! assert_eq!(store.read("t1", 2).await.unwrap()[0].seq, 2);
-//! assert_eq!(store.runs("t1").await.unwrap()[0].status, RunStatus::Finished);
-//! # });
-//! ```
+#![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(missing_debug_implementations, missing_docs)]
 
 mod error;
 mod memory;

@@ -77,6 +77,12 @@ pub struct MemoryStore {
     notifier: Arc<Notifier>,
 }
 
+impl std::fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStore").finish_non_exhaustive()
+    }
+}
+
 impl MemoryStore {
     /// An empty store.
     pub fn new() -> Self {

@@ -600,6 +600,15 @@ pub struct PostgresStore {
     inner: Arc<Inner>,
 }
 
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the connection string: it may hold a password.
+        f.debug_struct("PostgresStore")
+            .field("schema", &self.inner.schema)
+            .finish_non_exhaustive()
+    }
+}
+
 fn backend(e: impl std::fmt::Display) -> StoreError {
     StoreError::Backend(e.to_string())
 }

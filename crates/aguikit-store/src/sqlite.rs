@@ -271,6 +271,14 @@ pub struct SqliteStore {
     inner: Arc<Inner>,
 }
 
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.inner.path)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A SQLite error: [`StoreError::Damaged`] (without advice yet, see [`advise`]) when
 /// SQLite finds the file corrupt or not a database, [`StoreError::Backend`] otherwise.
 fn backend(e: rusqlite::Error) -> StoreError {
