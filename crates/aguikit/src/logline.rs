@@ -70,7 +70,7 @@ impl Visit for FieldWriter<'_> {
             return;
         };
         if name == "message" {
-            self.result = self.out.write_str(value);
+            self.result = Escaping(&mut self.out).write_str(value);
             return;
         }
         self.named(name);
@@ -117,8 +117,42 @@ impl Visit for FieldWriter<'_> {
             self.named(name);
         }
         if self.result.is_ok() {
-            self.result = write!(self.out, "{value:?}");
+            // A `%` value (an id a client chose) is written by its `Display`, raw: its
+            // control characters are escaped on the way.
+            self.result = write!(Escaping(&mut self.out), "{value:?}");
         }
+    }
+}
+
+/// Writes through to `W`, escaping what could forge or hide a log line: control characters
+/// (line breaks, the ESC of terminal sequences, C1 controls), the Unicode line and
+/// paragraph separators and the bidirectional overrides, each as `{:?}` escapes it
+/// (`\n`, `\u{1b}`). Anything else, and all printable ASCII, is copied as it is.
+pub struct Escaping<'a, W: Write>(pub &'a mut W);
+
+/// Whether `c` is escaped in a text log line.
+fn forges(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+impl<W: Write> Write for Escaping<'_, W> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        // Printable ASCII throughout: as it is, at once.
+        if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+            return self.0.write_str(s);
+        }
+        let mut start = 0;
+        for (i, c) in s.char_indices() {
+            if forges(c) {
+                self.0.write_str(&s[start..i])?;
+                for e in c.escape_debug() {
+                    self.0.write_char(e)?;
+                }
+                start = i + c.len_utf8();
+            }
+        }
+        self.0.write_str(&s[start..])
     }
 }
 
@@ -322,6 +356,19 @@ mod tests {
         }
     }
 
+    #[test]
+    fn control_characters_are_escaped() {
+        let mut out = String::new();
+        Escaping(&mut out)
+            .write_str("t\n2026-01-01T00:00:00Z  INFO fake\u{1b}[31m\r\u{202e}é\u{85}")
+            .unwrap();
+        assert_eq!(
+            out,
+            "t\\n2026-01-01T00:00:00Z  INFO fake\\u{1b}[31m\\r\\u{202e}é\\u{85}"
+        );
+        assert!(!out.chars().any(forges));
+    }
+
     /// The lines match what the stock formatter writes without colours.
     #[test]
     fn lines_match_the_stock_format() {
@@ -363,7 +410,7 @@ mod tests {
                 "run ended"
             );
             tracing::warn!("only a message with {} args", 2);
-            tracing::error!(e = ?Some("dbg"), "tab\tin message");
+            tracing::error!(e = ?Some("dbg"), "a message");
         }
         let stock = Buf::default();
         let ours = Buf::default();

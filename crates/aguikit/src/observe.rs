@@ -30,7 +30,14 @@ pub fn init_logging(format: LogFormat, filter: &str) -> Result<(), String> {
     let result = match format {
         LogFormat::Text if std::io::stderr().is_terminal() => {
             use tracing_subscriber::layer::SubscriberExt;
-            let subscriber = builder.with_ansi(true).finish().with(targets);
+            // The stock coloured line, with fields written by PlainFields, which escapes
+            // the control characters of client-chosen values (a forged line, an escape
+            // sequence for the terminal).
+            let subscriber = builder
+                .with_ansi(true)
+                .fmt_fields(crate::logline::PlainFields)
+                .finish()
+                .with(targets);
             tracing::subscriber::set_global_default(subscriber)
         }
         // The same lines, without colours, written by a formatter that costs a fraction.

@@ -10,8 +10,14 @@ use std::time::Duration;
 pub enum Auth {
     /// `--no-auth`.
     Off,
-    /// One token (given or drawn), shown in the console URL.
-    Single(String),
+    /// One token: drawn at random (`drawn`, shown in the console URL) or given by the
+    /// operator in `$AGUI_TOKEN` (never printed).
+    Single {
+        /// The token.
+        token: String,
+        /// Drawn by `agui serve` (else given by the operator).
+        drawn: bool,
+    },
     /// A tokens file with named principals.
     File(Tokens),
 }
@@ -40,15 +46,21 @@ impl Auth {
             Some(t) if t.chars().any(|c| c.is_whitespace() || c.is_control()) => {
                 Err("$AGUI_TOKEN must not contain spaces or control characters".into())
             }
-            Some(t) => Ok(Auth::Single(t)),
-            None => Ok(Auth::Single(Tokens::random_token())),
+            Some(token) => Ok(Auth::Single {
+                token,
+                drawn: false,
+            }),
+            None => Ok(Auth::Single {
+                token: Tokens::random_token(),
+                drawn: true,
+            }),
         }
     }
 
     fn tokens(&self) -> Option<Tokens> {
         match self {
             Auth::Off => None,
-            Auth::Single(t) => Some(Tokens::single(t.clone())),
+            Auth::Single { token, .. } => Some(Tokens::single(token.clone())),
             Auth::File(t) => Some(t.clone()),
         }
     }

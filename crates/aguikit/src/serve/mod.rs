@@ -190,15 +190,23 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         } else {
             " (runs outlive their clients)"
         };
+        // A token agui serve drew is shown (nobody else knows it); one the operator gave
+        // is not: the banner ends up in terminals' scrollback, CI logs and journals.
         let console = match &auth {
             Auth::Off => format!("http://{addr}/"),
-            Auth::Single(t) => format!("http://{addr}/#token={t}"),
-            Auth::File(_) => format!("http://{addr}/#token=YOUR_TOKEN"),
+            Auth::Single { token, drawn: true } => format!("http://{addr}/#token={token}"),
+            Auth::Single { drawn: false, .. } | Auth::File(_) => {
+                format!("http://{addr}/#token=YOUR_TOKEN")
+            }
         };
         let auth_line = match &auth {
             Auth::Off => "off (--no-auth)".to_owned(),
-            Auth::Single(_) => {
+            Auth::Single { drawn: true, .. } => {
                 "bearer token (in the console URL; AGUI_TOKEN=... for the agui commands)".to_owned()
+            }
+            Auth::Single { drawn: false, .. } => {
+                "bearer token from $AGUI_TOKEN (not shown; put it after #token= in the console URL)"
+                    .to_owned()
             }
             Auth::File(t) => format!("{} named tokens from --token-file", t.len()),
         };

@@ -11,4 +11,5 @@ mod common;
 mod server;
 
 mod inspect;
+mod logs;
 mod panics;
