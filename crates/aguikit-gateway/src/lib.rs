@@ -20,6 +20,18 @@
 //! logged (`tracing`, warning level, field `code`) and counted
 //! ([`aguikit_server::metrics::UPSTREAM_ERRORS`], labels `upstream` and `code`; a
 //! `RUN_ERROR` of the upstream's own is counted as `run_error`).
+//!
+//! # What an upstream cannot make the gateway do
+//!
+//! - **Follow a redirect.** A `3xx` ends the run with [`codes::REDIRECT`], naming the
+//!   status and the host it pointed to; nothing is sent there, so the configured headers
+//!   (the upstream's credentials) only ever go to the configured URL's origin, and no
+//!   `Referer` is sent at all.
+//! - **Speak to the client through an error body.** What an upstream says in a non-2xx
+//!   body (a stack trace, an internal address) goes to the operator's log; the client's
+//!   `RUN_ERROR` holds the code, the status and at most a short excerpt, its control
+//!   characters replaced ([`UpstreamBuilder::error_excerpt`], 200 characters by default,
+//!   0 for none).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_debug_implementations, missing_docs)]
 
@@ -60,6 +72,9 @@ pub mod codes {
     pub const LIMIT_EXCEEDED: &str = "upstream_limit_exceeded";
     /// The request could not be made (the input cannot be encoded).
     pub const REQUEST_FAILED: &str = "upstream_request_failed";
+    /// The upstream answered with a redirect (`3xx`), which is never followed: the message
+    /// names the status and the host of its `Location`.
+    pub const REDIRECT: &str = "upstream_redirect";
 
     /// Every code above.
     pub const ALL: &[&str] = &[
@@ -74,6 +89,7 @@ pub mod codes {
         MALFORMED_EVENT,
         LIMIT_EXCEEDED,
         REQUEST_FAILED,
+        REDIRECT,
     ];
 }
 
@@ -85,6 +101,10 @@ pub struct Upstream {
     name: String,
     agent: HttpAgent,
     display_url: String,
+    /// The URL as the HTTP client writes it in its errors (credentials included), to be
+    /// replaced by `display_url` in messages.
+    raw_url: String,
+    error_excerpt: usize,
     first_event_timeout: Option<Duration>,
     idle_timeout: Option<Duration>,
 }
@@ -125,7 +145,11 @@ pub struct UpstreamBuilder {
     first_event_timeout: Option<Duration>,
     idle_timeout: Option<Duration>,
     max_frame_size: Option<usize>,
+    error_excerpt: usize,
 }
+
+/// The default of [`UpstreamBuilder::error_excerpt`], in characters.
+pub const DEFAULT_ERROR_EXCERPT: usize = 200;
 
 /// Why an [`Upstream`] could not be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,7 +167,8 @@ impl Upstream {
     /// A builder for the upstream `name` (used in logs and metrics) at `url`.
     ///
     /// Defaults: ask for protobuf and accept SSE; 10 s to connect; 60 s to the first event;
-    /// 5 min between two events; the client's frame size limit (16 MiB).
+    /// 5 min between two events; the client's frame size limit (16 MiB); error bodies shown
+    /// to clients cut to [`DEFAULT_ERROR_EXCERPT`] characters.
     pub fn builder(name: impl Into<String>, url: impl Into<String>) -> UpstreamBuilder {
         UpstreamBuilder {
             name: name.into(),
@@ -154,6 +179,7 @@ impl Upstream {
             first_event_timeout: Some(Duration::from_secs(60)),
             idle_timeout: Some(Duration::from_secs(300)),
             max_frame_size: None,
+            error_excerpt: DEFAULT_ERROR_EXCERPT,
         }
     }
 
@@ -171,6 +197,8 @@ impl Upstream {
 
     /// Ends the run with `RUN_ERROR` `code`, logging and counting it.
     fn fail(&self, code: &'static str, message: String) -> AgentError {
+        // The HTTP client names the URL as configured, secrets and all: never past here.
+        let message = message.replace(&self.raw_url, &self.display_url);
         tracing::warn!(upstream = %self.name, code, "upstream failed: {message}");
         metrics::counter!(
             aguikit_server::metrics::UPSTREAM_ERRORS,
@@ -185,15 +213,53 @@ impl Upstream {
     /// received so far.
     fn client_failure(&self, e: ClientError, received: usize) -> AgentError {
         let (code, message) = match &e {
-            ClientError::Request { message, .. } => (
-                codes::UNREACHABLE,
-                format!("cannot reach {}: {message}", self.display_url),
+            ClientError::Request { message, .. } => match Refused::parse(message) {
+                Some(r) => (
+                    codes::REDIRECT,
+                    format!(
+                        "{} answered HTTP {} redirecting to host {}; redirects are not followed",
+                        self.display_url, r.status, r.host
+                    ),
+                ),
+                None => (
+                    codes::UNREACHABLE,
+                    format!("cannot reach {}: {message}", self.display_url),
+                ),
+            },
+            // A 3xx the client did not take for a redirect (no usable Location).
+            ClientError::Http { status, .. } if (300..400).contains(status) => (
+                codes::REDIRECT,
+                format!(
+                    "{} answered HTTP {status} (a redirect without a usable Location); redirects are not followed",
+                    self.display_url
+                ),
             ),
-            ClientError::Http { .. } => (
-                codes::HTTP_STATUS,
-                format!("{} answered {e}", self.display_url),
-            ),
-            ClientError::ContentType { .. } => (codes::CONTENT_TYPE, e.to_string()),
+            ClientError::Http { status, body, .. } => {
+                // The whole body for the operator; for the client, an excerpt at most.
+                tracing::warn!(upstream = %self.name, status, body = %body, "the upstream's error body");
+                (
+                    codes::HTTP_STATUS,
+                    format!(
+                        "{} answered HTTP {status}{}",
+                        self.display_url,
+                        shown(body, self.error_excerpt)
+                    ),
+                )
+            }
+            ClientError::ContentType { content_type, body } => {
+                tracing::warn!(upstream = %self.name, body = %body, "the start of the upstream's response");
+                (
+                    codes::CONTENT_TYPE,
+                    format!(
+                        "the response is not an AG-UI event stream: content type {}{}",
+                        content_type
+                            .as_deref()
+                            .map(|c| format!("{:?}", sanitised(c, 100)))
+                            .unwrap_or_else(|| "absent".into()),
+                        shown(body, self.error_excerpt)
+                    ),
+                )
+            }
             ClientError::ConnectionLost { .. } => (codes::CONNECTION_LOST, e.to_string()),
             ClientError::Timeout { .. } if received == 0 => {
                 (codes::FIRST_EVENT_TIMEOUT, e.to_string())
@@ -267,6 +333,24 @@ impl UpstreamBuilder {
         self
     }
 
+    /// How much of an upstream's error body (a non-2xx answer, or a response that is not
+    /// an event stream) the client's `RUN_ERROR` shows, in characters, after control
+    /// characters are replaced by spaces and runs of white space folded; 0 shows none. The
+    /// whole body (as far as the client reads it) goes to the log. Default
+    /// [`DEFAULT_ERROR_EXCERPT`].
+    ///
+    /// ```
+    /// let up = aguikit_gateway::Upstream::builder("py", "http://127.0.0.1:8123/agent")
+    ///     .error_excerpt(0)
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = up;
+    /// ```
+    pub fn error_excerpt(mut self, chars: usize) -> Self {
+        self.error_excerpt = chars;
+        self
+    }
+
     /// Builds the upstream; fails on a URL that is not absolute http(s), an invalid header
     /// or an empty name.
     pub fn build(self) -> Result<Upstream, BuildError> {
@@ -281,8 +365,26 @@ impl UpstreamBuilder {
                 self.name
             )));
         }
+        let raw_url = parsed.to_string();
         let display_url = display_url(parsed);
+        // Redirects are never followed: a 3xx ends the run (`codes::REDIRECT`), so the
+        // configured headers go to the configured origin only; no Referer either.
+        aguikit_client::install_tls();
+        let client = reqwest::Client::builder()
+            .tcp_nodelay(true)
+            .connect_timeout(self.connect_timeout)
+            .referer(false)
+            .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                let refused = Refused {
+                    status: attempt.status().as_u16(),
+                    host: attempt.url().host_str().unwrap_or("(none)").to_owned(),
+                };
+                attempt.error(refused)
+            }))
+            .build()
+            .map_err(|e| BuildError(format!("upstream {}: HTTP client: {e}", self.name)))?;
         let mut builder = HttpAgent::builder(&self.url)
+            .client(client)
             .wire_format(self.encoding)
             .timeouts(aguikit_client::Timeouts {
                 connect: Some(self.connect_timeout),
@@ -305,9 +407,68 @@ impl UpstreamBuilder {
             name: self.name,
             agent,
             display_url,
+            raw_url,
+            error_excerpt: self.error_excerpt,
             first_event_timeout: self.first_event_timeout,
             idle_timeout: self.idle_timeout,
         })
+    }
+}
+
+/// A redirect the HTTP client refused to follow; its text, which reaches the gateway inside
+/// the client's error message, is read back by [`Refused::parse`].
+#[derive(Debug)]
+struct Refused {
+    status: u16,
+    host: String,
+}
+
+const REFUSED_MARK: &str = "aguikit-gateway refused a redirect: status ";
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{REFUSED_MARK}{} host {}", self.status, self.host)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+impl Refused {
+    /// The refused redirect named in a client error's message.
+    fn parse(message: &str) -> Option<Refused> {
+        let rest = &message[message.find(REFUSED_MARK)? + REFUSED_MARK.len()..];
+        let (status, rest) = rest.split_once(" host ")?;
+        let host: String = rest
+            .chars()
+            .take_while(|c| {
+                c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']' | '(' | ')')
+            })
+            .collect();
+        Some(Refused {
+            status: status.parse().ok()?,
+            host,
+        })
+    }
+}
+
+/// `text` fit for a client's error message: control characters as spaces, white space
+/// folded, at most `max` characters.
+fn sanitised(text: &str, max: usize) -> String {
+    let folded: String = text
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    aguikit_core::fmt::excerpt(&folded, max)
+}
+
+/// `: EXCERPT` of an upstream's body for a client's message, or nothing.
+fn shown(body: &str, max: usize) -> String {
+    let excerpt = sanitised(body, max);
+    if max == 0 || excerpt.is_empty() {
+        String::new()
+    } else {
+        format!(": {excerpt}")
     }
 }
 
@@ -466,6 +627,22 @@ mod tests {
             .build()
             .unwrap();
         assert!(!format!("{ok:?}").contains("s3cret-value"));
+    }
+
+    #[test]
+    fn refused_redirects_read_back_and_bodies_are_sanitised() {
+        let r = Refused {
+            status: 307,
+            host: "internal.example".into(),
+        };
+        let message = format!("error following redirect for url (http://x/?k=1): {r}");
+        let back = Refused::parse(&message).unwrap();
+        assert_eq!((back.status, back.host.as_str()), (307, "internal.example"));
+        assert!(Refused::parse("connection refused").is_none());
+        assert_eq!(sanitised("a\n\tb\u{1b}[31m  c", 50), "a b [31m c");
+        assert_eq!(sanitised(&"x".repeat(300), 200).chars().count(), 201);
+        assert_eq!(shown("trace", 0), "");
+        assert_eq!(shown("trace", 3), ": tra…");
     }
 
     #[test]

@@ -112,6 +112,11 @@ pub struct ServeArgs {
     /// Seconds an upstream may send no event (RUN_ERROR `upstream_idle_timeout`).
     #[arg(long, value_name = "SECS", default_value = "300", value_parser = parse_secs)]
     pub upstream_idle_timeout_secs: Duration,
+    /// Characters of an upstream's error body (a non-2xx answer) shown to the client in
+    /// its RUN_ERROR, control characters replaced; 0 for none. The whole body goes to the
+    /// log.
+    #[arg(long, value_name = "CHARS", default_value_t = aguikit_gateway::DEFAULT_ERROR_EXCERPT)]
+    pub upstream_error_excerpt: usize,
     /// Serve GET /metrics on this address (`ADDR:PORT`, no token: keep it internal) instead
     /// of on the main listener, where it needs the API token.
     #[arg(long, value_name = "ADDR:PORT")]

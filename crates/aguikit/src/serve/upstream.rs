@@ -98,7 +98,8 @@ pub fn upstream(spec: &UpstreamSpec, args: &ServeArgs) -> Result<Upstream, Strin
         .wire_format(args.upstream_encoding)
         .connect_timeout(args.upstream_connect_timeout_secs)
         .first_event_timeout(Some(args.upstream_first_event_timeout_secs))
-        .idle_timeout(Some(args.upstream_idle_timeout_secs));
+        .idle_timeout(Some(args.upstream_idle_timeout_secs))
+        .error_excerpt(args.upstream_error_excerpt);
     for (name, value) in &spec.headers {
         b = b.header(name, value);
     }
