@@ -11,7 +11,8 @@ use std::time::Duration;
 pub enum StreamTools {
     /// Show a recorded stream as a timeline: events, messages, and where verification breaks.
     Inspect {
-        /// A JSON array, JSON Lines, an SSE stream or a case file; `-` for standard input.
+        /// A JSON array, JSON Lines, an SSE stream, a case file or length-prefixed protobuf; `-`
+        /// for standard input.
         file: String,
         /// Colours: auto (on a terminal, unless NO_COLOR is set), always or never.
         #[arg(long, value_enum, default_value = "auto")]

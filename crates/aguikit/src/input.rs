@@ -1,5 +1,6 @@
 //! Reading event streams from a file or standard input, incrementally: a JSON array, JSON
-//! Lines, an SSE stream or a conformance case file, told apart by their first bytes.
+//! Lines, an SSE stream, a conformance case file or length-prefixed protobuf, told apart by
+//! their first bytes.
 //!
 //! JSON Lines, SSE and JSON arrays are read in 64 KiB chunks and handed out one event at a
 //! time (the JSON text of each event, borrowed from the reader's buffer), so memory does not
@@ -12,7 +13,9 @@
 //! not after reading the rest.
 
 use crate::term::{ProgressBar, Unit};
+use aguikit_core::codec::proto::{self, ProtoError, ProtoFrameDecoder};
 use aguikit_core::codec::sse::{SseDecoder, SseError};
+use aguikit_core::event::DecodeError;
 use serde_json::Value;
 use std::io::Read;
 use std::ops::{ControlFlow, Range};
@@ -41,6 +44,9 @@ pub enum Format {
     Sse,
     /// A conformance case (`{"events": [...], ...}`).
     Case,
+    /// Length-prefixed protobuf envelopes (`application/vnd.ag-ui.event+proto`), told apart
+    /// by a first byte no text format starts with (a frame under 16 MiB starts with 0).
+    Protobuf,
 }
 
 /// Why an input could not be read to its end. Every event before the problem was handed out.
@@ -157,6 +163,12 @@ enum Body {
     },
     /// SSE, streamed through the decoder (which holds the bytes pushed so far).
     Sse(Box<SseDecoder>),
+    /// Protobuf, streamed through the frame decoder; each event is handed out as its JSON,
+    /// written into `json`.
+    Proto {
+        decoder: Box<ProtoFrameDecoder>,
+        json: Vec<u8>,
+    },
     /// A JSON array, streamed element by element: `buf[start..]` is unread.
     Array {
         buf: Vec<u8>,
@@ -206,6 +218,22 @@ impl EventReader {
         // The first bytes that are not a BOM or whitespace, and enough of them to tell SSE's
         // field names apart.
         let start = loop {
+            if let Some(&first) = buf.first()
+                && !bom_checked
+                && is_binary_start(first)
+            {
+                let mut decoder = ProtoFrameDecoder::with_max_frame_size(max_frame_bytes);
+                decoder.push(&buf);
+                return Ok(EventReader {
+                    source,
+                    format: Format::Protobuf,
+                    body: Body::Proto {
+                        decoder: Box::new(decoder),
+                        json: Vec::new(),
+                    },
+                    max_frame_bytes,
+                });
+            }
             if !bom_checked && (buf.len() >= 3 || eof) {
                 if buf.starts_with(b"\xEF\xBB\xBF") {
                     buf.drain(..3);
@@ -250,7 +278,7 @@ impl EventReader {
             }
             Some(_) => {
                 return Err(ReadError::Unrecognised(
-                    "unrecognised input: expected a JSON array, JSON Lines, an SSE stream (data: lines) or a case file".into(),
+                    "unrecognised input: expected a JSON array, JSON Lines, an SSE stream (data: lines), a case file or length-prefixed protobuf".into(),
                 ));
             }
         };
@@ -274,15 +302,32 @@ impl EventReader {
     /// # Errors
     ///
     /// When the input cannot be read to its end; every event before the problem was handed
-    /// to `f`.
+    /// to `f`. A protobuf event that breaks the schema ([`Item::Undecodable`]) ends the
+    /// reading here too.
     pub fn for_each(
         &mut self,
         mut f: impl FnMut(&[u8]) -> ControlFlow<()>,
     ) -> Result<(), ReadError> {
-        self.for_each_item(|item| match item {
-            Item::Event(json) => f(json),
+        let mut undecodable = None;
+        let mut count = 0;
+        let read = self.for_each_item(|item| match item {
+            Item::Event(json) => {
+                count += 1;
+                f(json)
+            }
+            Item::Undecodable(u) => {
+                undecodable = Some(ReadError::Framing {
+                    event: count,
+                    message: format!("event {count}: {}", u.error),
+                });
+                ControlFlow::Break(())
+            }
             Item::Reading => ControlFlow::Continue(()),
-        })
+        });
+        match undecodable {
+            Some(e) => Err(e),
+            None => read,
+        }
     }
 
     /// As [`for_each`](Self::for_each), and also tells `f` each time the reader is about to
@@ -307,6 +352,69 @@ impl EventReader {
                     }
                 }
                 Ok(())
+            }
+            Body::Proto { decoder, json } => {
+                let mut chunk = Vec::with_capacity(CHUNK);
+                let mut count = 0usize;
+                let unreadable = |count: usize, e: ProtoError| ReadError::Framing {
+                    event: count,
+                    message: match e {
+                        ProtoError::FrameTooLarge { len, max } => format!(
+                            "event {count}: a protobuf frame of {len} bytes, over the limit of \
+                             {max} bytes (raise it with --max-frame-bytes)"
+                        ),
+                        e => format!("event {count}: {e}"),
+                    },
+                };
+                loop {
+                    loop {
+                        let body = match decoder.next_frame() {
+                            Ok(Some(body)) => body,
+                            Ok(None) => break,
+                            Err(e) => return Err(unreadable(count, e)),
+                        };
+                        let item = match proto::decode_event(&body) {
+                            Ok(Some(event)) => {
+                                json.clear();
+                                event.write_json(json);
+                                Item::Event(json)
+                            }
+                            // An event of a later protocol version: skipped, as the
+                            // reference (and `agui decode`) do.
+                            Ok(None) => continue,
+                            Err(ProtoError::Invalid {
+                                event_type,
+                                path,
+                                message,
+                            }) => {
+                                let u = Undecodable {
+                                    event_type: event_type.as_str().to_owned(),
+                                    error: DecodeError::Invalid {
+                                        event_type,
+                                        path,
+                                        message,
+                                        excerpt: String::new(),
+                                    },
+                                };
+                                let _ = f(Item::Undecodable(&u));
+                                return Ok(());
+                            }
+                            Err(e) => return Err(unreadable(count, e)),
+                        };
+                        count += 1;
+                        if f(item).is_break() {
+                            return Ok(());
+                        }
+                    }
+                    chunk.clear();
+                    if f(Item::Reading).is_break() {
+                        return Ok(());
+                    }
+                    if self.source.read_chunk(&mut chunk)? == 0 {
+                        return decoder.finish().map_err(|e| unreadable(count, e));
+                    }
+                    decoder.push(&chunk);
+                }
             }
             Body::Array { buf, start, scan } => {
                 let max = self.max_frame_bytes;
@@ -422,12 +530,31 @@ impl EventReader {
 }
 
 /// What [`EventReader::for_each_item`] hands out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Item<'a> {
     /// The JSON text of the next event.
     Event(&'a [u8]),
+    /// The next event, read from protobuf, breaks the schema and has no JSON form: the last
+    /// item (the reading stops after it).
+    Undecodable(&'a Undecodable),
     /// Every event read so far was handed out; the reader is about to wait for more input.
     Reading,
+}
+
+/// A protobuf event that breaks the AG-UI schema: what the JSON decoder would have said of
+/// it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Undecodable {
+    /// Its type.
+    pub event_type: String,
+    /// What is wrong.
+    pub error: DecodeError,
+}
+
+/// Whether an input starting with `byte` is binary (protobuf): no text format starts with
+/// a control character other than whitespace.
+fn is_binary_start(byte: u8) -> bool {
+    byte < 0x20 && !byte.is_ascii_whitespace()
 }
 
 /// An input starting with `{`: a case file or one event read whole, or JSON Lines streamed.

@@ -3,7 +3,7 @@
 //! it belongs to and a short summary — then the messages the stream built, the final state,
 //! and the exact event and rule where verification breaks.
 
-use crate::input::{EventReader, Format, RawEvent, ReadError, Source};
+use crate::input::{EventReader, Format, Item, RawEvent, ReadError, Source, Undecodable};
 use crate::term::{ColorChoice, Paint, sgr};
 use aguikit_core::engine::pipeline::{Pipeline, PipelineError, PipelineErrorKind};
 use serde_json::Value;
@@ -76,9 +76,12 @@ impl From<ReadError> for RenderError {
 pub trait Replay {
     /// The stream's format.
     fn format(&self) -> Format;
-    /// Hands the JSON text of every event to `f`, from the first.
-    fn each(&mut self, f: &mut dyn FnMut(&[u8])) -> Result<(), ReadError>;
+    /// Hands every event to `f`, from the first.
+    fn each(&mut self, f: &mut dyn FnMut(Frame<'_>)) -> Result<(), ReadError>;
 }
+
+/// One event of a [`Replay`]: its JSON text, or (read from protobuf) why it has none.
+pub type Frame<'a> = Result<&'a [u8], &'a Undecodable>;
 
 /// A file (or standard input, kept in a temporary file) read once per pass.
 struct Twice {
@@ -140,7 +143,7 @@ impl Replay for Twice {
         self.format
     }
 
-    fn each(&mut self, f: &mut dyn FnMut(&[u8])) -> Result<(), ReadError> {
+    fn each(&mut self, f: &mut dyn FnMut(Frame<'_>)) -> Result<(), ReadError> {
         let mut reader = match self.first.take() {
             Some(r) => r,
             None => {
@@ -159,8 +162,12 @@ impl Replay for Twice {
                 )?
             }
         };
-        reader.for_each(|json| {
-            f(json);
+        reader.for_each_item(|item| {
+            match item {
+                Item::Event(json) => f(Ok(json)),
+                Item::Undecodable(u) => f(Err(u)),
+                Item::Reading => {}
+            }
             ControlFlow::Continue(())
         })
     }
@@ -172,9 +179,9 @@ impl Replay for (Format, Vec<Vec<u8>>) {
         self.0
     }
 
-    fn each(&mut self, f: &mut dyn FnMut(&[u8])) -> Result<(), ReadError> {
+    fn each(&mut self, f: &mut dyn FnMut(Frame<'_>)) -> Result<(), ReadError> {
         for e in &self.1 {
-            f(e);
+            f(Ok(e));
         }
         Ok(())
     }
@@ -246,12 +253,16 @@ impl<R: Read> Read for Tee<R> {
     }
 }
 
-/// One event's JSON as the timeline shows it: the value, or why the text is not JSON.
-fn raw_event(json: &[u8], format: Format) -> RawEvent {
-    serde_json::from_slice(json).map_err(|e| match format {
-        Format::Sse => format!("invalid JSON in SSE frame: {e}"),
-        _ => format!("invalid JSON line: {e}"),
-    })
+/// One event's JSON as the timeline shows it: the value, or why the text is not JSON. An
+/// event read from protobuf that breaks the schema shows as its type alone.
+fn raw_event(frame: Frame<'_>, format: Format) -> RawEvent {
+    match frame {
+        Ok(json) => serde_json::from_slice(json).map_err(|e| match format {
+            Format::Sse => format!("invalid JSON in SSE frame: {e}"),
+            _ => format!("invalid JSON line: {e}"),
+        }),
+        Err(u) => Ok(serde_json::json!({ "type": u.event_type })),
+    }
 }
 
 /// What the first reading learnt: the engine's verdict and what the timeline needs.
@@ -287,10 +298,10 @@ fn verify(stream: &mut dyn Replay) -> Result<Verdict, ReadError> {
         last_run_event: None,
     };
     let mut applied_warnings = 0;
-    stream.each(&mut |json| {
+    stream.each(&mut |frame| {
         let i = v.count;
         v.count += 1;
-        let raw = raw_event(json, format);
+        let raw = raw_event(frame, format);
         if let Ok(value) = &raw {
             if let Some(t) = timestamp(value) {
                 v.t0.get_or_insert(t);
@@ -314,9 +325,12 @@ fn verify(stream: &mut dyn Replay) -> Result<Verdict, ReadError> {
         if v.error.is_some() {
             return;
         }
-        let result = match &raw {
-            Ok(_) => p.push_json(json).map(|_| ()),
-            Err(e) => push_not_json(&mut p, e),
+        let result = match (frame, &raw) {
+            (Err(u), _) => p
+                .push_decoded(Err(u.error.clone()), u.event_type.clone())
+                .map(|_| ()),
+            (Ok(json), Ok(_)) => p.push_json(json).map(|_| ()),
+            (Ok(_), Err(e)) => push_not_json(&mut p, e),
         };
         // The reducer's warnings carry no index: they belong to the event just pushed.
         let all = p.applier().warnings();
@@ -387,6 +401,7 @@ pub fn render(
         Format::JsonLines => "JSON Lines",
         Format::Sse => "SSE",
         Format::Case => "case file",
+        Format::Protobuf => "protobuf",
     };
     let span = match (t0, t_last) {
         (Some(a), Some(b)) if b > a => format!(", {:.3} s", (b - a) as f64 / 1000.0),
@@ -404,11 +419,11 @@ pub fn render(
     let error_at = verdict.error.as_ref().map(|e| e.index);
     let mut i = 0usize;
     let mut written: std::io::Result<()> = Ok(());
-    stream.each(&mut |json| {
+    stream.each(&mut |frame| {
         if written.is_err() {
             return;
         }
-        let raw = raw_event(json, format);
+        let raw = raw_event(frame, format);
         written = timeline_line(
             out,
             TimelineRow {

@@ -166,6 +166,7 @@ pub fn read_events(bytes: axum::body::Bytes, proto: bool) -> Result<Recording, S
         crate::input::Format::JsonLines => "json-lines",
         crate::input::Format::Sse => "sse",
         crate::input::Format::Case => "case",
+        crate::input::Format::Protobuf => "protobuf",
     };
     let mut recording = Recording {
         format,

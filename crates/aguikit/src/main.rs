@@ -47,7 +47,8 @@ struct Cli {
 enum Command {
     /// Check a stream with the reference client's rules: {"ok":true} or {"ok":false,"at":K,...}.
     Verify {
-        /// A JSON array, JSON Lines, an SSE stream or a case file; `-` for standard input.
+        /// A JSON array, JSON Lines, an SSE stream, a case file or length-prefixed protobuf; `-`
+        /// for standard input.
         file: String,
         #[command(flatten)]
         stream: stream::StreamOptions,
@@ -61,7 +62,7 @@ enum Command {
     },
     /// Expand *_CHUNK events into START / CONTENT / END events.
     Expand {
-        /// Input file or `-`.
+        /// Input file (any format `verify` reads) or `-`.
         file: String,
         #[command(flatten)]
         stream: stream::StreamOptions,

@@ -15,7 +15,7 @@
 //! JSON array (a valid array of the output so far), `decode` keeps the events before the bad
 //! frame, and the error names the event or frame.
 
-use crate::input::{EventReader, Item, ReadError, Source};
+use crate::input::{EventReader, Item, ReadError, Source, Undecodable};
 use aguikit_core::Event;
 pub use aguikit_core::codec::media::WireFormat;
 use aguikit_core::codec::{proto, sse};
@@ -159,9 +159,16 @@ fn run_pipeline(file: &str, opts: StreamOptions, apply: bool) -> Result<Pipeline
     if apply {
         fold_beside_decoding(reader, &mut p)?;
     } else {
-        reader.for_each(|json| match p.push_json(json) {
-            Ok(_) => ControlFlow::Continue(()),
-            Err(_) => ControlFlow::Break(()),
+        reader.for_each_item(|item| {
+            let pushed = match item {
+                Item::Event(json) => p.push_json(json).map(|_| ()),
+                Item::Undecodable(u) => push_undecodable(&mut p, u),
+                Item::Reading => Ok(()),
+            };
+            match pushed {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(_) => ControlFlow::Break(()),
+            }
         })?;
     }
     if p.error().is_none() {
@@ -201,12 +208,14 @@ fn fold_beside_decoding(mut reader: EventReader, p: &mut Pipeline) -> Result<(),
                         if json.len() >= BATCH_BYTES && !(h.send() && h.wait_folded()) {
                             return ControlFlow::Break(());
                         }
-                        h.batch.push(Decoded::from_json(json));
+                        h.batch.push(Ready::Decoded(Decoded::from_json(json)));
                         h.bytes += json.len();
                         if h.batch.len() < BATCH_EVENTS && h.bytes < BATCH_BYTES {
                             return ControlFlow::Continue(());
                         }
                     }
+                    // The last item: sent with the batch.
+                    Item::Undecodable(u) => h.batch.push(Ready::Undecodable(Box::new(u.clone()))),
                     Item::Reading if !live => return ControlFlow::Continue(()),
                     Item::Reading => {}
                 }
@@ -222,8 +231,12 @@ fn fold_beside_decoding(mut reader: EventReader, p: &mut Pipeline) -> Result<(),
         })
         .map_err(|e| format!("starting the decoding thread: {e}"))?;
     'fold: for mut batch in &received {
-        for decoded in batch.drain(..) {
-            if p.push_ready(decoded).is_err() {
+        for ready in batch.drain(..) {
+            let pushed = match ready {
+                Ready::Decoded(decoded) => p.push_ready(decoded).map(|_| ()),
+                Ready::Undecodable(u) => push_undecodable(p, &u),
+            };
+            if pushed.is_err() {
                 break 'fold;
             }
         }
@@ -243,15 +256,31 @@ fn fold_beside_decoding(mut reader: EventReader, p: &mut Pipeline) -> Result<(),
     Ok(())
 }
 
+/// One event of a batch handed over in [`fold_beside_decoding`].
+// Nearly every item is `Decoded`: boxing it would cost an allocation per event.
+#[allow(clippy::large_enum_variant)]
+enum Ready {
+    Decoded(Decoded),
+    /// A protobuf event that breaks the schema.
+    Undecodable(Box<Undecodable>),
+}
+
+/// Feeds `p` an event read from protobuf that breaks the schema: it fails there, as its
+/// JSON would.
+fn push_undecodable(p: &mut Pipeline, u: &Undecodable) -> Result<(), PipelineError> {
+    p.push_decoded(Err(u.error.clone()), u.event_type.clone())
+        .map(|_| ())
+}
+
 /// The decoding thread's end of the hand-over in [`fold_beside_decoding`].
 struct Handover {
-    batches: std::sync::mpsc::SyncSender<Vec<Decoded>>,
+    batches: std::sync::mpsc::SyncSender<Vec<Ready>>,
     /// Batches folded, handed back empty.
-    folded: std::sync::mpsc::Receiver<Vec<Decoded>>,
+    folded: std::sync::mpsc::Receiver<Vec<Ready>>,
     /// Batches handed over and not yet handed back.
     unfolded: usize,
     /// The batch being filled, and the bytes of its frames.
-    batch: Vec<Decoded>,
+    batch: Vec<Ready>,
     bytes: usize,
 }
 
@@ -428,6 +457,10 @@ fn transform(file: &str, opts: StreamOptions, mut stage: impl Stage) -> Result<E
         let read = reader.for_each_item(|item| {
             let json = match item {
                 Item::Event(json) => json,
+                Item::Undecodable(u) => {
+                    invalid = Some((index, u.error.to_string()));
+                    return ControlFlow::Break(());
+                }
                 Item::Reading => {
                     // Keep up with a live input: what is done goes out before waiting.
                     if let Err(e) = out.flush() {
@@ -511,6 +544,7 @@ pub fn encode(format: WireFormat, file: &str, opts: StreamOptions) -> Result<Exi
         let result = match item {
             // Keep up with a live input: what is done goes out before waiting.
             Item::Reading => out.flush().map_err(Stop::from),
+            Item::Undecodable(u) => Err(Stop::Invalid(format!("event {index}: {}", u.error))),
             Item::Event(text) => {
                 index += 1;
                 encoder.write(&mut out, text, index - 1)

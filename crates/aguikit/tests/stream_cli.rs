@@ -260,21 +260,33 @@ fn proto_decode_names_the_frame_and_keeps_the_events_before() {
 #[test]
 fn every_input_format_gives_the_same_result() {
     let events = [RS, TS, &content("Hel"), &content("lo"), TE, RF];
-    let inputs = [
-        ("same.jsonl", jsonl(&events)),
+    let proto = wire_bytes(&[
+        "encode",
+        "--format",
+        "proto",
+        &file("same-src.jsonl", jsonl(&events)),
+    ]);
+    let inputs: [(&str, Vec<u8>); 6] = [
+        ("same.jsonl", jsonl(&events).into()),
         (
             "same.crlf.jsonl",
-            events.iter().map(|e| format!("{e}\r\n")).collect(),
+            events
+                .iter()
+                .map(|e| format!("{e}\r\n"))
+                .collect::<String>()
+                .into(),
         ),
-        ("same.sse", sse(&events)),
-        ("same.json", format!("[{}]", events.join(",\n  "))),
+        ("same.sse", sse(&events).into()),
+        ("same.json", format!("[{}]", events.join(",\n  ")).into()),
         (
             "same.case.json",
             format!(
                 "{{\n  \"name\": \"x\",\n  \"events\": [{}]\n}}",
                 events.join(",")
-            ),
+            )
+            .into(),
         ),
+        ("same.pb", proto),
     ];
     for cmd in [
         &["apply"][..],
@@ -293,7 +305,7 @@ fn every_input_format_gives_the_same_result() {
             assert_eq!(from_file.code, 0, "{cmd:?} {name}: {from_file:?}");
             args.pop();
             args.push("-");
-            let from_stdin = agui_with_stdin(&args, text.as_bytes());
+            let from_stdin = agui_with_stdin(&args, text);
             assert_eq!(
                 from_stdin.stdout, from_file.stdout,
                 "{cmd:?} {name} from stdin"
@@ -306,6 +318,86 @@ fn every_input_format_gives_the_same_result() {
             }
         }
     }
+    // `inspect` shows the same timeline, its header naming the format.
+    let timeline = |name: &str, text: &[u8]| {
+        let out = agui(&["inspect", "--color", "never", &file(name, text)]);
+        assert_eq!(out.code, 0, "{name}: {out:?}");
+        let (head, rest) = out.stdout.split_once('\n').unwrap();
+        (head.to_owned(), rest.to_owned())
+    };
+    let (head, lines) = timeline("same.jsonl", &inputs[0].1);
+    let (pb_head, pb_lines) = timeline("same.pb", &inputs[5].1);
+    assert_eq!(head, "6 events (JSON Lines)");
+    assert_eq!(pb_head, "6 events (protobuf)");
+    assert_eq!(pb_lines, lines);
+}
+
+#[test]
+fn a_protobuf_stream_that_breaks_is_named_where_it_breaks() {
+    let events = [RS, TS, &content("a"), TE];
+    let wire = wire_bytes(&[
+        "encode",
+        "--format",
+        "proto",
+        &file("pb-src.jsonl", jsonl(&events)),
+    ]);
+    // Content after its message ended: invalid there for the checkers.
+    let out_of_order = wire_bytes(&[
+        "encode",
+        "--format",
+        "proto",
+        &file("pb-order.jsonl", jsonl(&[RS, TS, TE, &content("a")])),
+    ]);
+    let out_of_order = file("out-of-order.pb", &out_of_order);
+    for cmd in ["verify", "apply"] {
+        let out = agui(&[cmd, &out_of_order]);
+        assert_eq!(out.code, 1, "{cmd}: {out:?}");
+        assert_eq!(out.json()["at"], 3, "{cmd}");
+    }
+    let out = agui(&["inspect", "--color", "never", &out_of_order]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stdout.contains("breaks at event 3"), "{}", out.stdout);
+    // A well-formed body whose event breaks the schema (a role no message has): invalid
+    // there, as its JSON would be.
+    let bad_role = wire_bytes(&[
+        "encode",
+        "--format",
+        "proto",
+        &file("pb-role.jsonl", jsonl(&[RS, TS])),
+    ]);
+    let at = bad_role.windows(9).position(|w| w == b"assistant").unwrap();
+    let mut bad_role = bad_role;
+    bad_role[at + 8] = b'X';
+    let bad_role = file("bad-role.pb", &bad_role);
+    let out = agui(&["verify", &bad_role]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let verdict = out.json();
+    assert_eq!(
+        (verdict["at"].as_u64(), verdict["rule"].as_str()),
+        (Some(1), Some("schema"))
+    );
+    assert_has(&out.stdout, &["TEXT_MESSAGE_START", "assistanX"]);
+    for cmd in ["apply", "inspect", "expand", "compact", "encode"] {
+        let out = agui(&[cmd, &bad_role]);
+        assert_eq!(out.code, 1, "{cmd}: {out:?}");
+    }
+    // A body that is not an event, after the first frame: unreadable from there (exit 2),
+    // named, for every command.
+    let first = u32::from_be_bytes(wire[..4].try_into().unwrap()) as usize;
+    let mut broken = wire[..4 + first].to_vec();
+    broken.extend_from_slice(&[0, 0, 0, 2, 0xff, 0xff]);
+    broken.extend_from_slice(&wire[4 + first..]);
+    let broken = file("broken-body.pb", &broken);
+    for cmd in ["verify", "apply", "inspect", "expand", "compact", "encode"] {
+        let out = agui(&[cmd, &broken]);
+        assert_eq!(out.code, 2, "{cmd}: {out:?}");
+        assert!(out.stderr.contains("event 1"), "{cmd}: {}", out.stderr);
+    }
+    // Cut inside a frame.
+    let cut = file("cut-frame.pb", &wire[..wire.len() - 2]);
+    let out = agui(&["verify", &cut]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("event 3"), "{}", out.stderr);
 }
 
 #[test]
