@@ -160,7 +160,8 @@ impl Serve {
             .split("#token=")
             .nth(1)
             .and_then(|rest| rest.split(|c: char| c.is_whitespace() || c == '&').next())
-            .filter(|t| !t.is_empty())
+            // `YOUR_TOKEN` stands for a token the operator gave, which is not shown.
+            .filter(|t| !t.is_empty() && *t != "YOUR_TOKEN")
             .map_or(offered, str::to_owned);
         Serve {
             child,
