@@ -43,6 +43,18 @@ pub enum StoreError {
         /// The run.
         run: String,
     },
+    /// Another run of the thread is in progress (running, and its server's lease has not
+    /// expired): a thread runs one run at a time. Refused atomically by the appends that
+    /// start a run with a lease ([`EventStore::append_leased`](crate::EventStore::append_leased),
+    /// [`EventStore::claim_run_json`](crate::EventStore::claim_run_json)) and by
+    /// [`EventStore::delete_thread`](crate::EventStore::delete_thread).
+    #[error("thread {thread:?} has a run in progress ({run:?}); one run at a time per thread")]
+    ThreadBusy {
+        /// The thread.
+        thread: String,
+        /// The run in progress.
+        run: String,
+    },
     /// The input does not make sense (empty id, mismatching ids, ...).
     #[error("invalid input: {0}")]
     Invalid(String),
@@ -88,7 +100,7 @@ impl StoreError {
     /// A short machine-readable code (`unknown_thread`, `unknown_run`, ...), stable across
     /// releases. The store knows nothing of HTTP: `aguikit-server` maps each error to its
     /// status (404 for an unknown thread or run, 400 for a sequence out of range or invalid
-    /// input, 409 for a closed or existing run, 503 for a damaged store, 500 otherwise).
+    /// input, 409 for a closed or existing run or a busy thread, 503 for a damaged store, 500 otherwise).
     pub fn code(&self) -> &'static str {
         match self {
             StoreError::UnknownThread(_) => "unknown_thread",
@@ -96,6 +108,7 @@ impl StoreError {
             StoreError::SequenceOutOfRange { .. } => "sequence_out_of_range",
             StoreError::RunClosed { .. } => "run_closed",
             StoreError::RunExists { .. } => "run_exists",
+            StoreError::ThreadBusy { .. } => "thread_busy",
             StoreError::Invalid(_) => "invalid_input",
             StoreError::Corrupt { .. } => "corrupt_event",
             StoreError::Damaged(_) => "store_damaged",

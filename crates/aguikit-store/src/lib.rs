@@ -365,6 +365,12 @@ pub trait EventStore: Send + Sync + 'static {
     /// existed. Afterwards every read behaves as for an unknown thread, its id can be used
     /// again from scratch, and live tails of it end with [`StoreError::UnknownThread`] (at
     /// once in this process, at their next wake-up or poll elsewhere).
+    ///
+    /// A thread with a run in progress (running, with a lease that has not expired: see
+    /// [`append_leased`](Self::append_leased)) is not removed: [`StoreError::ThreadBusy`],
+    /// decided atomically with the removal, so a run that claims the thread first keeps
+    /// it, and one that comes after finds no thread. A running run without a lease, or
+    /// whose lease expired (its server died), does not hold the thread.
     fn delete_thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<bool>>;
 
     /// Checks the backing database thoroughly (SQLite: `PRAGMA quick_check`, which reads
@@ -413,7 +419,17 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// [`append`](Self::append), then, when the append was accepted,
     /// [`renew_lease`](Self::renew_lease): what a server does when it claims a run by
-    /// storing its `RUN_STARTED`. A refused append records no lease. The default is
+    /// storing its `RUN_STARTED`. A refused append records no lease.
+    ///
+    /// **One run at a time.** A batch that starts a run (begins with `RUN_STARTED`) is
+    /// refused with [`StoreError::ThreadBusy`] while another run of the thread is in
+    /// progress: running, with a lease that has not expired. Another run that is still
+    /// running but whose lease expired (its server died without ending it), or that has
+    /// no lease (written by a plain [`append`](Self::append)), is closed first with a
+    /// `RUN_ERROR` (code `abandoned`), as [`abandon_if_expired`](Self::abandon_if_expired)
+    /// closes it. Check, close and append are one atomic step in the SQLite, PostgreSQL
+    /// (the thread's row lock, so it holds across servers sharing a database) and memory
+    /// stores; a stale claim therefore holds a thread for at most one lease. The default is
     /// [`append_leased_json`](Self::append_leased_json) with no JSON given: a backend that
     /// does both in one transaction (the SQLite store does: one sync instead of two per
     /// run) overrides that one.
@@ -531,6 +547,73 @@ pub trait EventStore: Send + Sync + 'static {
         })
     }
 
+    /// What a server does to claim a run on a thread that holds events already:
+    /// [`append_leased_json`](Self::append_leased_json) (one run at a time, the lease
+    /// recorded), but only to an existing thread that `owner` may write to (its owner, or
+    /// any thread with `any_owner`): else [`StoreError::UnknownThread`], with nothing
+    /// written — never a thread made again after a delete, nor one without its owner.
+    /// The default checks the thread, then appends (not atomic); the SQLite, PostgreSQL
+    /// and memory stores do both in one step.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use aguikit_core::event::{RunFinished, RunStarted};
+    /// use aguikit_store::{EventStore, MemoryStore, StoreError};
+    /// let store = MemoryStore::new();
+    /// let far = u64::MAX / 2;
+    /// let r1 = [RunStarted::new("t", "r1").into(), RunFinished::new("t", "r1").into()];
+    /// store.append_if_new("t", Some("alice"), false, "r1", &r1, far).await.unwrap();
+    /// let r2 = [RunStarted::new("t", "r2").into()];
+    /// let range = store.claim_run_json("t", Some("alice"), false, "r2", &r2, &[], far).await;
+    /// assert_eq!(range.unwrap(), 3..4);
+    /// // Bob may not write to alice's thread; a second run waits for r2 to end.
+    /// let r3 = [RunStarted::new("t", "r3").into()];
+    /// let bob = store.claim_run_json("t", Some("bob"), false, "r3", &r3, &[], far).await;
+    /// assert!(matches!(bob, Err(StoreError::UnknownThread(_))));
+    /// let busy = store.claim_run_json("t", Some("alice"), false, "r3", &r3, &[], far).await;
+    /// assert!(matches!(busy, Err(StoreError::ThreadBusy { .. })));
+    /// # });
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    fn claim_run_json<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+        any_owner: bool,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        Box::pin(async move {
+            let info = self.thread(thread).await?;
+            if !any_owner && info.owner.as_deref() != owner {
+                return Err(StoreError::unknown_thread(thread));
+            }
+            self.append_leased_json(thread, run, events, json, until_ms)
+                .await
+        })
+    }
+
+    /// [`append_json`](Self::append_json) to a run that is stored already: what a server
+    /// does with a run's events after its `RUN_STARTED`. A thread or run that is not there
+    /// (the thread was deleted after its run's server lost its lease) is
+    /// [`StoreError::UnknownThread`] / [`StoreError::UnknownRun`], with nothing written:
+    /// a late server never makes a deleted thread again. The default checks the run, then
+    /// appends (not atomic); the SQLite, PostgreSQL and memory stores do both in one step.
+    fn append_to_run_json<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        Box::pin(async move {
+            self.run(thread, run).await?;
+            self.append_json(thread, run, events, json).await
+        })
+    }
+
     /// The expiry of `run`'s lease (Unix milliseconds), `None` when none is recorded: a run
     /// written without a server (never considered abandoned), or one that ended (the append
     /// that ends a run drops its lease, so the store holds leases of runs in progress only).
@@ -554,12 +637,17 @@ pub trait EventStore: Send + Sync + 'static {
                 Some(until) if until < now_ms => {}
                 _ => return Ok(false),
             }
-            let error =
-                aguikit_core::event::RunError::new("the run's server stopped before the run ended")
-                    .with_code("abandoned");
-            match self.append(thread, run, &[Event::from(error)]).await {
+            // Only to the run as stored: a thread deleted meanwhile is not made again.
+            match self
+                .append_to_run_json(thread, run, &[abandoned()], &[])
+                .await
+            {
                 Ok(_) => Ok(true),
-                Err(StoreError::RunClosed { .. }) => Ok(false),
+                Err(
+                    StoreError::RunClosed { .. }
+                    | StoreError::UnknownThread(_)
+                    | StoreError::UnknownRun { .. },
+                ) => Ok(false),
                 Err(e) => Err(e),
             }
         })
@@ -802,6 +890,27 @@ impl<S: EventStore + ?Sized> EventStore for Arc<S> {
     ) -> BoxFuture<'a, Result<FirstRun>> {
         (**self).append_if_new_json(thread, owner, any_owner, run, events, json, until_ms)
     }
+    fn claim_run_json<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+        any_owner: bool,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        (**self).claim_run_json(thread, owner, any_owner, run, events, json, until_ms)
+    }
+    fn append_to_run_json<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        (**self).append_to_run_json(thread, run, events, json)
+    }
     fn lease<'a>(&'a self, thread: &'a str, run: &'a str) -> BoxFuture<'a, Result<Option<u64>>> {
         (**self).lease(thread, run)
     }
@@ -813,6 +922,14 @@ impl<S: EventStore + ?Sized> EventStore for Arc<S> {
     ) -> BoxFuture<'a, Result<bool>> {
         (**self).abandon_if_expired(thread, run, now_ms)
     }
+}
+
+/// The `RUN_ERROR` (code `abandoned`) that closes a running run whose server stopped
+/// without ending it.
+pub(crate) fn abandoned() -> Event {
+    aguikit_core::event::RunError::new("the run's server stopped before the run ended")
+        .with_code("abandoned")
+        .into()
 }
 
 /// The lineage path of `run` among `runs`, root first.
@@ -1027,6 +1144,27 @@ mod tests {
         ) -> BoxFuture<'a, Result<FirstRun>> {
             named("append_if_new_json")
         }
+        fn claim_run_json<'a>(
+            &'a self,
+            _: &'a str,
+            _: Option<&'a str>,
+            _: bool,
+            _: &'a str,
+            _: &'a [Event],
+            _: &'a [Option<&'a [u8]>],
+            _: u64,
+        ) -> BoxFuture<'a, Result<Range<u64>>> {
+            named("claim_run_json")
+        }
+        fn append_to_run_json<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+            _: &'a [Event],
+            _: &'a [Option<&'a [u8]>],
+        ) -> BoxFuture<'a, Result<Range<u64>>> {
+            named("append_to_run_json")
+        }
         fn lease<'a>(&'a self, _: &'a str, _: &'a str) -> BoxFuture<'a, Result<Option<u64>>> {
             named("lease")
         }
@@ -1111,6 +1249,14 @@ mod tests {
                 ),
                 "append_if_new_json"
             );
+            assert_eq!(
+                name(s.claim_run_json("t", None, true, "r", &[], &[], 1).await),
+                "claim_run_json"
+            );
+            assert_eq!(
+                name(s.append_to_run_json("t", "r", &[], &[]).await),
+                "append_to_run_json"
+            );
             assert_eq!(name(s.lease("t", "r").await), "lease");
             assert_eq!(
                 name(s.abandon_if_expired("t", "r", 1).await),
@@ -1161,6 +1307,11 @@ mod tests {
 
     #[test]
     fn errors_have_their_code() {
+        let busy = StoreError::ThreadBusy {
+            thread: "t".into(),
+            run: "r".into(),
+        };
+        assert_eq!(busy.code(), "thread_busy");
         let exists = StoreError::RunExists {
             thread: "t".into(),
             run: "r".into(),

@@ -3,8 +3,9 @@
 use crate::notify::Notifier;
 use crate::prepare::{Prepared, prepare};
 use crate::{
-    EventStore, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent, ThreadInfo,
-    ThreadPage, ThreadQuery, decode_cursor, now_ms, page_limit, page_of,
+    EventStore, FirstRun, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
+    ThreadInfo, ThreadPage, ThreadQuery, abandoned, decode_cursor, keeps_thread, now_ms,
+    page_limit, page_of,
 };
 use aguikit_core::Event;
 use futures_util::future::{BoxFuture, FutureExt};
@@ -14,6 +15,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::{Bound, Range};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// One stored event: its run id and its JSON.
+type Stored = (Arc<str>, Arc<[u8]>);
 
 struct Thread {
     /// Its place in creation order (key of [`Inner::created`]).
@@ -117,25 +121,80 @@ impl MemoryStore {
     }
 }
 
+/// What an append checks beyond the rules of every append.
+#[derive(Default, Clone, Copy)]
+struct Rules<'a> {
+    /// A server's claim or append: the run's lease until this time is recorded (none when
+    /// the batch ends the run), and a batch that starts the run waits for no other run in
+    /// progress ([`StoreError::ThreadBusy`]) and closes stale ones as abandoned.
+    lease: Option<u64>,
+    /// The thread must exist and be writable by this owner (`true`: by anyone).
+    owner: Option<(Option<&'a str>, bool)>,
+    /// The run must be stored already.
+    existing_run: bool,
+}
+
 impl MemoryStore {
     /// Stores a checked append.
     fn append_prepared(
         &self,
         thread: &str,
         run: &str,
-        mut prepared: Prepared,
+        prepared: Prepared,
+        rules: Rules<'_>,
     ) -> Result<Range<u64>> {
-        // The stored forms are made before the store's lock is taken: every thread's
-        // appends wait on that lock, so it is held only to check and link.
-        let run_id: Arc<str> = Arc::from(run);
-        let stored: Vec<(Arc<str>, Arc<[u8]>)> = std::mem::take(&mut prepared.bodies)
-            .into_iter()
-            .map(|b| (run_id.clone(), b))
-            .collect();
+        let (stored, prepared) = stored_form(run, prepared);
         let mut inner = self.lock();
+        let range = append_locked(&mut inner, thread, run, stored, prepared, rules)?;
+        drop(inner);
+        if !range.is_empty() {
+            self.notifier.notify(thread, range.end - 1);
+        }
+        Ok(range)
+    }
+}
+
+/// The stored forms of a prepared append's events, made before the store's lock is taken:
+/// every thread's appends wait on that lock, so it is held only to check and link.
+fn stored_form(run: &str, mut prepared: Prepared) -> (Vec<Stored>, Prepared) {
+    let run_id: Arc<str> = Arc::from(run);
+    let stored = std::mem::take(&mut prepared.bodies)
+        .into_iter()
+        .map(|b| (run_id.clone(), b))
+        .collect();
+    (stored, prepared)
+}
+
+/// Stores a checked append under the store's lock (the caller wakes the tails).
+fn append_locked(
+    inner: &mut Inner,
+    thread: &str,
+    run: &str,
+    stored: Vec<Stored>,
+    prepared: Prepared,
+    rules: Rules<'_>,
+) -> Result<Range<u64>> {
+    {
         let existing = inner.threads.get(thread);
+        if let Some((owner, any_owner)) = rules.owner
+            && !existing.is_some_and(|t| any_owner || t.owner.as_deref() == owner)
+        {
+            return Err(StoreError::unknown_thread(thread));
+        }
+        if rules.existing_run {
+            let t = existing.ok_or_else(|| StoreError::unknown_thread(thread))?;
+            if !t.runs.iter().any(|r| r.run_id == run) {
+                return Err(StoreError::UnknownRun {
+                    thread: thread.to_owned(),
+                    run: run.to_owned(),
+                });
+            }
+        }
         let last = existing.map_or(0, |t| t.events.len() as u64);
         if stored.is_empty() {
+            if let Some(until) = rules.lease {
+                renew(inner, thread, run, until);
+            }
             return Ok(last + 1..last + 1);
         }
         let runs: &[RunInfo] = existing.map_or(&[], |t| &t.runs);
@@ -163,6 +222,22 @@ impl MemoryStore {
             });
         }
         let now = now_ms();
+        // One run at a time: the other runs still running hold the thread while their
+        // lease lasts; the others are closed as abandoned, before this one starts.
+        let mut stale = Vec::new();
+        if rules.lease.is_some() && prepared.starts_run {
+            for r in runs.iter().filter(|r| r.status == RunStatus::Running) {
+                match inner.leases.get(&(thread.to_owned(), r.run_id.clone())) {
+                    Some(&until) if until >= now => {
+                        return Err(StoreError::ThreadBusy {
+                            thread: thread.to_owned(),
+                            run: r.run_id.clone(),
+                        });
+                    }
+                    _ => stale.push(r.run_id.clone()),
+                }
+            }
+        }
         if inner.threads.contains_key(thread) {
             inner.touch(thread, now);
         } else {
@@ -171,7 +246,18 @@ impl MemoryStore {
         let Some(t) = inner.threads.get_mut(thread) else {
             return Err(StoreError::unknown_thread(thread));
         };
-        let first = last + 1;
+        for other in &stale {
+            let seq = t.events.len() as u64 + 1;
+            t.events.push((
+                Arc::from(other.as_str()),
+                Arc::from(abandoned().to_json_vec()),
+            ));
+            if let Some(r) = t.runs.iter_mut().find(|r| &r.run_id == other) {
+                r.status = RunStatus::Error;
+                r.last_seq = seq;
+            }
+        }
+        let first = t.events.len() as u64 + 1;
         let end = first + stored.len() as u64;
         let i = match current {
             Some(i) => i,
@@ -198,14 +284,34 @@ impl MemoryStore {
             t.title = prepared.title;
         }
         t.events.extend(stored);
+        for other in stale {
+            inner.leases.remove(&(thread.to_owned(), other));
+        }
         if prepared.closes.is_some() {
             // A lease tells a running run's live server from a dead one; an ended run
             // needs none.
             inner.leases.remove(&(thread.to_owned(), run.to_owned()));
+        } else if let Some(until) = rules.lease {
+            inner
+                .leases
+                .insert((thread.to_owned(), run.to_owned()), until);
         }
-        drop(inner);
-        self.notifier.notify(thread, end - 1);
         Ok(first..end)
+    }
+}
+
+/// Records `run`'s lease until `until`, unless the run has ended.
+fn renew(inner: &mut Inner, thread: &str, run: &str, until: u64) {
+    let ended = inner.threads.get(thread).is_some_and(|t| {
+        t.runs
+            .iter()
+            .any(|r| r.run_id == run && r.status != RunStatus::Running)
+    });
+    // An ended run needs no lease (its last append dropped it).
+    if !ended {
+        inner
+            .leases
+            .insert((thread.to_owned(), run.to_owned()), until);
     }
 }
 
@@ -226,8 +332,96 @@ impl EventStore for MemoryStore {
         events: &'a [Event],
         json: &'a [Option<&'a [u8]>],
     ) -> BoxFuture<'a, Result<Range<u64>>> {
-        let result =
-            prepare(thread, run, events, json).and_then(|p| self.append_prepared(thread, run, p));
+        let result = prepare(thread, run, events, json)
+            .and_then(|p| self.append_prepared(thread, run, p, Rules::default()));
+        std::future::ready(result).boxed()
+    }
+
+    fn append_leased_json<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        let rules = Rules {
+            lease: Some(until_ms),
+            ..Rules::default()
+        };
+        let result = prepare(thread, run, events, json)
+            .and_then(|p| self.append_prepared(thread, run, p, rules));
+        std::future::ready(result).boxed()
+    }
+
+    fn claim_run_json<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+        any_owner: bool,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        let rules = Rules {
+            lease: Some(until_ms),
+            owner: Some((owner, any_owner)),
+            existing_run: false,
+        };
+        let result = prepare(thread, run, events, json)
+            .and_then(|p| self.append_prepared(thread, run, p, rules));
+        std::future::ready(result).boxed()
+    }
+
+    fn append_if_new_json<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+        any_owner: bool,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<FirstRun>> {
+        let result = (|| {
+            let (stored, prepared) = stored_form(run, prepare(thread, run, events, json)?);
+            let mut inner = self.lock();
+            if !inner.threads.contains_key(thread) {
+                inner.create(thread, owner.map(str::to_owned), now_ms());
+            }
+            if let Some(t) = inner.threads.get(thread)
+                && keeps_thread(t.events.len() as u64, t.owner.as_deref(), owner, any_owner)
+            {
+                return Ok(FirstRun::Existing(info(thread, t)));
+            }
+            let rules = Rules {
+                lease: Some(until_ms),
+                ..Rules::default()
+            };
+            let range = append_locked(&mut inner, thread, run, stored, prepared, rules)?;
+            drop(inner);
+            if !range.is_empty() {
+                self.notifier.notify(thread, range.end - 1);
+            }
+            Ok(FirstRun::Stored(range))
+        })();
+        std::future::ready(result).boxed()
+    }
+
+    fn append_to_run_json<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        let rules = Rules {
+            existing_run: true,
+            ..Rules::default()
+        };
+        let result = prepare(thread, run, events, json)
+            .and_then(|p| self.append_prepared(thread, run, p, rules));
         std::future::ready(result).boxed()
     }
 
@@ -316,6 +510,13 @@ impl EventStore for MemoryStore {
 
     fn delete_thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<bool>> {
         let mut inner = self.lock();
+        if let Some(busy) = busy_run(&inner, thread, now_ms()) {
+            return std::future::ready(Err(StoreError::ThreadBusy {
+                thread: thread.to_owned(),
+                run: busy,
+            }))
+            .boxed();
+        }
         let existed = match inner.threads.remove(thread) {
             Some(t) => {
                 inner.created.remove(&t.serial);
@@ -374,18 +575,7 @@ impl EventStore for MemoryStore {
         run: &'a str,
         until_ms: u64,
     ) -> BoxFuture<'a, Result<()>> {
-        let mut inner = self.lock();
-        let ended = inner.threads.get(thread).is_some_and(|t| {
-            t.runs
-                .iter()
-                .any(|r| r.run_id == run && r.status != RunStatus::Running)
-        });
-        // An ended run needs no lease (its last append dropped it).
-        if !ended {
-            inner
-                .leases
-                .insert((thread.to_owned(), run.to_owned()), until_ms);
-        }
+        renew(&mut self.lock(), thread, run, until_ms);
         std::future::ready(Ok(())).boxed()
     }
 
@@ -401,6 +591,21 @@ impl EventStore for MemoryStore {
     fn tail(&self, thread: &str, from_seq: u64) -> BoxStream<'static, Result<StoredEvent>> {
         crate::tail_stream(self.clone(), thread, from_seq)
     }
+}
+
+/// A run of `thread` in progress at `now` (running, with a live lease), if any.
+fn busy_run(inner: &Inner, thread: &str, now: u64) -> Option<String> {
+    let t = inner.threads.get(thread)?;
+    t.runs
+        .iter()
+        .filter(|r| r.status == RunStatus::Running)
+        .find(|r| {
+            inner
+                .leases
+                .get(&(thread.to_owned(), r.run_id.clone()))
+                .is_some_and(|&until| until >= now)
+        })
+        .map(|r| r.run_id.clone())
 }
 
 fn info(id: &str, t: &Thread) -> ThreadInfo {

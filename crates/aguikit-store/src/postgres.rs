@@ -83,6 +83,7 @@ struct Sql {
     append_if_new: String,
     notify: String,
     delete: String,
+    busy_run: String,
     claim: String,
     thread_row: String,
     thread_info: String,
@@ -106,7 +107,8 @@ impl Sql {
         );
         Sql {
             append: format!(
-                "SELECT {s}.append_v3($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+                "SELECT {s}.append_v4($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+                     $14, $15, $16)"
             ),
             append_if_new: format!(
                 "SELECT {s}.append_if_new_v2($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
@@ -120,7 +122,13 @@ impl Sql {
             notify: "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, t)
                      FROM unnest($2::text[]) AS t"
                 .to_owned(),
-            delete: format!("SELECT {s}.delete_v1($1, $2)"),
+            delete: format!("SELECT {s}.delete_v2($1, $2, $3)"),
+            busy_run: format!(
+                "SELECT r.run_id FROM {s}.runs r JOIN {s}.threads t ON t.tid = r.tid
+                 JOIN {s}.leases l ON l.thread_id = t.thread_id AND l.run_id = r.run_id
+                 WHERE t.thread_id = $1 AND r.status = 'running'
+                 ORDER BY l.until_ms DESC LIMIT 1"
+            ),
             // One statement, one round trip: the thread as inserted, or (when it existed) as
             // stored. The second branch reads the statement's snapshot, which lacks a thread
             // made concurrently after it began: then no row comes back and the caller asks
@@ -237,6 +245,7 @@ fn ddl(s: &str) -> String {
          CREATE INDEX IF NOT EXISTS threads_by_owner ON {s}.threads (owner, updated_ms DESC, thread_id)
              WHERE owner IS NOT NULL;
          CREATE INDEX IF NOT EXISTS runs_by_start ON {s}.runs (tid, first_seq);
+         CREATE INDEX IF NOT EXISTS runs_running ON {s}.runs (tid) WHERE status = 'running';
 
          -- One append: the first sequence, or -1 (the batch starts a run that exists), -2
          -- (the run ended), -3 (unknown parent run). Nothing is written before a refusal.
@@ -377,6 +386,108 @@ fn ddl(s: &str) -> String {
              END IF;
              RETURN {s}.append_v3(p_thread, p_run, p_rows, p_firsts, p_counts, p_n, p_starts,
                  p_parent, p_status, p_title, p_now, p_lease);
+         END
+         $fn$;
+
+         -- append_v3 with the rules of a server's writes, all under the thread's row lock
+         -- (so they hold across servers sharing the database). p_mode 1 (a run claimed
+         -- on a thread with events): the thread must exist and be p_owner's (or
+         -- p_any_owner), else -6. p_mode 2 (more of a stored run): the thread must exist
+         -- (else -6) and hold the run (else -7). One run at a time: a batch that starts a
+         -- run with a lease (p_starts, p_lease) is refused with -5 while another run of
+         -- the thread is running with a live lease; the others still running are closed
+         -- first with p_abandon (a RUN_ERROR, code abandoned). Nothing is written before a
+         -- refusal.
+         CREATE OR REPLACE FUNCTION {s}.append_v4(
+             p_thread BYTEA, p_run BYTEA, p_rows BYTEA[], p_firsts INT[], p_counts INT[],
+             p_n BIGINT, p_starts BOOLEAN, p_parent BYTEA, p_status TEXT, p_title BYTEA,
+             p_now BIGINT, p_lease BIGINT, p_mode INT, p_owner BYTEA, p_any_owner BOOLEAN,
+             p_abandon BYTEA
+         ) RETURNS BIGINT LANGUAGE plpgsql AS $fn$
+         DECLARE
+             v_tid BIGINT;
+             v_owner BYTEA;
+             v_run BYTEA;
+             v_done BIGINT;
+         BEGIN
+             SELECT tid, owner INTO v_tid, v_owner
+                 FROM {s}.threads WHERE thread_id = p_thread FOR UPDATE;
+             IF p_mode <> 0 THEN
+                 IF v_tid IS NULL THEN
+                     RETURN -6;
+                 END IF;
+                 IF p_mode = 1 AND NOT p_any_owner AND v_owner IS DISTINCT FROM p_owner THEN
+                     RETURN -6;
+                 END IF;
+                 IF p_mode = 2 AND NOT EXISTS (
+                     SELECT 1 FROM {s}.runs WHERE tid = v_tid AND run_id = p_run
+                 ) THEN
+                     RETURN -7;
+                 END IF;
+             END IF;
+             IF v_tid IS NOT NULL AND p_starts AND p_lease IS NOT NULL AND p_n > 0 THEN
+                 -- The refusals of append_v3 first: nothing may be closed for a batch
+                 -- that is refused after.
+                 IF EXISTS (SELECT 1 FROM {s}.runs WHERE tid = v_tid AND run_id = p_run) THEN
+                     RETURN -1;
+                 END IF;
+                 IF p_parent IS NOT NULL AND NOT EXISTS (
+                     SELECT 1 FROM {s}.runs WHERE tid = v_tid AND run_id = p_parent
+                 ) THEN
+                     RETURN -3;
+                 END IF;
+                 IF EXISTS (
+                     SELECT 1 FROM {s}.runs r JOIN {s}.leases l
+                         ON l.thread_id = p_thread AND l.run_id = r.run_id
+                     WHERE r.tid = v_tid AND r.status = 'running' AND r.run_id <> p_run
+                         AND l.until_ms >= p_now
+                 ) THEN
+                     RETURN -5;
+                 END IF;
+                 FOR v_run IN
+                     SELECT run_id FROM {s}.runs
+                     WHERE tid = v_tid AND status = 'running' AND run_id <> p_run
+                     ORDER BY first_seq
+                 LOOP
+                     v_done := {s}.append_v3(p_thread, v_run, ARRAY[p_abandon], ARRAY[0],
+                         ARRAY[1], 1, false, NULL, 'error', NULL, p_now, NULL);
+                 END LOOP;
+             END IF;
+             RETURN {s}.append_v3(p_thread, p_run, p_rows, p_firsts, p_counts, p_n, p_starts,
+                 p_parent, p_status, p_title, p_now, p_lease);
+         END
+         $fn$;
+
+         -- Deletes a thread, its runs, events and leases, under the thread's row lock
+         -- (waiting for appends in progress): 1, or 0 when it does not exist, or -5 (nothing
+         -- deleted) while a run of it is running with a live lease (at p_now).
+         CREATE OR REPLACE FUNCTION {s}.delete_v2(p_thread BYTEA, p_payload TEXT, p_now BIGINT)
+         RETURNS BIGINT LANGUAGE plpgsql AS $fn$
+         DECLARE
+             v_tid BIGINT;
+         BEGIN
+             SELECT tid INTO v_tid FROM {s}.threads WHERE thread_id = p_thread FOR UPDATE;
+             IF NOT FOUND THEN
+                 DELETE FROM {s}.leases WHERE thread_id = p_thread;
+                 RETURN 0;
+             END IF;
+             IF EXISTS (
+                 SELECT 1 FROM {s}.runs r JOIN {s}.leases l
+                     ON l.thread_id = p_thread AND l.run_id = r.run_id
+                 WHERE r.tid = v_tid AND r.status = 'running' AND l.until_ms >= p_now
+             ) THEN
+                 RETURN -5;
+             END IF;
+             DELETE FROM {s}.leases WHERE thread_id = p_thread;
+             DELETE FROM {s}.events WHERE tid = v_tid;
+             DELETE FROM {s}.runs WHERE tid = v_tid;
+             DELETE FROM {s}.threads WHERE tid = v_tid;
+             IF p_payload = '' THEN
+                 PERFORM pg_notify('{s}', '');
+             ELSE
+                 PERFORM pg_notify('{DELETED_CHANNEL}', '{s}:' || p_payload);
+             END IF;
+             RETURN 1;
          END
          $fn$;
 
@@ -793,9 +904,22 @@ impl PostgresStore {
         json: &[Option<&[u8]>],
         lease: Option<i64>,
         if_new: Option<(Option<&str>, bool)>,
+        mode: Mode<'_>,
     ) -> Result<Option<Range<u64>>> {
         let prepared = prepare_rows(thread, run, events, json)?;
         if prepared.count == 0 {
+            match mode {
+                Mode::Plain => {}
+                Mode::ClaimRun(owner, any_owner) => {
+                    let info = self.thread(thread).await?;
+                    if !any_owner && info.owner.as_deref() != owner {
+                        return Err(StoreError::unknown_thread(thread));
+                    }
+                }
+                Mode::ToRun => {
+                    self.run(thread, run).await?;
+                }
+            }
             let mut c = self.inner.pool.get().await?;
             let last = self.thread_row(&mut c, thread).await?.map_or(0, |(_, l)| l);
             if let Some(until) = lease {
@@ -838,7 +962,21 @@ impl PostgresStore {
                 params.push(Box::new(any_owner));
                 group::Kind::AppendIfNew
             }
-            None => group::Kind::Append,
+            None => {
+                let (code, owner, any_owner) = match mode {
+                    Mode::Plain => (0i32, None, false),
+                    Mode::ClaimRun(owner, any_owner) => (1, owner, any_owner),
+                    Mode::ToRun => (2, None, false),
+                };
+                params.push(Box::new(code));
+                params.push(Box::new(owner.map(|o| o.as_bytes().to_vec())));
+                params.push(Box::new(any_owner));
+                // The RUN_ERROR that closes a stale run when this one starts.
+                let abandon = (prepared.starts_run && lease.is_some())
+                    .then(|| crate::abandoned().to_json_vec());
+                params.push(Box::new(abandon));
+                group::Kind::Append
+            }
         };
         let rows = group::run(&self.inner.writes, kind, thread, params).await?;
         let row = rows
@@ -860,6 +998,15 @@ impl PostgresStore {
                 run: prepared.parent.unwrap_or_default(),
             }),
             -4 => Ok(None),
+            -5 => Err(StoreError::ThreadBusy {
+                run: self.busy_run(thread).await,
+                thread: thread_id,
+            }),
+            -6 => Err(StoreError::UnknownThread(thread_id)),
+            -7 => Err(StoreError::UnknownRun {
+                thread: thread_id,
+                run: run_id,
+            }),
             first if first >= 1 => {
                 let first = first as u64;
                 let end = first + n;
@@ -873,7 +1020,34 @@ impl PostgresStore {
     }
 }
 
+/// What [`PostgresStore::append_with`] checks beyond the rules of every append (the
+/// `p_mode` of `append_v4`).
+#[derive(Clone, Copy)]
+enum Mode<'a> {
+    /// Nothing more.
+    Plain,
+    /// [`EventStore::claim_run_json`]: the thread exists and the owner may write to it.
+    ClaimRun(Option<&'a str>, bool),
+    /// [`EventStore::append_to_run_json`]: the run is stored.
+    ToRun,
+}
+
 impl PostgresStore {
+    /// The run of `thread` in progress that refused a write (best effort: empty when it
+    /// ended meanwhile).
+    async fn busy_run(&self, thread: &str) -> String {
+        let Ok(mut c) = self.inner.pool.get().await else {
+            return String::new();
+        };
+        match c
+            .query_opt(&self.inner.sql.busy_run, &[&thread.as_bytes()])
+            .await
+        {
+            Ok(Some(row)) => text(row.get(0)),
+            _ => String::new(),
+        }
+    }
+
     /// The rows of `thread` from the one holding `from_seq`, at most `rows_max` of them, up
     /// to the thread's last sequence as read first (the errors of
     /// [`StoreError::check_readable`] for a `from_seq` out of range).
@@ -919,8 +1093,9 @@ impl PostgresStore {
         events: &[Event],
         json: &[Option<&[u8]>],
         lease: Option<i64>,
+        mode: Mode<'_>,
     ) -> Result<Range<u64>> {
-        self.append_with(thread, run, events, json, lease, None)
+        self.append_with(thread, run, events, json, lease, None, mode)
             .await?
             .ok_or_else(|| backend("postgres: an append was refused as not new"))
     }
@@ -933,7 +1108,7 @@ impl EventStore for PostgresStore {
         run: &'a str,
         events: &'a [Event],
     ) -> BoxFuture<'a, Result<Range<u64>>> {
-        Box::pin(self.append_plain(thread, run, events, &[], None))
+        Box::pin(self.append_plain(thread, run, events, &[], None, Mode::Plain))
     }
 
     fn append_json<'a>(
@@ -943,7 +1118,7 @@ impl EventStore for PostgresStore {
         events: &'a [Event],
         json: &'a [Option<&'a [u8]>],
     ) -> BoxFuture<'a, Result<Range<u64>>> {
-        Box::pin(self.append_plain(thread, run, events, json, None))
+        Box::pin(self.append_plain(thread, run, events, json, None, Mode::Plain))
     }
 
     fn append_leased_json<'a>(
@@ -955,7 +1130,32 @@ impl EventStore for PostgresStore {
         until_ms: u64,
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         let until = i64::try_from(until_ms).unwrap_or(i64::MAX);
-        Box::pin(self.append_plain(thread, run, events, json, Some(until)))
+        Box::pin(self.append_plain(thread, run, events, json, Some(until), Mode::Plain))
+    }
+
+    fn claim_run_json<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+        any_owner: bool,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        let until = i64::try_from(until_ms).unwrap_or(i64::MAX);
+        let mode = Mode::ClaimRun(owner, any_owner);
+        Box::pin(self.append_plain(thread, run, events, json, Some(until), mode))
+    }
+
+    fn append_to_run_json<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        Box::pin(self.append_plain(thread, run, events, json, None, Mode::ToRun))
     }
 
     fn append_if_new_json<'a>(
@@ -979,7 +1179,7 @@ impl EventStore for PostgresStore {
             let until = i64::try_from(until_ms).unwrap_or(i64::MAX);
             let if_new = Some((owner, any_owner));
             match self
-                .append_with(thread, run, events, json, Some(until), if_new)
+                .append_with(thread, run, events, json, Some(until), if_new, Mode::Plain)
                 .await?
             {
                 Some(range) => Ok(FirstRun::Stored(range)),
@@ -1103,15 +1303,23 @@ impl EventStore for PostgresStore {
     fn delete_thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<bool>> {
         Box::pin(async move {
             let mut c = self.inner.pool.get().await?;
+            let now = now_ms() as i64;
             let row = c
                 .query_one(
                     &self.inner.sql.delete,
-                    &[&thread.as_bytes(), &payload(thread)],
+                    &[&thread.as_bytes(), &payload(thread), &now],
                 )
                 .await?;
             drop(c);
+            let outcome: i64 = row.get(0);
+            if outcome == -5 {
+                return Err(StoreError::ThreadBusy {
+                    thread: thread.to_owned(),
+                    run: self.busy_run(thread).await,
+                });
+            }
             self.inner.notifier.close(thread);
-            Ok(row.get(0))
+            Ok(outcome == 1)
         })
     }
 
@@ -1145,7 +1353,7 @@ impl EventStore for PostgresStore {
                 .iter()
                 .map(|r| r.get(0))
                 .collect();
-            for f in ["append_v3", "append_if_new_v2", "delete_v1"] {
+            for f in ["append_v4", "append_v3", "append_if_new_v2", "delete_v2"] {
                 if !functions.iter().any(|h| h == f) {
                     missing.push(format!("function {f}"));
                 }

@@ -35,7 +35,8 @@ use crate::prepare::{Prepared, prepare_rows};
 use crate::rows::{Decoded, Packed};
 use crate::{
     EventStore, FirstRun, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
-    ThreadInfo, ThreadPage, ThreadQuery, decode_cursor, keeps_thread, now_ms, page_limit, page_of,
+    ThreadInfo, ThreadPage, ThreadQuery, abandoned, decode_cursor, keeps_thread, now_ms,
+    page_limit, page_of,
 };
 use aguikit_core::Event;
 use futures_util::future::BoxFuture;
@@ -143,6 +144,7 @@ CREATE INDEX IF NOT EXISTS threads_by_activity ON threads (updated_ms DESC, thre
 CREATE INDEX IF NOT EXISTS threads_by_owner ON threads (owner, updated_ms DESC, thread_id)
     WHERE owner IS NOT NULL;
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs (tid, first_seq);
+CREATE INDEX IF NOT EXISTS runs_running ON runs (tid) WHERE status = 'running';
 ";
 
 /// A thread's [`ThreadInfo`] (see [`thread_info`]), from `threads t`.
@@ -207,8 +209,14 @@ enum Work {
     /// Records the run's lease until this time (Unix milliseconds).
     Lease(u64),
     /// Appends, then (when the append was accepted and leaves the run going on) records
-    /// the lease, as one write.
+    /// the lease, as one write; a batch that starts the run waits for no other run in
+    /// progress ([`make_room`]).
     AppendLeased(Prepared, u64),
+    /// [`EventStore::claim_run_json`]: [`Work::AppendLeased`] to a thread that exists and
+    /// that the owner may write to.
+    ClaimRun(Claimed),
+    /// [`EventStore::append_to_run_json`]: appends to a run that is stored already.
+    AppendToRun(Prepared),
     /// Creates the thread if it is new (with this owner), as a run's first step.
     Claim(Option<String>),
     /// [`EventStore::append_if_new`]: creates the thread if it is new; when it holds no
@@ -645,9 +653,38 @@ fn do_job(tx: &Connection, job: &WriteJob) -> Result<Done> {
             Done::Range(0..0)
         }
         Work::AppendLeased(prepared, until_ms) => {
+            make_room(tx, &job.thread, &job.run, prepared)?;
             let range = append_in(tx, &job.thread, &job.run, prepared)?;
             lease_after_append(tx, &job.thread, &job.run, prepared, *until_ms)?;
             Done::Range(range)
+        }
+        Work::ClaimRun(c) => {
+            let writable =
+                thread_owner(tx, &job.thread)?.is_some_and(|owner| c.any_owner || owner == c.owner);
+            if !writable {
+                return Err(StoreError::unknown_thread(&job.thread));
+            }
+            make_room(tx, &job.thread, &job.run, &c.prepared)?;
+            let range = append_in(tx, &job.thread, &job.run, &c.prepared)?;
+            lease_after_append(tx, &job.thread, &job.run, &c.prepared, c.until_ms)?;
+            Done::Range(range)
+        }
+        Work::AppendToRun(prepared) => {
+            let (tid, _) = thread_row(tx, &job.thread)?
+                .ok_or_else(|| StoreError::unknown_thread(&job.thread))?;
+            let found = tx
+                .prepare_cached("SELECT 1 FROM runs WHERE tid = ?1 AND run_id = ?2")
+                .map_err(backend)?
+                .query_row(params![tid, job.run], |_| Ok(()))
+                .optional()
+                .map_err(backend)?;
+            if found.is_none() {
+                return Err(StoreError::UnknownRun {
+                    thread: job.thread.clone(),
+                    run: job.run.clone(),
+                });
+            }
+            Done::Range(append_in(tx, &job.thread, &job.run, prepared)?)
         }
         Work::Claim(owner) => Done::Claimed(claim_in(tx, &job.thread, owner.as_deref())?),
         Work::AppendIfNew(c) => {
@@ -873,6 +910,66 @@ fn insert_thread_in(tx: &Connection, thread: &str, owner: Option<&str>) -> Resul
     .map_err(backend)?
     .execute(params![thread, owner, now_ms() as i64])
     .map_err(backend)?;
+    Ok(())
+}
+
+/// The owner of `thread` (`Some(None)`: it has none), `None` when the thread is absent.
+fn thread_owner(tx: &Connection, thread: &str) -> Result<Option<Option<String>>> {
+    tx.prepare_cached("SELECT owner FROM threads WHERE thread_id = ?1")
+        .map_err(backend)?
+        .query_row([thread], |r| r.get(0))
+        .optional()
+        .map_err(backend)
+}
+
+/// The runs of thread `tid` (id `thread`) other than `run` that are still running, with
+/// their lease's expiry (`None`: no lease).
+fn running_runs(
+    tx: &Connection,
+    tid: i64,
+    thread: &str,
+    run: &str,
+) -> Result<Vec<(String, Option<i64>)>> {
+    let mut stmt = tx
+        .prepare_cached(
+            "SELECT r.run_id, l.until_ms FROM runs r
+             LEFT JOIN leases l ON l.thread_id = ?2 AND l.run_id = r.run_id
+             WHERE r.tid = ?1 AND r.status = 'running' AND r.run_id <> ?3",
+        )
+        .map_err(backend)?;
+    let rows = stmt
+        .query_map(params![tid, thread, run], |r| Ok((r.get(0)?, r.get(1)?)))
+        .map_err(backend)?;
+    rows.collect::<Result<_, _>>().map_err(backend)
+}
+
+/// One run at a time ([`EventStore::append_leased`]): before a batch that starts `run` is
+/// stored with a lease, another run of the thread still running with a live lease refuses
+/// it ([`StoreError::ThreadBusy`]); the others still running (their server died, or they
+/// have no lease) are closed with a `RUN_ERROR` (code `abandoned`), in the same
+/// transaction.
+fn make_room(tx: &Connection, thread: &str, run: &str, prepared: &Prepared) -> Result<()> {
+    if !prepared.starts_run || prepared.count == 0 {
+        return Ok(());
+    }
+    let Some((tid, _)) = thread_row(tx, thread)? else {
+        return Ok(());
+    };
+    let others = running_runs(tx, tid, thread, run)?;
+    let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+    if let Some((busy, _)) = others
+        .iter()
+        .find(|(_, until)| until.is_some_and(|u| u >= now))
+    {
+        return Err(StoreError::ThreadBusy {
+            thread: thread.to_owned(),
+            run: busy.clone(),
+        });
+    }
+    for (stale, _) in others {
+        let closing = prepare_rows(thread, &stale, &[abandoned()], &[])?;
+        append_in(tx, thread, &stale, &closing)?;
+    }
     Ok(())
 }
 
@@ -1195,6 +1292,17 @@ impl EventStore for SqliteStore {
                         .map_err(backend)?;
                     let row = thread_row(&tx, &thread_id)?;
                     if let Some((tid, _)) = row {
+                        let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+                        let running = running_runs(&tx, tid, &thread_id, "")?;
+                        if let Some((busy, _)) = running
+                            .into_iter()
+                            .find(|(_, u)| u.is_some_and(|u| u >= now))
+                        {
+                            return Err(StoreError::ThreadBusy {
+                                thread: thread_id.clone(),
+                                run: busy,
+                            });
+                        }
                         for table in ["events", "runs", "threads"] {
                             tx.prepare_cached(&format!("DELETE FROM {table} WHERE tid = ?1"))
                                 .map_err(backend)?
@@ -1292,6 +1400,40 @@ impl EventStore for SqliteStore {
     ) -> BoxFuture<'a, Result<Range<u64>>> {
         Box::pin(async move {
             let work = Work::AppendLeased(prepare_rows(thread, run, events, json)?, until_ms);
+            self.append_work(thread, run, work).await
+        })
+    }
+
+    fn claim_run_json<'a>(
+        &'a self,
+        thread: &'a str,
+        owner: Option<&'a str>,
+        any_owner: bool,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        Box::pin(async move {
+            let claimed = Claimed {
+                owner: owner.map(str::to_owned),
+                any_owner,
+                prepared: prepare_rows(thread, run, events, json)?,
+                until_ms,
+            };
+            self.append_work(thread, run, Work::ClaimRun(claimed)).await
+        })
+    }
+
+    fn append_to_run_json<'a>(
+        &'a self,
+        thread: &'a str,
+        run: &'a str,
+        events: &'a [Event],
+        json: &'a [Option<&'a [u8]>],
+    ) -> BoxFuture<'a, Result<Range<u64>>> {
+        Box::pin(async move {
+            let work = Work::AppendToRun(prepare_rows(thread, run, events, json)?);
             self.append_work(thread, run, work).await
         })
     }

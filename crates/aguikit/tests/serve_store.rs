@@ -56,7 +56,9 @@ async fn serve(args: &[&str]) -> (Child, String) {
         .find(|l| l.trim_start().starts_with("store "))
         .unwrap_or_else(|| panic!("no store line in {printed:#?}"));
     assert!(
-        store_line.contains("sqlite:") || store_line.contains("postgres"),
+        store_line.contains("sqlite:")
+            || store_line.contains("postgres")
+            || (args.contains(&"memory") && store_line.contains("memory")),
         "{store_line}"
     );
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
@@ -322,6 +324,254 @@ async fn a_run_whose_server_died_is_closed_as_abandoned() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A run input on `thread` with run id `run` and one user message (its id from the run's).
+fn run_on(thread: &str, run: &str) -> String {
+    serde_json::json!({
+        "threadId": thread, "runId": run,
+        "messages": [{"id": format!("u-{run}"), "role": "user", "content": "Hello"}],
+        "tools": [], "context": []
+    })
+    .to_string()
+}
+
+/// The thread's stored stream (`connect`), verified by the engine as a client folds it
+/// (chunk expansion, verification, application): panics naming the first event that
+/// breaks a rule. Returns the events.
+async fn verified_history(url: &str, thread: &str) -> Vec<serde_json::Value> {
+    let body = history(url, thread).await;
+    let (events, ids) = frames(&body);
+    assert_eq!(ids, (1..=events.len() as u64).collect::<Vec<_>>(), "{body}");
+    let mut pipeline = aguikit_core::engine::pipeline::Pipeline::new();
+    for (i, e) in events.iter().enumerate() {
+        let event = aguikit_core::Event::from_json_slice(&serde_json::to_vec(e).unwrap())
+            .unwrap_or_else(|err| panic!("event {i} of {thread}: {err}: {body}"));
+        if let Err(err) = pipeline.push(event) {
+            panic!("thread {thread}: event {i} breaks the stream: {err}\n{body}");
+        }
+    }
+    events
+}
+
+/// The runs of a thread (`GET /agent/threads/{id}`), and its owner.
+async fn runs_and_owner(url: &str, thread: &str) -> (Vec<serde_json::Value>, serde_json::Value) {
+    let (status, body) = http(url, "GET", &format!("/agent/threads/{thread}"), "").await;
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    (
+        v["runs"].as_array().cloned().unwrap_or_default(),
+        v["thread"]["owner"].clone(),
+    )
+}
+
+/// `tries` rounds of `per_round` runs posted at once on one thread that has a run already
+/// (a double submit, through the servers of `urls` in turn): each answer is a run (200)
+/// or `409 thread_busy`, never two runs at once; some rounds must have refused one (the
+/// requests really raced). Afterwards the thread's stored stream verifies and holds
+/// exactly the runs that were answered 200, none left running.
+async fn racing_runs(urls: &[String], thread: &str, tries: usize, per_round: usize) {
+    let (status, body) = http(&urls[0], "POST", "/agent", &run_on(thread, "r0")).await;
+    assert_eq!(status, 200, "{body}");
+    let (mut ran, mut refused) = (1, 0);
+    for round in 0..tries {
+        let posts: Vec<_> = (0..per_round)
+            .map(|i| {
+                let url = urls[i % urls.len()].clone();
+                let input = run_on(thread, &format!("r{round}-{i}"));
+                tokio::spawn(async move { http(&url, "POST", "/agent", &input).await })
+            })
+            .collect();
+        let mut won = 0;
+        for p in posts {
+            let (status, body) = p.await.unwrap();
+            match status {
+                200 => {
+                    assert!(body.contains("RUN_FINISHED"), "{body}");
+                    won += 1;
+                }
+                409 => {
+                    assert!(body.contains(r#""error":"thread_busy""#), "{body}");
+                    refused += 1;
+                }
+                other => panic!("round {round}: {other} {body}"),
+            }
+        }
+        assert!(won >= 1, "round {round}: every run was refused");
+        ran += won;
+    }
+    assert!(
+        refused > 0,
+        "no request was ever refused: the runs did not race"
+    );
+    let events = verified_history(&urls[0], thread).await;
+    let started = events.iter().filter(|e| e["type"] == "RUN_STARTED").count();
+    assert_eq!(started, ran);
+    let (runs, _) = runs_and_owner(&urls[urls.len() - 1], thread).await;
+    assert_eq!(runs.len(), ran);
+    assert!(runs.iter().all(|r| r["status"] == "finished"), "{runs:?}");
+}
+
+/// A double submit on a thread (SQLite and memory stores): one run at a time, the other
+/// request `409 thread_busy`, and the stored stream verifies (it used to interleave both
+/// runs and read back truncated).
+async fn double_submits_on_one_thread_get_one_run() {
+    let dir = std::env::temp_dir().join(format!("agui-serve-double-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let locator = format!("sqlite:{}", dir.join("x.db").display());
+    for store in [locator.as_str(), "memory"] {
+        let (mut server, url) = serve(&["--delay-ms", "20", "--store", store]).await;
+        racing_runs(&[url], &unique_thread("t-double"), 30, 3).await;
+        server.kill().await.unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A delete racing a new run on a thread, 30 times: they are serialised. Either the delete
+/// wins (204) and the run makes a new thread of its own, owned by its principal, that
+/// holds only that run; or the run wins and the delete is `409 thread_busy` while it goes
+/// on. A deleted thread never comes back otherwise (it used to come back without an
+/// owner, holding the end of a run without its start).
+async fn a_delete_racing_a_run_never_revives_the_thread() {
+    let dir = std::env::temp_dir().join(format!("agui-serve-delrace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let locator = format!("sqlite:{}", dir.join("x.db").display());
+    let (mut server, url) = serve(&["--store", &locator, "--delay-ms", "5"]).await;
+    let (mut deleted, mut busy) = (0, 0);
+    for round in 0..30 {
+        let thread = format!("t-del-{round}");
+        let (status, body) = http(&url, "POST", "/agent", &run_on(&thread, "r0")).await;
+        assert_eq!(status, 200, "{body}");
+        let post = {
+            let (url, input) = (url.clone(), run_on(&thread, "r1"));
+            tokio::spawn(async move { http(&url, "POST", "/agent", &input).await })
+        };
+        // Staggered a little differently each round, so that both orders happen.
+        tokio::time::sleep(Duration::from_micros(300 * (round % 7))).await;
+        let (del, del_body) = http(&url, "DELETE", &format!("/agent/threads/{thread}"), "").await;
+        let (status, body) = post.await.unwrap();
+        assert_eq!(status, 200, "{body}");
+        let events = verified_history(&url, &thread).await;
+        let (runs, owner) = runs_and_owner(&url, &thread).await;
+        assert_eq!(
+            owner, "default",
+            "round {round}: the thread has lost its owner"
+        );
+        let run_ids: Vec<&str> = runs.iter().filter_map(|r| r["runId"].as_str()).collect();
+        match del {
+            204 => {
+                deleted += 1;
+                // A new thread: only the new run, from its RUN_STARTED.
+                assert_eq!(run_ids, ["r1"], "round {round}");
+                assert_eq!(events[0]["type"], "RUN_STARTED");
+                assert_eq!(events[0]["runId"], "r1");
+            }
+            409 => {
+                busy += 1;
+                assert!(del_body.contains(r#""error":"thread_busy""#), "{del_body}");
+                assert_eq!(run_ids, ["r0", "r1"], "round {round}");
+            }
+            other => panic!("round {round}: DELETE answered {other}: {del_body}"),
+        }
+    }
+    assert_eq!(deleted + busy, 30);
+    // While a run goes on, a delete is refused; once it has ended, the thread goes.
+    let (mut slow, slow_url) = serve(&["--store", &locator, "--delay-ms", "200"]).await;
+    let post = {
+        let (url, input) = (slow_url.clone(), run_on("t-slow", "r0"));
+        tokio::spawn(async move { http(&url, "POST", "/agent", &input).await })
+    };
+    let mut refused = false;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let (del, body) = http(&slow_url, "DELETE", "/agent/threads/t-slow", "").await;
+        if del == 409 {
+            assert!(body.contains(r#""error":"thread_busy""#), "{body}");
+            assert!(!post.is_finished());
+            refused = true;
+            break;
+        }
+        assert_eq!(del, 404, "{body}");
+    }
+    assert!(refused, "the run never showed up");
+    assert_eq!(post.await.unwrap().0, 200);
+    let (del, body) = http(&slow_url, "DELETE", "/agent/threads/t-slow", "").await;
+    assert_eq!(del, 204, "{body}");
+    slow.kill().await.unwrap();
+    server.kill().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A server killed in the middle of a run leaves the thread claimed: a new run on it is
+/// `409 thread_busy` until the run's lease expires, not forever; then it goes through,
+/// after the dead run is closed as abandoned, and the stream verifies.
+async fn a_stale_claim_holds_a_thread_for_one_lease_only() {
+    let dir = std::env::temp_dir().join(format!("agui-serve-stale-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let locator = format!("sqlite:{}", dir.join("x.db").display());
+    let args = ["--store", &locator, "--run-lease-secs", "2"];
+    let (mut server, url) = serve(&[&args[..], &["--delay-ms", "300"]].concat()).await;
+    let post = {
+        let (url, input) = (url.clone(), run_on("t-stale", "r0"));
+        tokio::spawn(async move { http(&url, "POST", "/agent", &input).await })
+    };
+    // Killed once the run is stored (the thread's JSON answers at once; `connect` would
+    // follow the run to its end).
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if http(&url, "GET", "/agent/threads/t-stale", "").await.0 == 200 {
+            break;
+        }
+    }
+    assert!(
+        !post.is_finished(),
+        "the run ended before the server was killed"
+    );
+    server.kill().await.unwrap();
+    let _ = post.await;
+    let killed = std::time::Instant::now();
+    let (mut server, url) = serve(&args).await;
+    let mut busy = 0;
+    let through = loop {
+        let (status, body) = http(&url, "POST", "/agent", &run_on("t-stale", "r1")).await;
+        match status {
+            200 => break killed.elapsed(),
+            409 => {
+                assert!(body.contains(r#""error":"thread_busy""#), "{body}");
+                busy += 1;
+            }
+            other => panic!("{other}: {body}"),
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(20),
+            "the thread stayed claimed"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(through >= Duration::from_secs(1), "{through:?}");
+    let events = verified_history(&url, "t-stale").await;
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    let error = kinds
+        .iter()
+        .position(|k| *k == "RUN_ERROR")
+        .expect("closed as abandoned");
+    assert_eq!(events[error]["code"], "abandoned");
+    assert_eq!(kinds[error + 1], "RUN_STARTED");
+    assert_eq!(kinds.last(), Some(&"RUN_FINISHED"));
+    eprintln!("refused {busy} times, through after {through:?}");
+    server.kill().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two `agui serve` processes on one PostgreSQL database, double submits split between
+/// them: one run at a time across the servers (the store's row lock), and the stream
+/// verifies.
+async fn racing_runs_across_two_servers_sharing_postgres(pg: String) {
+    let (mut a, url_a) = serve(&["--store", &pg, "--delay-ms", "20"]).await;
+    let (mut b, url_b) = serve(&["--store", &pg, "--delay-ms", "20"]).await;
+    racing_runs(&[url_a, url_b], &unique_thread("t-pg-race"), 30, 4).await;
+    a.kill().await.unwrap();
+    b.kill().await.unwrap();
+}
+
 /// Runs `test` on a fresh multi-threaded runtime.
 fn block_on(test: impl std::future::Future<Output = ()>) -> Result<(), libtest_mimic::Failed> {
     tokio::runtime::Builder::new_multi_thread()
@@ -348,6 +598,20 @@ fn main() {
         libtest_mimic::Trial::test("a_run_whose_server_died_is_closed_as_abandoned", || {
             block_on(a_run_whose_server_died_is_closed_as_abandoned())
         }),
+        libtest_mimic::Trial::test("double_submits_on_one_thread_get_one_run", || {
+            block_on(double_submits_on_one_thread_get_one_run())
+        }),
+        libtest_mimic::Trial::test("a_delete_racing_a_run_never_revives_the_thread", || {
+            block_on(a_delete_racing_a_run_never_revives_the_thread())
+        }),
+        libtest_mimic::Trial::test("a_stale_claim_holds_a_thread_for_one_lease_only", || {
+            block_on(a_stale_claim_holds_a_thread_for_one_lease_only())
+        }),
+        libtest_mimic::Trial::test("racing_runs_across_two_servers_sharing_postgres", {
+            let pg = pg.clone().unwrap_or_default();
+            move || block_on(racing_runs_across_two_servers_sharing_postgres(pg))
+        })
+        .with_ignored_flag(pg.is_none()),
         libtest_mimic::Trial::test("two_servers_share_threads_through_postgres", {
             let pg = pg.clone().unwrap_or_default();
             move || block_on(two_servers_share_threads_through_postgres(pg))

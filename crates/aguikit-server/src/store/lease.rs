@@ -113,8 +113,9 @@ pub(super) async fn persist(
             .map(|f| f.as_ref().filter(|_| sse).and_then(|f| sse_json(f)))
             .collect();
         let t0 = std::time::Instant::now();
+        // Only to the run as stored: a thread deleted meanwhile is not made again.
         let appended = store
-            .append_json(&run.thread_id, &run.run_id, &batch, &json)
+            .append_to_run_json(&run.thread_id, &run.run_id, &batch, &json)
             .await;
         crate::metrics::store_append(t0.elapsed());
         match appended {

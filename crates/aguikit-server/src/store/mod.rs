@@ -12,19 +12,33 @@
 //! `RUN_ERROR` carrying the store's error code.
 //!
 //! Routes (under the agent's path `P`):
-//! - `POST P` runs the agent (`409 run_exists` when the run id was used in the thread);
+//! - `POST P` runs the agent (`409 run_exists` when the run id was used in the thread,
+//!   `409 thread_busy` while another run of the thread is in progress);
 //!   with `Last-Event-ID` it resumes that run's stream instead of starting it again;
 //! - `GET P/threads?limit=N&cursor=C` lists the caller's threads, newest activity first,
 //!   a page at a time (`{"threads": [...], "nextCursor": ...}`);
 //! - `GET P/threads/{id}` returns the thread folded by the engine (`messages`, `state`,
 //!   `pendingInterrupts`) and its `runs`;
-//! - `DELETE P/threads/{id}` removes it (`204`; `409 run_in_progress` while a run goes on);
+//! - `DELETE P/threads/{id}` removes it (`204`; `409 thread_busy` while a run goes on:
+//!   a run is not cancelled by a delete; cancel it, or wait for it to end, then delete);
 //! - `GET P/threads/{id}/connect` streams the thread's history (`?compacted=true` for the
 //!   compacted form) from `Last-Event-ID` (or `?after=N`) on, then the live events while a
 //!   run is in progress.
 //!
 //! A thread belongs to the principal that created it; others get `404` for it, as for a
 //! thread that does not exist (see [`crate::access`]).
+//!
+//! **One run at a time per thread.** A run is claimed by storing its `RUN_STARTED` with a
+//! lease, in one atomic step of the store that refuses it while another run of the thread
+//! is in progress ([`aguikit_store::EventStore::append_leased`]): a double submit gets one
+//! run and one `409 thread_busy`, also across servers sharing a PostgreSQL database, and
+//! the stored stream never interleaves two runs. A claim left by a server that died holds
+//! the thread until its lease expires ([`StoreOptions::lease`], 30 s by default); the next
+//! run then closes it with `RUN_ERROR` (code `abandoned`) and goes on. A delete and a run
+//! are serialised the same way: a delete while a run is in progress is refused with `409
+//! thread_busy`; a run that finds its thread deleted after reading it starts a new thread,
+//! owned by its principal, as a first run; and a run's events are appended only to the run
+//! as stored, so a late server never makes a deleted thread again.
 //!
 //! A stored `RUN_STARTED` echoes the run's input with only the messages the thread did not
 //! hold yet, so a thread of N turns stores O(N) bytes, not O(N²). Replaying the thread
@@ -45,7 +59,7 @@ use crate::context::RunShared;
 use crate::server::RunGuard;
 use aguikit_core::event::RunStarted;
 use aguikit_core::{Event, RunAgentInput};
-use aguikit_store::{EventStore, FirstRun, RunStatus, StoreError, ThreadInfo, ThreadQuery};
+use aguikit_store::{EventStore, FirstRun, StoreError, ThreadInfo, ThreadQuery};
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -59,13 +73,15 @@ use stream::{CancelGuard, Live, Out, follow, frame, read_failure, sse, streamed}
 
 /// The HTTP status that reports a store error (the store itself knows nothing of HTTP): 404
 /// for an unknown thread or run, 400 for a sequence out of range or invalid input, 409 for a
-/// closed or already existing run, 503 for a damaged store, 500 otherwise (a corrupt event, a
+/// closed or already existing run or a busy thread, 503 for a damaged store, 500 otherwise (a corrupt event, a
 /// failing backend, an error a newer store adds).
 pub(crate) fn store_status(e: &StoreError) -> StatusCode {
     match e {
         StoreError::UnknownThread(_) | StoreError::UnknownRun { .. } => StatusCode::NOT_FOUND,
         StoreError::SequenceOutOfRange { .. } | StoreError::Invalid(_) => StatusCode::BAD_REQUEST,
-        StoreError::RunClosed { .. } | StoreError::RunExists { .. } => StatusCode::CONFLICT,
+        StoreError::RunClosed { .. }
+        | StoreError::RunExists { .. }
+        | StoreError::ThreadBusy { .. } => StatusCode::CONFLICT,
         StoreError::Damaged(_) => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
@@ -161,6 +177,10 @@ pub(crate) struct Prepared {
     pub(crate) pending: Vec<aguikit_core::Interrupt>,
     /// The run's `RUN_STARTED`, already stored when the run is the first of a new thread.
     stored: Option<StoredStart>,
+    /// Who claims the run: the owner its principal writes as, and whether it may write to
+    /// every thread (an admin).
+    owner: Option<String>,
+    any_owner: bool,
 }
 
 /// A run's `RUN_STARTED` as stored: its sequence, the event, and its SSE data frame (no
@@ -205,11 +225,13 @@ impl ToStore {
 
 impl Prepared {
     /// A thread without events: it holds no message and left no interrupt open.
-    fn empty(stored: Option<StoredStart>) -> Prepared {
+    fn empty(stored: Option<StoredStart>, principal: &Principal) -> Prepared {
         Prepared {
             known: Some(Default::default()),
             pending: Vec::new(),
             stored,
+            owner: principal.owner().map(str::to_owned),
+            any_owner: principal.is_admin(),
         }
     }
 }
@@ -224,6 +246,46 @@ pub(crate) async fn prepare(
     input: &mut RunAgentInput,
     started: &RunStarted,
 ) -> Result<Prepared, Response> {
+    // A thread deleted while it is read is prepared again: the run then makes a new one.
+    for _ in 0..3 {
+        match prepare_once(options, principal, input, started).await {
+            Err(Prepare::Deleted) => options.folds.forget(&input.thread_id),
+            Err(Prepare::Refused(res)) => return Err(res),
+            Ok(p) => return Ok(p),
+        }
+    }
+    Err(busy(&input.thread_id, ""))
+}
+
+/// Why [`prepare_once`] did not prepare the run.
+enum Prepare {
+    /// The answer to the request.
+    Refused(Response),
+    /// The thread was deleted while it was read.
+    Deleted,
+}
+
+impl From<Response> for Prepare {
+    fn from(res: Response) -> Prepare {
+        Prepare::Refused(res)
+    }
+}
+
+/// A store error while the thread is read: an unknown thread means it was deleted meanwhile.
+fn reading(e: StoreError) -> Prepare {
+    match e {
+        StoreError::UnknownThread(_) => Prepare::Deleted,
+        e => Prepare::Refused(store_error(&e)),
+    }
+}
+
+/// [`prepare`], once.
+async fn prepare_once(
+    options: &StoreOptions,
+    principal: &Principal,
+    input: &mut RunAgentInput,
+    started: &RunStarted,
+) -> Result<Prepared, Prepare> {
     let store = &*options.store;
     // A thread this server folded before holds events: it is only read here, and the run's
     // RUN_STARTED (echoing only what the thread lacks) waits for the fold. Any other may be
@@ -232,7 +294,7 @@ pub(crate) async fn prepare(
         match store.thread(&input.thread_id).await {
             Ok(info) => Some(info),
             Err(StoreError::UnknownThread(_)) => None,
-            Err(e) => return Err(store_error(&e)),
+            Err(e) => return Err(store_error(&e).into()),
         }
     } else {
         None
@@ -240,32 +302,34 @@ pub(crate) async fn prepare(
     let info = match folded {
         Some(info) => info,
         None => match first_run(options, principal, input, started).await? {
-            Ok(stored) => return Ok(Prepared::empty(Some(stored))),
+            Ok(stored) => return Ok(Prepared::empty(Some(stored), principal)),
             Err(info) => info,
         },
     };
     let thread = input.thread_id.as_str();
     if !principal.may_see(info.owner.as_deref()) {
-        return Err(no_thread(thread));
+        return Err(no_thread(thread).into());
     }
     if info.last_seq == 0 {
-        return Ok(Prepared::empty(None));
+        return Ok(Prepared::empty(None, principal));
     }
     sweep_abandoned(store, thread).await;
-    let info = store.thread(thread).await.map_err(|e| store_error(&e))?;
+    let info = store.thread(thread).await.map_err(reading)?;
     let f = fold(options, &info, |a| {
         let ids: std::collections::HashSet<String> =
             a.messages().iter().map(|m| m.id().to_owned()).collect();
         (ids, a.pending_interrupts().to_vec())
     })
     .await
-    .map_err(|e| store_error(&e))?;
+    .map_err(reading)?;
     let readable = f.unreadable.is_none() && !f.invalid;
     let (ids, pending) = f.seen;
     Ok(Prepared {
         known: readable.then_some(ids),
         pending,
         stored: None,
+        owner: principal.owner().map(str::to_owned),
+        any_owner: principal.is_admin(),
     })
 }
 
@@ -327,9 +391,11 @@ fn stored_started(
     stored.into()
 }
 
-/// The response to a refused claim: `409` when the run id was already used in the thread.
+/// The response to a refused claim: `409` when the run id was already used in the thread,
+/// or while another run of the thread is in progress.
 fn claim_error(e: StoreError) -> Response {
     match e {
+        StoreError::ThreadBusy { thread, run } => busy(&thread, &run),
         e @ StoreError::RunExists { .. } => error(
             StatusCode::CONFLICT,
             "run_exists",
@@ -342,9 +408,24 @@ fn claim_error(e: StoreError) -> Response {
     }
 }
 
+/// The `409 thread_busy` for a run or a delete refused while `run` is in progress.
+fn busy(thread: &str, run: &str) -> Response {
+    error(
+        StatusCode::CONFLICT,
+        "thread_busy",
+        format!(
+            "thread {thread:?} has a run in progress ({run:?}): one run at a time per thread; \
+             wait for it to end (follow it at .../threads/{{id}}/connect) and try again"
+        ),
+        json!({"runId": run}),
+    )
+}
+
 /// Claims the run by storing its `RUN_STARTED` with the run's first lease — refused with
-/// `409` when the run id was already used in the thread — unless [`prepare`] stored it
-/// already. The stored `RUN_STARTED` echoes the input with only the messages the thread
+/// `409` when the run id was already used in the thread, or while another run of the
+/// thread is in progress (atomically, in the store) — unless [`prepare`] stored it
+/// already. A thread deleted since [`prepare`] read it is not made again by the claim:
+/// the run starts a new thread, as the first run of one. The stored `RUN_STARTED` echoes the input with only the messages the thread
 /// does not hold yet. Returns the event as stored.
 pub(crate) async fn claim(
     options: &StoreOptions,
@@ -361,8 +442,10 @@ pub(crate) async fn claim(
     // can), so a claimed run always has a lease for readers to find expired.
     let appended = options
         .store
-        .append_leased_json(
+        .claim_run_json(
             &input.thread_id,
+            prepared.owner.as_deref(),
+            prepared.any_owner,
             &input.run_id,
             &stored.events,
             &stored.json(),
@@ -372,6 +455,29 @@ pub(crate) async fn claim(
     crate::metrics::store_append(t0.elapsed());
     match appended {
         Ok(range) => Ok(stored.stored(range.start)),
+        Err(StoreError::UnknownThread(_)) => {
+            // Deleted since it was read: a new thread, with the whole input echoed.
+            options.folds.forget(&input.thread_id);
+            let first = ToStore::new(stored_started(input, started, None));
+            let attempt = options
+                .store
+                .append_if_new_json(
+                    &input.thread_id,
+                    prepared.owner.as_deref(),
+                    prepared.any_owner,
+                    &input.run_id,
+                    &first.events,
+                    &first.json(),
+                    lease_until(options),
+                )
+                .await;
+            match attempt {
+                Ok(FirstRun::Stored(range)) => Ok(first.stored(range.start)),
+                // Made again meanwhile by another run, which holds it.
+                Ok(FirstRun::Existing(_)) => Err(busy(&input.thread_id, "")),
+                Err(e) => Err(claim_error(e)),
+            }
+        }
         Err(e) => Err(claim_error(e)),
     }
 }
@@ -513,21 +619,11 @@ pub(crate) async fn delete(
     if let Err(res) = visible(store, &principal, &thread).await {
         return res;
     }
-    sweep_abandoned(store, &thread).await;
-    match store.runs(&thread).await {
-        Ok(runs) if runs.iter().any(|r| r.status == RunStatus::Running) => {
-            return error(
-                StatusCode::CONFLICT,
-                "run_in_progress",
-                format!("thread {thread} has a run in progress; delete it when the run has ended"),
-                Value::Null,
-            );
-        }
-        Ok(_) => {}
-        Err(e) => return store_error(&e),
-    }
+    // Refused by the store, atomically, while a run is in progress.
+    let deleted = store.delete_thread(&thread).await;
     options.folds.forget(&thread);
-    match store.delete_thread(&thread).await {
+    match deleted {
+        Err(StoreError::ThreadBusy { thread, run }) => busy(&thread, &run),
         Ok(true) => {
             let mut res = Response::new(Body::empty());
             *res.status_mut() = StatusCode::NO_CONTENT;
@@ -737,6 +833,13 @@ mod tests {
             ),
             (
                 StoreError::RunExists {
+                    thread: t(),
+                    run: r(),
+                },
+                409,
+            ),
+            (
+                StoreError::ThreadBusy {
                     thread: t(),
                     run: r(),
                 },

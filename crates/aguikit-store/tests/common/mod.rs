@@ -856,10 +856,10 @@ async fn ended_runs_drop_their_leases(open: Open) {
     s.append_leased("t", "r1", &[started("t", "r1")], 1_000)
         .await
         .unwrap();
+    append_ok(&s, "t", "r1", &[finished("t", "r1")]).await;
     s.append_leased("t", "r2", &[started("t", "r2")], 2_000)
         .await
         .unwrap();
-    append_ok(&s, "t", "r1", &[finished("t", "r1")]).await;
     assert_eq!(s.lease("t", "r1").await.unwrap(), None);
     assert_eq!(other.lease("t", "r1").await.unwrap(), None);
     assert_eq!(s.lease("t", "r2").await.unwrap(), Some(2_000));
@@ -896,6 +896,273 @@ async fn ended_runs_drop_their_leases(open: Open) {
     let r = s.append_if_new("e", None, false, "r1", &whole, 9).await;
     assert_eq!(r.unwrap(), FirstRun::Stored(1..3));
     assert_eq!(s.lease("e", "r1").await.unwrap(), None);
+}
+
+/// A lease that lasts past any test.
+const FAR: u64 = u64::MAX / 4;
+
+/// Replays the whole stored stream of `thread` through the client pipeline (chunk
+/// expansion, verification, application): it must verify.
+async fn assert_verifies(s: &Store, thread: &str) {
+    let events = events_of(s, thread).await;
+    let mut p = Pipeline::new();
+    for (i, e) in events.into_iter().enumerate() {
+        if let Err(err) = p.push(e) {
+            panic!("thread {thread}: event {i} breaks the stream: {err}");
+        }
+    }
+}
+
+/// The kinds and runs of a thread's stored events, in order.
+async fn kinds(s: &Store, thread: &str) -> Vec<(String, String)> {
+    let stored = s.read(thread, 1).await.unwrap();
+    stored
+        .into_iter()
+        .map(|e| (e.event.type_str().to_owned(), e.run_id))
+        .collect()
+}
+
+/// One run at a time per thread: a leased start (a server's claim) while another run is in
+/// progress (running, lease live) is refused with `thread_busy` and stores nothing; once
+/// that run ends, or its lease expires (then it is closed as abandoned first), or it has
+/// no lease, the start goes through and the stream still verifies. A thread with a run in
+/// progress is not deleted.
+async fn one_run_at_a_time_per_thread(open: Open) {
+    let s = open().await;
+    let other = open().await;
+    let first = [started("t", "r1")];
+    let r = s
+        .append_if_new("t", Some("alice"), false, "r1", &first, FAR)
+        .await;
+    assert_eq!(r.unwrap(), FirstRun::Stored(1..2));
+    // From this instance and another, by every leased start: refused, nothing stored.
+    for store in [&s, &other] {
+        let busy = store
+            .append_leased("t", "r2", &[started("t", "r2")], FAR)
+            .await;
+        match busy {
+            Err(e @ StoreError::ThreadBusy { .. }) => {
+                assert_eq!(e.code(), "thread_busy");
+                assert!(e.to_string().contains("\"r1\""), "{e}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let claimed = store
+            .claim_run_json(
+                "t",
+                Some("alice"),
+                false,
+                "r2",
+                &[started("t", "r2")],
+                &[],
+                FAR,
+            )
+            .await;
+        assert!(
+            matches!(claimed, Err(StoreError::ThreadBusy { .. })),
+            "{claimed:?}"
+        );
+        let deleted = store.delete_thread("t").await;
+        assert!(
+            matches!(deleted, Err(StoreError::ThreadBusy { .. })),
+            "{deleted:?}"
+        );
+    }
+    let info = s.thread("t").await.unwrap();
+    assert_eq!((info.last_seq, info.run_count), (1, 1));
+    assert_eq!(s.lease("t", "r2").await.unwrap(), None);
+    // More of the running run is not a start: accepted.
+    append_ok(&s, "t", "r1", &text("m1", &["hi"])).await;
+    append_ok(&s, "t", "r1", &[finished("t", "r1")]).await;
+    // Ended: the next run goes through.
+    let r2 = other
+        .claim_run_json(
+            "t",
+            Some("alice"),
+            false,
+            "r2",
+            &[started("t", "r2")],
+            &[],
+            FAR,
+        )
+        .await;
+    assert_eq!(r2.unwrap(), 6..7);
+    // Its server dies: once the lease expired, the next start closes it as abandoned
+    // first, in the same step.
+    s.renew_lease("t", "r2", 5).await.unwrap();
+    let r3 = s
+        .append_leased("t", "r3", &[started("t", "r3")], FAR)
+        .await
+        .unwrap();
+    assert_eq!(r3, 8..9);
+    assert_eq!(s.run("t", "r2").await.unwrap().status, RunStatus::Error);
+    assert_eq!(s.lease("t", "r2").await.unwrap(), None);
+    match &s.read("t", 7).await.unwrap()[0] {
+        e @ StoredEvent {
+            event: Event::RunError(err),
+            ..
+        } => {
+            assert_eq!(
+                (e.run_id.as_str(), err.code.as_deref()),
+                ("r2", Some("abandoned"))
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    append_ok(&s, "t", "r3", &[finished("t", "r3")]).await;
+    // A run written without a server (no lease) does not hold the thread either.
+    append_ok(&s, "t", "lib", &[started("t", "lib")]).await;
+    s.claim_run_json("t", None, true, "r4", &[started("t", "r4")], &[], FAR)
+        .await
+        .unwrap();
+    assert_eq!(s.run("t", "lib").await.unwrap().status, RunStatus::Error);
+    // A refused start after a stale run closes nothing: the refusal undoes it all.
+    append_ok(&s, "t", "r4", &[finished("t", "r4")]).await;
+    append_ok(&s, "t", "lib2", &[started("t", "lib2")]).await;
+    let again = s.append_leased("t", "r4", &[started("t", "r4")], FAR).await;
+    assert!(
+        matches!(again, Err(StoreError::RunExists { .. })),
+        "{again:?}"
+    );
+    assert_eq!(s.run("t", "lib2").await.unwrap().status, RunStatus::Running);
+    append_ok(&s, "t", "lib2", &[finished("t", "lib2")]).await;
+    assert_verifies(&s, "t").await;
+    let got: Vec<String> = kinds(&s, "t")
+        .await
+        .into_iter()
+        .map(|(k, r)| format!("{r}:{k}"))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "r1:RUN_STARTED",
+            "r1:TEXT_MESSAGE_START",
+            "r1:TEXT_MESSAGE_CONTENT",
+            "r1:TEXT_MESSAGE_END",
+            "r1:RUN_FINISHED",
+            "r2:RUN_STARTED",
+            "r2:RUN_ERROR",
+            "r3:RUN_STARTED",
+            "r3:RUN_FINISHED",
+            "lib:RUN_STARTED",
+            "lib:RUN_ERROR",
+            "r4:RUN_STARTED",
+            "r4:RUN_FINISHED",
+            "lib2:RUN_STARTED",
+            "lib2:RUN_FINISHED",
+        ]
+    );
+    // Nothing in progress: deleted.
+    assert!(other.delete_thread("t").await.unwrap());
+}
+
+/// Many rounds of two instances (two connections for PostgreSQL, two writers for SQLite)
+/// starting different runs on one thread at the same moment, and of a delete racing a
+/// start: exactly one start wins each round, the other is `thread_busy`; a delete and a
+/// start are serialised (the delete wins and the start finds no thread, never making it
+/// again, or the start wins and the delete is `thread_busy`); the stream verifies.
+async fn racing_runs_on_one_thread_are_serialised(open: Open) {
+    let a = open().await;
+    let b = open().await;
+    let first = [started("t", "r0"), finished("t", "r0")];
+    a.append_if_new("t", Some("alice"), false, "r0", &first, FAR)
+        .await
+        .unwrap();
+    for round in 0..30 {
+        let (x, y) = (format!("x{round}"), format!("y{round}"));
+        let (ex, ey) = ([started("t", &x)], [started("t", &y)]);
+        let (rx, ry) = tokio::join!(
+            a.claim_run_json("t", Some("alice"), false, &x, &ex, &[], FAR),
+            b.claim_run_json("t", Some("alice"), false, &y, &ey, &[], FAR),
+        );
+        let winner = match (&rx, &ry) {
+            (Ok(_), Err(StoreError::ThreadBusy { .. })) => &x,
+            (Err(StoreError::ThreadBusy { .. }), Ok(_)) => &y,
+            other => panic!("round {round}: {other:?}"),
+        };
+        append_ok(&a, "t", winner, &text(&format!("m{round}"), &["a", "b"])).await;
+        append_ok(&b, "t", winner, &[finished("t", winner)]).await;
+    }
+    assert_verifies(&a, "t").await;
+    assert_eq!(b.runs("t").await.unwrap().len(), 31);
+    // A delete racing a start.
+    let (mut deleted, mut kept) = (0, 0);
+    for round in 0..30 {
+        let thread = format!("d{round}");
+        let r0 = [started(&thread, "r0"), finished(&thread, "r0")];
+        a.append_if_new(&thread, Some("alice"), false, "r0", &r0, FAR)
+            .await
+            .unwrap();
+        let start = [started(&thread, "r1")];
+        let (del, claim) = tokio::join!(
+            b.delete_thread(&thread),
+            a.claim_run_json(&thread, Some("alice"), false, "r1", &start, &[], FAR),
+        );
+        match (del, claim) {
+            (Ok(true), Err(StoreError::UnknownThread(_))) => {
+                deleted += 1;
+                assert_unknown_thread(a.thread(&thread).await);
+                assert_unknown_thread(b.runs(&thread).await);
+                // A late append of the run makes nothing again.
+                let late_events = [finished(&thread, "r1")];
+                let late = a.append_to_run_json(&thread, "r1", &late_events, &[]);
+                assert_unknown_thread(late.await);
+                assert_unknown_thread(b.thread(&thread).await);
+            }
+            (Err(StoreError::ThreadBusy { .. }), Ok(range)) => {
+                kept += 1;
+                assert_eq!(range, 3..4);
+                let info = b.thread(&thread).await.unwrap();
+                assert_eq!(info.owner.as_deref(), Some("alice"));
+                append_ok(&a, &thread, "r1", &[finished(&thread, "r1")]).await;
+                assert_verifies(&b, &thread).await;
+            }
+            other => panic!("round {round}: {other:?}"),
+        }
+    }
+    assert_eq!(deleted + kept, 30);
+}
+
+/// The writes a server makes after a thread's first run never make a thread: a claim of a
+/// run needs the thread, owned by the caller (else `unknown_thread`, as for any unknown
+/// thread); more of a run needs the run.
+async fn server_writes_never_make_a_thread(open: Open) {
+    let s = open().await;
+    let start = [started("t", "r1")];
+    let r = s.claim_run_json("t", Some("alice"), false, "r1", &start, &[], FAR);
+    assert_unknown_thread(r.await);
+    assert_unknown_thread(s.thread("t").await);
+    let more_events = [custom(json!(1))];
+    let more = s.append_to_run_json("t", "r1", &more_events, &[]);
+    assert_unknown_thread(more.await);
+    assert_unknown_thread(s.thread("t").await);
+    s.append_if_new("t", Some("alice"), false, "r1", &start, FAR)
+        .await
+        .unwrap();
+    append_ok(&s, "t", "r1", &[finished("t", "r1")]).await;
+    // Another principal's thread: as unknown, nothing stored; an admin may.
+    let r2 = [started("t", "r2")];
+    let bob = s.claim_run_json("t", Some("bob"), false, "r2", &r2, &[], FAR);
+    assert_unknown_thread(bob.await);
+    let anon = s.claim_run_json("t", None, false, "r2", &r2, &[], FAR);
+    assert_unknown_thread(anon.await);
+    assert_eq!(s.thread("t").await.unwrap().last_seq, 2);
+    let admin = s.claim_run_json("t", Some("root"), true, "r2", &r2, &[], FAR);
+    assert_eq!(admin.await.unwrap(), 3..4);
+    assert_eq!(s.lease("t", "r2").await.unwrap(), Some(FAR));
+    // More of a stored run: accepted; of a run that is not stored: unknown run.
+    let more_events = [custom(json!(2))];
+    let more = s.append_to_run_json("t", "r2", &more_events, &[]);
+    assert_eq!(more.await.unwrap(), 4..5);
+    let ghost_events = [custom(json!(3))];
+    let ghost = s.append_to_run_json("t", "ghost", &ghost_events, &[]);
+    assert!(matches!(ghost.await, Err(StoreError::UnknownRun { .. })));
+    let done_events = [finished("t", "r2")];
+    let done = s.append_to_run_json("t", "r2", &done_events, &[]);
+    assert_eq!(done.await.unwrap(), 5..6);
+    assert_eq!(s.lease("t", "r2").await.unwrap(), None);
+    assert_eq!(s.runs("t").await.unwrap().len(), 2);
+    assert_verifies(&s, "t").await;
 }
 
 /// A `RUN_STARTED` whose input carries `messages`.
@@ -1604,6 +1871,9 @@ pub fn cases() -> Vec<(&'static str, Case)> {
         case!(threads_carry_title_status_and_times),
         case!(threads_are_paged_newest_first),
         case!(deleted_threads_are_gone),
+        case!(one_run_at_a_time_per_thread),
+        case!(racing_runs_on_one_thread_are_serialised),
+        case!(server_writes_never_make_a_thread),
         case!(backend undecodable_events_hide_nothing),
         case!(sound_stores_pass_their_checks),
     ]
