@@ -9,8 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-# Every crate of the workspace that may be published, in the order cargo would publish them.
-cargo package --workspace --exclude aguikit-peers --no-verify --allow-dirty --quiet
+# Every crate of the workspace that is published on crates.io, in the order cargo would
+# publish them (not the test harness, the examples or the Python extension, published on
+# PyPI by maturin).
+cargo package --workspace --exclude aguikit-peers --exclude aguikit-examples --exclude aguikit-python --no-verify --allow-dirty --quiet
 check=target/package-check
 rm -rf "$check"
 mkdir -p "$check"
