@@ -26,7 +26,9 @@
 //! `fast::FastField` reads it) and the accessors behind [`Event::subagent_run_id`]
 //! (`EventFields`). The protobuf numbering is declared apart, in `codec/proto/fields.rs`,
 //! because it belongs to the `.proto` schema: a field the schema lacks is not written
-//! there, as the reference encoder drops it.
+//! there, as the reference encoder drops it; a test ties every field of this table to a
+//! protobuf row or to the explicit list of fields without one (`EventFields::FIELDS` is
+//! what it reads).
 //!
 //! [`Event::subagent_run_id`]: super::Event::subagent_run_id
 
@@ -241,6 +243,7 @@ macro_rules! event_types {
         }
 
         impl $crate::event::EventFields for $name {
+            const FIELDS: &'static [&'static str] = &[$(stringify!($lf)),*];
             #[inline]
             fn subagent(&self) -> Option<&str> {
                 $crate::event::macros::event_types!(@subagent self get $($lf)*)

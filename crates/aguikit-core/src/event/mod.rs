@@ -60,6 +60,9 @@ use serde_json::Map;
 
 /// What every event struct offers generically, generated from its field table.
 pub(crate) trait EventFields {
+    /// The event's own fields (not the base ones), by their Rust names, in table order.
+    #[allow(dead_code)] // read by the protobuf drift test
+    const FIELDS: &'static [&'static str];
     /// The `subagentRunId` (a tag or, for the subagent lifecycle events, an identity).
     fn subagent(&self) -> Option<&str>;
     /// The optional `subagentRunId` tag of an attributable event.
