@@ -26,6 +26,7 @@ pub mod content;
 pub mod engine;
 pub mod event;
 pub mod fmt;
+pub mod hash;
 pub mod id;
 pub mod input;
 pub mod interrupt;

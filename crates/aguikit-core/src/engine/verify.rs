@@ -45,63 +45,15 @@ use crate::event::EncryptedValueSubtype;
 use crate::message::Message;
 use crate::{Event, EventType};
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 
 #[cfg(test)]
 mod tests;
 
-/// A small, fast, deterministic hasher for the short id strings this stage keys on.
-///
-/// Ids are hashed on every streamed event, and with the standard SipHash verifying a
-/// content event took about 40% more instructions. This is the multiply-rotate scheme
-/// of FxHash, fed eight bytes at a time. It is not keyed, so a producer could choose
-/// colliding ids on purpose; the producer is the agent the client chose to run, which
-/// has cheaper ways to waste the client's time.
-#[derive(Default, Clone, Copy)]
-struct IdHasher(u64);
-
-const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl IdHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(SEED);
-    }
-}
-
-impl Hasher for IdHasher {
-    #[inline]
-    fn write(&mut self, mut bytes: &[u8]) {
-        while let Some((word, rest)) = bytes.split_first_chunk::<8>() {
-            self.add(u64::from_le_bytes(*word));
-            bytes = rest;
-        }
-        if let Some((word, rest)) = bytes.split_first_chunk::<4>() {
-            self.add(u64::from(u32::from_le_bytes(*word)));
-            bytes = rest;
-        }
-        for &b in bytes {
-            self.add(u64::from(b));
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-type Build = BuildHasherDefault<IdHasher>;
+/// Ids are hashed on every streamed event, and chosen by the agent (or an upstream, or
+/// whoever wrote a recording): the maps keyed by them use the keyed hasher of
+/// [`crate::hash`], as fast as an unkeyed one on short ids, and immune to ids chosen to
+/// collide.
+type Build = crate::hash::RandomState;
 
 /// An owner: the tag of the event that opened an entity, `None` for the parent agent.
 type Owner = Option<String>;

@@ -131,14 +131,20 @@ struct Folded<R> {
     invalid: bool,
 }
 
+/// Events past which a thread's fold moves to a blocking thread.
+const INLINE_FOLD: u64 = 512;
+
 /// Folds the stored thread with the engine (chunk expansion, verification, application),
 /// from the cached fold of `info`'s thread when there is one: only what was appended since
 /// is read and folded. `look` reads the result.
 async fn fold<R>(
     options: &StoreOptions,
     info: &ThreadInfo,
-    look: impl FnOnce(&aguikit_core::engine::apply::Applier) -> R,
-) -> Result<Folded<R>, StoreError> {
+    look: impl FnOnce(&aguikit_core::engine::apply::Applier) -> R + Send + 'static,
+) -> Result<Folded<R>, StoreError>
+where
+    R: Send + 'static,
+{
     let store = &*options.store;
     let thread = info.thread_id.as_str();
     let (mut pipeline, from) = match options.folds.take(thread) {
@@ -148,16 +154,32 @@ async fn fold<R>(
         _ => (aguikit_core::engine::pipeline::Pipeline::new(), 1),
     };
     let (events, unreadable) = store.read_until_corrupt(thread, from).await?;
-    let mut invalid = false;
-    let mut last = from - 1;
-    for e in events {
-        last = e.seq;
-        if pipeline.push(e.event).is_err() {
-            invalid = true;
-            break;
+    let work = move || {
+        let mut invalid = false;
+        let mut last = from - 1;
+        for e in events {
+            last = e.seq;
+            if pipeline.push(e.event).is_err() {
+                invalid = true;
+                break;
+            }
         }
-    }
-    let seen = look(pipeline.applier());
+        let seen = look(pipeline.applier());
+        (pipeline, last, invalid, seen)
+    };
+    // Folding is work in proportion to the thread: a long one is folded on a blocking
+    // thread, where it stalls neither the connections sharing this one nor `/health`.
+    let (pipeline, last, invalid, seen) = if info.last_seq.saturating_sub(from) < INLINE_FOLD {
+        work()
+    } else {
+        match tokio::task::spawn_blocking(work).await {
+            Ok(folded) => folded,
+            Err(e) => match e.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                Err(e) => panic!("a thread's fold did not finish: {e}"),
+            },
+        }
+    };
     if !invalid && unreadable.is_none() {
         options.folds.put(thread, info.created_ms, last, pipeline);
     }

@@ -10,6 +10,7 @@
 mod common;
 mod server;
 
+mod hash_flood;
 mod inspect;
 mod logs;
 mod panics;
