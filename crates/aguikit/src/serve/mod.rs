@@ -135,12 +135,19 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     if let Some(w) = warning {
         eprintln!("agui serve: {w}");
     }
+    refuse_unusable_locator(&locator)?;
     let store = aguikit_store::open(&locator)
         .await
         .map_err(|e| format!("--store {}: {e}", describe_store(&locator)))?;
     store.check_integrity().await.map_err(|e| {
         format!(
             "--store {}: the store failed its integrity check, so agui serve will not start on it: {e}",
+            describe_store(&locator)
+        )
+    })?;
+    probe_store(&*store).await.map_err(|e| {
+        format!(
+            "--store {}: the store cannot be written and read back, so agui serve will not start on it: {e}",
             describe_store(&locator)
         )
     })?;
@@ -226,4 +233,64 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     )
     .await
     .map_err(|e| e.to_string())
+}
+
+/// Refuses a store locator that opens but cannot keep anything: `sqlite:` without a path,
+/// or an in-memory SQLite name (each connection of the pool would get a database of its
+/// own: writes land in one, reads look in another). `--store memory` is the in-memory
+/// store.
+fn refuse_unusable_locator(locator: &str) -> Result<(), String> {
+    if let Some(path) = locator.strip_prefix("sqlite:") {
+        let path = path.trim();
+        if path.is_empty() {
+            return Err(
+                "--store sqlite: needs a path (sqlite:PATH, e.g. sqlite:agui.sqlite3); for a store in memory use --store memory".into(),
+            );
+        }
+        if path == ":memory:" || path.starts_with("file::memory:") || path.contains("mode=memory") {
+            return Err(format!(
+                "--store sqlite:{path} is an in-memory SQLite database, which each connection would see empty; use --store memory"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Writes a short run to a thread of its own, reads it back and deletes the thread: a
+/// store that cannot do this (tables missing, a file it cannot write) is refused at start
+/// instead of answering every request with an error.
+async fn probe_store(store: &dyn aguikit_store::EventStore) -> Result<(), String> {
+    use aguikit_core::Event;
+    use aguikit_core::event::{RunFinished, RunStarted};
+    let thread = format!("agui-startup-probe-{}", aguikit_core::id::random_hex(16));
+    let events: [Event; 2] = [
+        RunStarted::new(thread.clone(), "probe").into(),
+        RunFinished::new(thread.clone(), "probe").into(),
+    ];
+    let outcome = async {
+        store
+            .append(&thread, "probe", &events)
+            .await
+            .map_err(|e| format!("writing: {e}"))?;
+        let back = store
+            .read(&thread, 1)
+            .await
+            .map_err(|e| format!("reading back: {e}"))?;
+        let types: Vec<_> = back.iter().map(|e| e.event.event_type()).collect();
+        let wrote: Vec<_> = events.iter().map(Event::event_type).collect();
+        if types != wrote {
+            return Err(format!(
+                "reading back gave {} event(s) instead of the {} written",
+                back.len(),
+                events.len()
+            ));
+        }
+        Ok(())
+    }
+    .await;
+    let deleted = store.delete_thread(&thread).await;
+    outcome?;
+    deleted
+        .map(|_| ())
+        .map_err(|e| format!("deleting the probe: {e}"))
 }

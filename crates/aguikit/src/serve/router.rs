@@ -146,7 +146,7 @@ pub fn router_for(
 }
 
 /// `GET /health`: `200 {"status":"ok",...}`, or `503` with `"status":"degraded"` and the
-/// store's error when the store does not answer.
+/// store's error when the store does not answer or cannot read its threads.
 async fn health(
     store: Option<std::sync::Arc<dyn aguikit_store::EventStore>>,
 ) -> axum::response::Response {
@@ -155,7 +155,18 @@ async fn health(
     let Some(store) = store else {
         return axum::Json(base).into_response();
     };
-    match tokio::time::timeout(Duration::from_secs(2), store.health()).await {
+    // The trivial query, then a read of the threads: a database that answers but has lost
+    // its tables (or never had them) is not a working store.
+    let probe = async {
+        store.health().await?;
+        let one = aguikit_store::ThreadQuery {
+            owner: None,
+            limit: 1,
+            cursor: None,
+        };
+        store.list_threads(&one).await.map(|_| ())
+    };
+    match tokio::time::timeout(Duration::from_secs(2), probe).await {
         Ok(Ok(())) => {
             let mut body = base;
             body["store"] = "ok".into();

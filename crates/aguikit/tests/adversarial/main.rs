@@ -14,3 +14,4 @@ mod hash_flood;
 mod inspect;
 mod logs;
 mod panics;
+mod store_start;
