@@ -275,6 +275,8 @@ struct Verdict {
     /// The first and the last timestamp.
     t0: Option<i64>,
     t_last: Option<i64>,
+    /// Events with a timestamp.
+    stamped: usize,
     /// `subagentRunId` → name, from every `SUBAGENT_STARTED`.
     names: HashMap<String, String>,
     /// The type label of the event the error names, if it names one.
@@ -293,6 +295,7 @@ fn verify(stream: &mut dyn Replay) -> Result<Verdict, ReadError> {
         count: 0,
         t0: None,
         t_last: None,
+        stamped: 0,
         names: HashMap::new(),
         failing_label: None,
         last_run_event: None,
@@ -306,6 +309,7 @@ fn verify(stream: &mut dyn Replay) -> Result<Verdict, ReadError> {
             if let Some(t) = timestamp(value) {
                 v.t0.get_or_insert(t);
                 v.t_last = Some(t);
+                v.stamped += 1;
             }
             match event_type(value) {
                 Some("SUBAGENT_STARTED") => {
@@ -407,12 +411,22 @@ pub fn render(
         (Some(a), Some(b)) if b > a => format!(", {:.3} s", (b - a) as f64 / 1000.0),
         _ => String::new(),
     };
+    // Times come from the events' `timestamp`s: say when there are none, or only some.
+    let stamps = match verdict.stamped {
+        _ if count == 0 => String::new(),
+        0 => ", no timestamps (no times to show: `agui record --stamp` adds them)".to_owned(),
+        n if n < count => format!(" ({n} of {count} events timestamped)"),
+        _ => String::new(),
+    };
     writeln!(
         out,
         "{}",
         paint.paint(
             sgr::BOLD,
-            &format!("{count} event{} ({format_name}){span}", plural(count))
+            &format!(
+                "{count} event{} ({format_name}){span}{stamps}",
+                plural(count)
+            )
         )
     )?;
     let idx_width = count.saturating_sub(1).to_string().len().max(2);
@@ -444,10 +458,10 @@ pub fn render(
     if let Some(e) = verdict.error.as_ref().filter(|e| e.index >= count) {
         writeln!(
             out,
-            "{}{:>idx_width$}  {:>9}  {}",
+            "{}{:>idx_width$}  {}{}",
             paint.paint(sgr::BOLD_RED, "✗"),
             e.index,
-            "",
+            time_cell(t0.is_some(), ""),
             paint.paint(
                 sgr::BOLD_RED,
                 &format!("end of stream: {}: {}", e.rule(), error_message(e))
@@ -639,10 +653,12 @@ fn timeline_line(
     };
     writeln!(
         out,
-        "{}{i:>idx_width$}  {}  {ty_cell} {tag}{summary}",
+        "{}{i:>idx_width$}  {}{ty_cell} {tag}{summary}",
         paint.paint(sgr::BOLD_RED, mark),
-        paint.paint(sgr::DIM, &format!("{time:>9}")),
+        paint.paint(sgr::DIM, &time_cell(t0.is_some(), &time)),
     )?;
+    // Warnings and the error line up under the type.
+    let pad = idx_width + 3 + time_cell(t0.is_some(), "").len();
     if let Some(ws) = verdict.warnings.get(&i) {
         for w in ws {
             writeln!(
@@ -650,7 +666,7 @@ fn timeline_line(
                 "{:pad$}{}",
                 "",
                 paint.paint(sgr::YELLOW, &format!("! {}", cut(w.clone()))),
-                pad = idx_width + 14
+                pad = pad
             )?;
         }
     }
@@ -663,10 +679,20 @@ fn timeline_line(
                 sgr::BOLD_RED,
                 &format!("^ {}: {}", e.rule(), error_message(e))
             ),
-            pad = idx_width + 14
+            pad = pad
         )?;
     }
     Ok(())
+}
+
+/// The time column's cell: `time` right-aligned and a gap, or nothing when the stream has
+/// no timestamps (the header says so).
+fn time_cell(timed: bool, time: &str) -> String {
+    if timed {
+        format!("{time:>9}  ")
+    } else {
+        String::new()
+    }
 }
 
 /// The type of the event a pipeline error names: as the error says, else what the event is
@@ -1142,7 +1168,10 @@ mod tests {
             json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "timestamp": 2000}),
         ]);
         assert!(ok, "{out}");
-        assert!(out.starts_with("5 events (JSON Lines), 1.000 s\n"), "{out}");
+        assert!(
+            out.starts_with("5 events (JSON Lines), 1.000 s (4 of 5 events timestamped)\n"),
+            "{out}"
+        );
         assert!(out.contains("   +0.250s  TEXT_MESSAGE_CHUNK"), "{out}");
         assert!(out.contains("[historian] m1 \"Hello there\""), "{out}");
         assert!(out.contains("1 message\n"), "{out}");

@@ -234,3 +234,73 @@ fn malformed_lines_and_missing_files() {
     assert_eq!(missing.code, 2);
     assert!(missing.stderr.contains("reading /nonexistent/stream.jsonl"));
 }
+
+#[test]
+fn a_warning_is_shown_once_in_plain_words() {
+    let input = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        r#"{"type":"FOO_BAR","x":1}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+    ]
+    .join("\n");
+    let out = agui_with_stdin(&["inspect", "--color", "never", "-"], input.as_bytes());
+    assert_eq!(out.code, 0, "{out:?}");
+    let warnings: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with('!'))
+        .collect();
+    assert_eq!(
+        warnings,
+        [r#"     ! unknown event type "FOO_BAR" dropped"#],
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("String("), "{}", out.stdout);
+}
+
+#[test]
+fn the_time_column_says_when_a_recording_was_not_stamped() {
+    let unstamped = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+    ]
+    .join("\n");
+    let out = agui_with_stdin(&["inspect", "--color", "never", "-"], unstamped.as_bytes());
+    assert_eq!(out.code, 0, "{out:?}");
+    let mut lines = out.stdout.lines();
+    assert_has(
+        lines.next().unwrap(),
+        &[
+            "2 events (JSON Lines)",
+            "no timestamps",
+            "agui record --stamp",
+        ],
+    );
+    // No empty column: the type follows the index.
+    assert_eq!(
+        lines.next().unwrap(),
+        "  0  RUN_STARTED                thread t · run r"
+    );
+
+    // Partly stamped: the header says how many; the others have an empty time.
+    let partly = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","timestamp":1000}"#,
+        r#"{"type":"CUSTOM","name":"n","value":1}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","timestamp":1250}"#,
+    ]
+    .join("\n");
+    let out = agui_with_stdin(&["inspect", "--color", "never", "-"], partly.as_bytes());
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "3 events (JSON Lines), 0.250 s (2 of 3 events timestamped)"
+    );
+    assert!(lines[1].contains("   +0.000s  RUN_STARTED"), "{}", lines[1]);
+    assert!(lines[2].contains("             CUSTOM"), "{}", lines[2]);
+    assert!(
+        lines[3].contains("   +0.250s  RUN_FINISHED"),
+        "{}",
+        lines[3]
+    );
+}

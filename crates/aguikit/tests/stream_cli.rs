@@ -327,8 +327,8 @@ fn every_input_format_gives_the_same_result() {
     };
     let (head, lines) = timeline("same.jsonl", &inputs[0].1);
     let (pb_head, pb_lines) = timeline("same.pb", &inputs[5].1);
-    assert_eq!(head, "6 events (JSON Lines)");
-    assert_eq!(pb_head, "6 events (protobuf)");
+    assert!(head.starts_with("6 events (JSON Lines),"), "{head}");
+    assert_eq!(pb_head.replace("(protobuf)", "(JSON Lines)"), head);
     assert_eq!(pb_lines, lines);
 }
 

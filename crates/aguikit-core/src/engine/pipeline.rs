@@ -211,7 +211,9 @@ impl Pipeline {
     /// assert_eq!(p.applier().messages()[0].text(), Some("Hi"));
     /// ```
     pub fn push_ready(&mut self, decoded: Decoded) -> Result<&[Event], PipelineError> {
-        if self.collect_warnings {
+        // An event of unknown type gets the pipeline's own warning (it is dropped), which
+        // the decode's note of its type would only repeat.
+        if self.collect_warnings && !matches!(decoded.outcome, Outcome::Event(Event::Unknown(_))) {
             let index = self.index;
             self.warnings
                 .extend(decoded.warnings.into_iter().map(|m| (index, m)));

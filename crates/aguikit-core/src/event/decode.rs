@@ -253,9 +253,10 @@ impl Event {
             .and_then(EventType::from_wire);
         match et {
             None => {
+                // The type as JSON (`"FOO"`, `null`), not as Rust's debug form of a value.
                 crate::warning::report(format!(
-                    "unknown event type {:?}",
-                    map.get("type").cloned().unwrap_or(Value::Null)
+                    "unknown event type {}",
+                    map.get("type").unwrap_or(&Value::Null)
                 ));
                 Ok(Event::Unknown(UnknownEvent(map)))
             }
