@@ -66,8 +66,24 @@ pub struct ServerConfig {
     /// `503 busy`. Default 256 MiB.
     pub max_body_bytes_in_flight: usize,
     /// How long a request waits for room under
-    /// [`max_body_bytes_in_flight`](Self::max_body_bytes_in_flight). Default 5 s.
+    /// [`max_body_bytes_in_flight`](Self::max_body_bytes_in_flight) and
+    /// [`max_body_bytes_in_flight_per_principal`](Self::max_body_bytes_in_flight_per_principal).
+    /// Default 5 s.
     pub body_wait: Duration,
+    /// Request-body bytes that one principal (one token; every caller when there is no
+    /// authentication) may have in memory at once, so that one caller's bodies cannot take
+    /// the whole [`max_body_bytes_in_flight`](Self::max_body_bytes_in_flight). At least
+    /// [`max_body_bytes`](Self::max_body_bytes) is allowed. Default 64 MiB.
+    pub max_body_bytes_in_flight_per_principal: usize,
+    /// How long a request body may take to arrive, from the end of its head: past it,
+    /// `408 body_timeout` and the connection is closed. Default 60 s.
+    pub body_timeout: Duration,
+    /// The slowest a request body may arrive, in bytes per second on average since the end
+    /// of its head, checked from [`BODY_RATE_GRACE`](crate::BODY_RATE_GRACE) on: slower is
+    /// `408 body_too_slow` and the connection is closed (a client declaring a large body
+    /// and sending a byte now and then would hold its room in the budgets for nothing).
+    /// 0: no minimum. Default 16 KiB/s.
+    pub min_body_rate: usize,
     /// How long a client may take to send a request's head, counted from the connection's
     /// opening or from the end of the previous response: so it is also how long a
     /// kept-alive connection may sit idle. Default 10 s. (Applies under
@@ -109,6 +125,9 @@ impl Default for ServerConfig {
             max_id_bytes: 256,
             max_body_bytes_in_flight: 256 * 1024 * 1024,
             body_wait: Duration::from_secs(5),
+            max_body_bytes_in_flight_per_principal: 64 * 1024 * 1024,
+            body_timeout: Duration::from_secs(60),
+            min_body_rate: 16 * 1024,
             header_read_timeout: Duration::from_secs(10),
             max_connections: None,
             connection_threads: 0,
@@ -147,6 +166,13 @@ impl ServerConfig {
         max_body_bytes_in_flight(bytes: usize) => max_body_bytes_in_flight = bytes;
         /// Sets [`body_wait`](Self::body_wait).
         body_wait(wait: Duration) => body_wait = wait;
+        /// Sets [`max_body_bytes_in_flight_per_principal`](Self::max_body_bytes_in_flight_per_principal).
+        max_body_bytes_in_flight_per_principal(bytes: usize) =>
+            max_body_bytes_in_flight_per_principal = bytes;
+        /// Sets [`body_timeout`](Self::body_timeout) (at least 100 ms).
+        body_timeout(timeout: Duration) => body_timeout = timeout.max(Duration::from_millis(100));
+        /// Sets [`min_body_rate`](Self::min_body_rate) (bytes per second; 0 for none).
+        min_body_rate(bytes_per_sec: usize) => min_body_rate = bytes_per_sec;
         /// Sets [`header_read_timeout`](Self::header_read_timeout) (at least 100 ms).
         header_read_timeout(timeout: Duration) =>
             header_read_timeout = timeout.max(Duration::from_millis(100));

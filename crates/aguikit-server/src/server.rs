@@ -63,6 +63,8 @@ struct ServerInner {
     shutdown: watch::Sender<bool>,
     /// Request-body bytes in memory at once, in KiB.
     body_budget: Arc<Semaphore>,
+    /// The same per principal (by name), made when first needed.
+    principal_budgets: std::sync::Mutex<std::collections::HashMap<String, Arc<Semaphore>>>,
     runs: Arc<Runs>,
 }
 
@@ -106,6 +108,35 @@ impl Drop for RunGuard {
     }
 }
 
+impl ServerInner {
+    /// The body budget of `principal` (see
+    /// [`ServerConfig::max_body_bytes_in_flight_per_principal`]).
+    fn principal_budget(&self, principal: &Principal) -> Arc<Semaphore> {
+        let mut budgets = self
+            .principal_budgets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(b) = budgets.get(principal.name()) {
+            return b.clone();
+        }
+        // Budgets nobody holds are dropped before the map grows past a bound (principals
+        // come from the operator's tokens, but an `Authenticate` may name many).
+        if budgets.len() >= 1024 {
+            budgets.retain(|_, b| Arc::strong_count(b) > 1);
+        }
+        let kib = self
+            .config
+            .max_body_bytes_in_flight_per_principal
+            .max(self.config.max_body_bytes)
+            .div_ceil(1024)
+            .min(Semaphore::MAX_PERMITS);
+        budgets
+            .entry(principal.name().to_owned())
+            .or_insert_with(|| Arc::new(Semaphore::new(kib)))
+            .clone()
+    }
+}
+
 impl std::fmt::Debug for AgentServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentServer")
@@ -138,6 +169,7 @@ impl AgentServer {
                         .div_ceil(1024)
                         .min(Semaphore::MAX_PERMITS),
                 )),
+                principal_budgets: Default::default(),
                 config,
                 shutdown: watch::Sender::new(false),
                 runs: Arc::default(),
@@ -418,15 +450,87 @@ pub async fn shutdown_signal() {
     }
 }
 
+/// From how long after a request's head the body's minimum rate
+/// ([`ServerConfig::min_body_rate`]) is enforced: a body's first bytes may be slow (a
+/// connection warming up), a body trickling for longer is refused.
+pub const BODY_RATE_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How a request body must arrive: how long in all, and how fast.
+struct Pace {
+    timeout: std::time::Duration,
+    min_rate: usize,
+}
+
+impl Pace {
+    /// When the body must have sent more than `read` bytes.
+    fn deadline(&self, started: tokio::time::Instant, read: usize) -> tokio::time::Instant {
+        let by_rate = match self.min_rate {
+            0 => self.timeout,
+            rate => BODY_RATE_GRACE.max(std::time::Duration::from_secs_f64(
+                read as f64 / rate as f64,
+            )),
+        };
+        started + by_rate.min(self.timeout)
+    }
+
+    /// The answer when the body missed its deadline.
+    fn refusal(&self, started: tokio::time::Instant, read: usize) -> Response {
+        let mut res = if started.elapsed() >= self.timeout {
+            error(
+                StatusCode::REQUEST_TIMEOUT,
+                "body_timeout",
+                format!(
+                    "the request body did not arrive within {} s (the limit)",
+                    self.timeout.as_secs_f64()
+                ),
+                json!({"limit": self.timeout.as_secs_f64()}),
+            )
+        } else {
+            error(
+                StatusCode::REQUEST_TIMEOUT,
+                "body_too_slow",
+                format!(
+                    "the request body arrives slower than {} bytes/s (the limit): {read} bytes in {:.1} s",
+                    self.min_rate,
+                    started.elapsed().as_secs_f64()
+                ),
+                json!({"limit": self.min_rate}),
+            )
+        };
+        res.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        res
+    }
+}
+
+/// Room for a request body, given back when dropped: in the global budget and in its
+/// principal's.
+struct BodyRoom(Option<OwnedSemaphorePermit>, Option<OwnedSemaphorePermit>);
+
+impl BodyRoom {
+    fn merge(&mut self, more: BodyRoom) {
+        for (mine, theirs) in [(&mut self.0, more.0), (&mut self.1, more.1)] {
+            match (mine.as_mut(), theirs) {
+                (Some(m), Some(t)) => m.merge(t),
+                (None, Some(t)) => *mine = Some(t),
+                _ => {}
+            }
+        }
+    }
+}
+
 /// Reads the body into one buffer (sized from `Content-Length` when declared), holding
-/// room in `budget` for every byte read; the permit is released once the body is parsed.
+/// room in both `budgets` (the global one and the principal's) for every byte read; the
+/// room is given back once the body is parsed. The body must arrive at `pace`.
 async fn read_body(
     body: Body,
     limit: usize,
     declared: Option<u64>,
-    budget: &Arc<Semaphore>,
+    budgets: [&Arc<Semaphore>; 2],
     wait: std::time::Duration,
-) -> Result<(Vec<u8>, OwnedSemaphorePermit), Response> {
+    pace: Pace,
+) -> Result<(Vec<u8>, BodyRoom), Response> {
+    let started = tokio::time::Instant::now();
     let too_large = || {
         error(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -449,12 +553,16 @@ async fn read_body(
     // Room is taken in units of 1 KiB (semaphores count in u32).
     let units = |bytes: usize| u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX);
     let take = |n: u32| {
-        let budget = budget.clone();
+        let [mine, all] = budgets.map(Arc::clone);
         async move {
-            tokio::time::timeout(wait, budget.acquire_many_owned(n))
-                .await
-                .ok()
-                .and_then(Result::ok)
+            // The principal's room first: a caller over its share waits without holding
+            // any of the others'.
+            let both = async {
+                let mine = mine.acquire_many_owned(n).await.ok()?;
+                let all = all.acquire_many_owned(n).await.ok()?;
+                Some(BodyRoom(Some(all), Some(mine)))
+            };
+            tokio::time::timeout(wait, both).await.ok().flatten()
         }
     };
     let expected = declared.map_or(0, |n| n as usize).min(limit);
@@ -464,7 +572,14 @@ async fn read_body(
     let mut held = expected.div_ceil(1024) * 1024;
     let mut out = Vec::with_capacity(expected);
     let mut stream = body.into_data_stream();
-    while let Some(chunk) = stream.next().await {
+    loop {
+        let next = tokio::time::timeout_at(pace.deadline(started, out.len()), stream.next());
+        let Ok(next) = next.await else {
+            return Err(pace.refusal(started, out.len()));
+        };
+        let Some(chunk) = next else {
+            break;
+        };
         let chunk = chunk.map_err(|e| {
             error(
                 StatusCode::BAD_REQUEST,
@@ -634,12 +749,31 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
             json!({"limit": config.max_body_bytes}),
         );
     }
+    // Quotas and rate limits before the body is read: a caller past them holds no room
+    // and no time. (A resume with Last-Event-ID starts no run: it is not counted.)
+    #[cfg(feature = "store")]
+    let resuming = server.store.is_some() && parts.headers.contains_key("last-event-id");
+    #[cfg(not(feature = "store"))]
+    let resuming = false;
+    let mut quota = if resuming {
+        None
+    } else {
+        match server.gate.start_run(&principal) {
+            Ok(p) => Some(p),
+            Err(res) => return res,
+        }
+    };
+    let mine = inner.principal_budget(&principal);
     let (bytes, permit) = match read_body(
         body,
         config.max_body_bytes,
         declared,
-        &inner.body_budget,
+        [&mine, &inner.body_budget],
         config.body_wait,
+        Pace {
+            timeout: config.body_timeout,
+            min_rate: config.min_body_rate,
+        },
     )
     .await
     {
@@ -694,9 +828,12 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     {
         return res;
     }
-    let permit = match server.gate.start_run(&principal) {
-        Ok(p) => p,
-        Err(res) => return res,
+    let permit = match quota.take() {
+        Some(p) => p,
+        None => match server.gate.start_run(&principal) {
+            Ok(p) => p,
+            Err(res) => return res,
+        },
     };
     let mut started = RunStarted::new(input.thread_id.clone(), input.run_id.clone())
         .with_protocol_version(PROTOCOL_VERSION);

@@ -85,6 +85,14 @@ pub struct ServeArgs {
     /// Largest request body in bytes (413 past it).
     #[arg(long, value_name = "BYTES", default_value_t = 10 * 1024 * 1024)]
     pub max_body_bytes: usize,
+    /// Seconds a request body may take to arrive, from the end of its head (408
+    /// body_timeout past it).
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = parse_secs)]
+    pub body_timeout_secs: Duration,
+    /// The slowest a request body may arrive, in bytes per second on average, checked from
+    /// 5 s after its head on (408 body_too_slow); 0 for no minimum.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024)]
+    pub min_body_rate: usize,
     /// Serve the AG-UI agent at URL at /agent (instead of the demo agent); `NAME=URL`
     /// serves it at /agents/NAME (repeatable; GET /agents lists them). Its runs are stored,
     /// resumable and served in SSE or protobuf like the built-in agents'.

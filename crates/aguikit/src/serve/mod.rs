@@ -159,7 +159,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
             .header_read_timeout(args.header_timeout_secs)
             .max_connections(args.max_connections)
             .connection_threads(args.threads.unwrap_or_else(|| default_threads(&locator)))
-            .max_body_bytes(args.max_body_bytes),
+            .max_body_bytes(args.max_body_bytes)
+            .body_timeout(args.body_timeout_secs)
+            .min_body_rate(args.min_body_rate),
     };
     let (router, servers) = router_for(
         mounted,

@@ -14,4 +14,5 @@ mod hash_flood;
 mod inspect;
 mod logs;
 mod panics;
+mod slow_bodies;
 mod store_start;
