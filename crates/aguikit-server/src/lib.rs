@@ -23,9 +23,11 @@
 //! thread of another principal), `409 run_exists` (store: the run id was used),
 //! `413 body_too_large`, `415 unsupported_media_type` (a run must be `application/json`),
 //! `421 misdirected_host`, `422 invalid_input` (with the field's path),
-//! `429 rate_limited` (with `Retry-After`), `503 shutting_down`, `503 busy` (too many
-//! request bodies in memory), `503 too_many_connections` (past the connection limit; `GET
-//! /health` is still answered).
+//! `429 rate_limited` (with `Retry-After`), `408 body_timeout` / `408 body_too_slow` (a
+//! body past [`ServerConfig::body_timeout`] or under [`ServerConfig::min_body_rate`]),
+//! `500 internal` (a handler panicked; under [`serve`]), `503 shutting_down`, `503 busy`
+//! (too many request bodies in memory), `503 too_many_connections` (past the connection
+//! limit; `GET /health` is still answered).
 //!
 //! A `resume` that does not answer the thread's open interrupts ends the run with
 //! `RUN_ERROR` (codes `resume_missing`, `resume_unknown_interrupt`, `resume_incomplete`,
@@ -38,6 +40,64 @@
 //! per-principal quotas. [`serve`] sets `TCP_NODELAY`, a request-head timeout and a
 //! connection limit under the file-descriptor limit ([`ServerConfig::header_read_timeout`],
 //! [`ServerConfig::max_connections`]), and stops on `SIGTERM` as on Ctrl-C.
+//!
+//! # Threat model
+//!
+//! Who can send what, and what bounds it. Each row names the limit; each is configurable
+//! and has the default given in its documentation. The adversarial tests of the `agui`
+//! command (`crates/aguikit/tests/adversarial`) and this crate's `tests/` check them
+//! against a real server over loopback.
+//!
+//! **Anyone who can reach the port** (no token) sends bytes to [`serve`]'s accept loop:
+//! connections are counted under [`ServerConfig::max_connections`] (kept under the
+//! file-descriptor limit; past it only `GET /health` is answered), each must send its head
+//! within [`ServerConfig::header_read_timeout`] (also the idle keep-alive limit), and is
+//! then refused (`401`) by [`Access::auth`] before its body is read, or (`421`) by the
+//! `Host` check of a loopback listener, which keeps DNS-rebinding pages out. Pages of other
+//! origins get no CORS grant unless [`AgentServer::cors`] names them, and a run must be
+//! `application/json`, which a cross-site form cannot send unasked.
+//!
+//! **A caller with a token** (a [`Principal`]) chooses every byte of its requests:
+//! - its run quota ([`Access::concurrent_runs`], [`Access::runs_per_minute`]) is taken
+//!   before its body is read, so a caller past it holds no memory and no time;
+//! - a body is bounded in size ([`ServerConfig::max_body_bytes`], checked against
+//!   `Content-Length` first), in time ([`ServerConfig::body_timeout`]) and in pace
+//!   ([`ServerConfig::min_body_rate`], from [`BODY_RATE_GRACE`] on), and the bytes of all
+//!   bodies in memory at once are bounded per principal
+//!   ([`ServerConfig::max_body_bytes_in_flight_per_principal`]) and in all
+//!   ([`ServerConfig::max_body_bytes_in_flight`]), so one caller cannot take the others'
+//!   room;
+//! - its JSON nests at most [`ServerConfig::max_depth`] levels (so whatever is accepted is
+//!   also read back from a store), its ids are at most [`ServerConfig::max_id_bytes`], and
+//!   no input makes the request path panic (a property test and the fuzz target
+//!   `request_path`, whose seeds `cargo test` replays, check it); should a handler panic
+//!   all the same, it answers `500 internal` and every counter, permit and lease it held is
+//!   given back by its guard;
+//! - the ids it chooses key the engine's maps through the keyed hasher of
+//!   [`aguikit_core::hash`], so ids built to collide cost what random ids cost, and folding
+//!   a long stored thread runs on a blocking thread, never stalling other connections or
+//!   `/health`;
+//! - what it sends is written to text logs with control characters escaped, so it cannot
+//!   forge a log line or drive the operator's terminal;
+//! - with a store, it reads and changes only its own threads, and runs one run at a time
+//!   per thread (`409 thread_busy`).
+//!
+//! **The agent** (or, through `aguikit-gateway`, an upstream server) chooses the events: each
+//! is verified before it is sent (`RUN_ERROR` `protocol_violation`), bounded in size
+//! ([`ServerConfig::max_event_bytes`]) and in number
+//! ([`ServerConfig::max_events_per_run`]); it waits for a slow client
+//! ([`ServerConfig::buffer_bytes`]); an event nested too deeply to be read back ends the
+//! run (`event_too_deep`) instead of being stored; a panic of the agent ends its run with
+//! `RUN_ERROR` `panic`, and a panic of the runtime while it runs a stored run ends it with a
+//! stored `RUN_ERROR` `internal`, never leaving it `running`. A gateway never follows an
+//! upstream's redirect and shows clients at most a sanitised excerpt of an upstream's
+//! error body.
+//!
+//! **The operator** chooses the limits and the tokens; a token given to `agui serve` is
+//! not printed, and a store that cannot be written and read back is refused at start.
+//!
+//! Out of scope: a caller with a valid token is trusted to spend its quota (runs cost what
+//! the agent costs); TLS is a reverse proxy's job; the store's database is trusted.
 //!
 //! # Encodings
 //!
