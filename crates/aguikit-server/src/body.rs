@@ -185,10 +185,25 @@ impl Stream for RunBody {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        if let Some(driver) = this.driver.as_mut()
-            && driver.as_mut().poll(cx).is_ready()
-        {
-            this.driver = None;
+        if let Some(driver) = this.driver.as_mut() {
+            // The agent's own panics are caught by the driver; one in the runtime's code
+            // ends the run here with RUN_ERROR `internal` instead of unwinding through the
+            // connection (which would end the response without a terminal event).
+            match std::panic::catch_unwind(AssertUnwindSafe(|| driver.as_mut().poll(cx))) {
+                Ok(Poll::Pending) => {}
+                Ok(Poll::Ready(())) => this.driver = None,
+                Err(panic) => {
+                    this.driver = None;
+                    let _e = this.span.enter();
+                    tracing::error!(panic = %panic_message(&*panic), "a run panicked in the server; ended with RUN_ERROR internal");
+                    this.run.sink.fail(
+                        RunError::new(
+                            "the server failed while running the run (an internal error; see its log)",
+                        )
+                        .with_code("internal"),
+                    );
+                }
+            }
         }
         match this.run.sink.take(cx) {
             Taken::Bytes(bytes, events) => {
