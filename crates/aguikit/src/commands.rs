@@ -72,8 +72,12 @@ pub enum StreamTools {
         #[arg(long, value_enum, default_value = "auto")]
         color: ColorChoice,
     },
-    /// The verification rules (ids, what breaks them, what the reference client does).
+    /// The verification rules (ids, what breaks them, what the reference client does); with
+    /// an id (`agui rules V16`), that rule alone.
     Rules {
+        /// One rule or transport check, by its id (`V16`, `CH8`, `schema`, `http-status`;
+        /// any case).
+        id: Option<String>,
         /// text, md (Markdown) or json.
         #[arg(long, value_enum, default_value = "text")]
         format: crate::rules::RulesFormat,
@@ -177,7 +181,7 @@ impl StreamTools {
                 };
                 crate::run_async(crate::check::run(opts))
             }
-            StreamTools::Rules { format } => crate::rules::run(format),
+            StreamTools::Rules { id, format } => crate::rules::run(format, id.as_deref()),
             StreamTools::Load {
                 url,
                 runs,

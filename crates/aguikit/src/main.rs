@@ -50,6 +50,12 @@ enum Command {
         /// A JSON array, JSON Lines, an SSE stream, a case file or length-prefixed protobuf; `-`
         /// for standard input.
         file: String,
+        /// Also fail (rule `strict`) on what the reference client only warns about or drops:
+        /// an unknown event type, a field the 1.0 schema does not declare (dropped when
+        /// decoding), a retired event translated, a legacy `null`. For tests, as the 1.0
+        /// specification advises.
+        #[arg(long)]
+        strict: bool,
         #[command(flatten)]
         stream: stream::StreamOptions,
     },
@@ -108,7 +114,11 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Verify { file, stream } => stream::verify(&file, stream),
+        Command::Verify {
+            file,
+            strict,
+            stream,
+        } => stream::verify(&file, stream, strict),
         Command::Apply { file, stream } => stream::apply(&file, stream),
         Command::Expand { file, stream } => stream::expand(&file, stream),
         Command::Compact { file, stream } => stream::compact(&file, stream),

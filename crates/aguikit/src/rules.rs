@@ -266,8 +266,16 @@ code {{ font-family: ui-monospace, monospace; }}
     )
 }
 
-/// Runs `agui rules`.
-pub fn run(format: RulesFormat) -> Result<ExitCode, String> {
+/// Runs `agui rules`: the whole table, or the rule or check `id` names (exit 2 when none
+/// does).
+pub fn run(format: RulesFormat, id: Option<&str>) -> Result<ExitCode, String> {
+    if let Some(id) = id {
+        let entry = find(id).ok_or_else(|| {
+            format!("no rule or check {id:?}: `agui rules` lists them all (V1–V55, CH3–CH8, schema, the transport checks)")
+        })?;
+        crate::out::print(&one(&entry, format)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let out = match format {
         RulesFormat::Text => text(),
         RulesFormat::Md => markdown(),
@@ -277,6 +285,80 @@ pub fn run(format: RulesFormat) -> Result<ExitCode, String> {
     };
     crate::out::print(&out);
     Ok(ExitCode::SUCCESS)
+}
+
+/// One entry of the table: an engine rule or a transport check.
+enum Entry {
+    Rule(&'static Rule),
+    Check(&'static TransportCheck),
+}
+
+/// The rule or check `id` names, in any case (`v16` is `V16`).
+fn find(id: &str) -> Option<Entry> {
+    let id = id.trim();
+    RULES
+        .iter()
+        .find(|r| r.id.eq_ignore_ascii_case(id))
+        .map(Entry::Rule)
+        .or_else(|| {
+            TRANSPORT_CHECKS
+                .iter()
+                .find(|c| c.id.eq_ignore_ascii_case(id))
+                .map(Entry::Check)
+        })
+}
+
+/// One entry in `format`: a few labelled lines (text), a Markdown section, or its JSON
+/// object (as in the whole table's JSON).
+fn one(entry: &Entry, format: RulesFormat) -> Result<String, String> {
+    let (id, title, facts): (&str, &str, Vec<(&str, &str)>) = match entry {
+        Entry::Rule(r) => (
+            r.id,
+            r.title,
+            vec![
+                ("stage", stage(r.stage)),
+                ("verdict", verdict(r.verdict)),
+                ("why an event breaks it", r.explanation),
+                ("the reference client", r.reference),
+                ("spec", r.section),
+            ],
+        ),
+        Entry::Check(c) => (
+            c.id,
+            c.title,
+            vec![
+                ("kind", "transport check of `agui check`"),
+                ("when", c.explanation),
+                ("the reference client", c.reference),
+            ],
+        ),
+    };
+    let mut out = String::new();
+    match format {
+        RulesFormat::Json => {
+            let value = match entry {
+                Entry::Rule(r) => serde_json::to_value(r),
+                Entry::Check(c) => serde_json::to_value(c),
+            };
+            out = value
+                .and_then(|v| serde_json::to_string_pretty(&v))
+                .map_err(|e| e.to_string())?;
+            out.push('\n');
+        }
+        RulesFormat::Text => {
+            let _ = writeln!(out, "{id}: {title}");
+            for (label, text) in facts {
+                let _ = writeln!(out, "  {label}: {text}");
+            }
+        }
+        RulesFormat::Md => {
+            let _ = writeln!(out, "### {id}: {}\n", md_cell(title));
+            for (label, text) in facts {
+                let _ = writeln!(out, "- **{label}**: {text}");
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The explanation of a rule or transport check id: (title, explanation, reference).

@@ -338,7 +338,11 @@ fn failure(e: &PipelineError) -> Value {
 }
 
 /// `agui verify`: `{"ok":true}`, or `{"ok":false,"at":K,"rule":...,"error":...}` and exit 1.
-pub fn verify(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
+/// `strict`: what the reference only warns about or drops fails too, as rule `strict`.
+pub fn verify(file: &str, opts: StreamOptions, strict: bool) -> Result<ExitCode, String> {
+    if strict {
+        return verify_strict(file, opts);
+    }
     let p = run_pipeline(file, opts, false)?;
     let mut out = stdout();
     let result = match p.error() {
@@ -349,6 +353,101 @@ pub fn verify(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
     // As in `apply`: the process ends, the OS takes the memory back at once.
     std::mem::forget(p);
     code
+}
+
+/// `agui verify --strict`: the pipeline's verdict, else the first event the pipeline warns
+/// about (an unknown type dropped, a retired type translated, a legacy `null`, something
+/// removed leniently) or that has a field its type does not declare (the decoder drops
+/// those silently), as rule `strict`.
+fn verify_strict(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
+    let mut reader = EventReader::open(file, opts.max_frame_bytes)?;
+    let mut p = Pipeline::new()
+        .with_apply(false)
+        .with_emitted(false)
+        .with_warnings(true);
+    let mut strict: Option<Value> = None;
+    reader.for_each_item(|item| {
+        let index = p.events_seen();
+        let warned = p.warnings().len();
+        let pushed = match item {
+            Item::Event(json) => p.push_json(json).map(|_| ()),
+            Item::Undecodable(u) => push_undecodable(&mut p, u),
+            Item::Reading => return ControlFlow::Continue(()),
+        };
+        if pushed.is_err() {
+            return ControlFlow::Break(());
+        }
+        let Item::Event(json) = item else {
+            return ControlFlow::Continue(());
+        };
+        let problem = match p.warnings()[warned..].first() {
+            Some((_, w)) => Some(w.clone()),
+            None => undeclared_field(json).map(|path| {
+                format!("`{path}` is not a field of this event type (decoding drops it)")
+            }),
+        };
+        match problem {
+            None => ControlFlow::Continue(()),
+            Some(message) => {
+                let ty = serde_json::from_slice::<Value>(json)
+                    .ok()
+                    .and_then(|v| v.get("type")?.as_str().map(str::to_owned))
+                    .map(|t| format!(" ({t})"))
+                    .unwrap_or_default();
+                strict = Some(json!({
+                    "ok": false,
+                    "at": index,
+                    "rule": "strict",
+                    "error": format!("event {index}{ty}: strict: {message}"),
+                }));
+                ControlFlow::Break(())
+            }
+        }
+    })?;
+    if p.error().is_none() && strict.is_none() {
+        let _ = p.finish();
+    }
+    let mut out = stdout();
+    let result = match (p.error(), strict) {
+        (Some(e), _) => json_line(&mut out, &failure(e)).map(|()| ExitCode::from(1)),
+        (None, Some(v)) => json_line(&mut out, &v).map(|()| ExitCode::from(1)),
+        (None, None) => json_line(&mut out, &json!({"ok": true})).map(|()| ExitCode::SUCCESS),
+    };
+    conclude(out, result)
+}
+
+/// The path of the first member of the event `json` that its decoded form does not keep (a
+/// field its type does not declare), if any; members that are `null` are left to the
+/// decoder (a legacy `null` is a warning, a `null` where none is allowed an error).
+fn undeclared_field(json: &[u8]) -> Option<String> {
+    let given: Value = serde_json::from_slice(json).ok()?;
+    let kept: Value =
+        serde_json::from_slice(&Event::from_json_slice(json).ok()?.to_json_vec()).ok()?;
+    first_dropped(&given, &kept, "")
+}
+
+/// The first member of `given` (recursively) that `kept` lacks, as a path from `at`.
+fn first_dropped(given: &Value, kept: &Value, at: &str) -> Option<String> {
+    match (given, kept) {
+        (Value::Object(given), Value::Object(kept)) => given.iter().find_map(|(k, v)| {
+            let path = if at.is_empty() {
+                k.clone()
+            } else {
+                format!("{at}.{k}")
+            };
+            match kept.get(k) {
+                _ if v.is_null() => None,
+                None => Some(path),
+                Some(w) => first_dropped(v, w, &path),
+            }
+        }),
+        (Value::Array(given), Value::Array(kept)) => given
+            .iter()
+            .zip(kept)
+            .enumerate()
+            .find_map(|(i, (v, w))| first_dropped(v, w, &format!("{at}[{i}]"))),
+        _ => None,
+    }
 }
 
 /// `agui apply`: `{"messages":[...],"state":...,"pendingInterrupts":[...]}`; an invalid

@@ -183,3 +183,31 @@ fn a_stalled_stream_times_out_and_nothing_listening_exits_2() {
     assert_eq!(out.code, 2, "{out:?}");
     assert_has(&out.stdout, &["request: no response"]);
 }
+
+#[test]
+fn rules_prints_one_rule_by_its_id() {
+    let out = agui(&["rules", "v16"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.starts_with("V16: "), "{}", out.stdout);
+    assert_has(
+        &out.stdout,
+        &["stage: verification", "verdict: reject", "spec: "],
+    );
+    // Only that rule.
+    assert!(!out.stdout.contains("V17"), "{}", out.stdout);
+    let json = agui(&["rules", "V16", "--format", "json"]).json();
+    assert_eq!(json["id"], "V16");
+    assert_eq!(json["stage"], "verification");
+    let check = agui(&["rules", "http-status", "--format", "md"]);
+    assert!(
+        check.stdout.starts_with("### http-status: "),
+        "{}",
+        check.stdout
+    );
+    let unknown = agui(&["rules", "V999"]);
+    assert_eq!(unknown.code, 2);
+    assert_has(
+        &unknown.stderr,
+        &["no rule or check \"V999\"", "agui rules"],
+    );
+}

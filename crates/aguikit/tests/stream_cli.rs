@@ -735,3 +735,43 @@ fn a_huge_first_line_from_a_pipe_is_refused_before_it_is_read_whole() {
         }
     }
 }
+
+#[test]
+fn verify_strict_fails_what_verify_only_warns_about() {
+    let cases = [
+        (
+            r#"{"type":"FOO_BAR","x":1}"#,
+            "unknown event type \"FOO_BAR\"",
+        ),
+        (
+            r#"{"type":"MESSAGES_SNAPSHOT","messages":[{"id":"1","role":"user","content":"hi","zzz":2}]}"#,
+            "`messages[0].zzz` is not a field",
+        ),
+        (
+            r#"{"type":"CUSTOM","name":"n","value":1,"extra":true}"#,
+            "`extra` is not a field",
+        ),
+    ];
+    for (event, says) in cases {
+        let input = file("strict.jsonl", jsonl(&[RS, event, RF]));
+        let lenient = agui(&["verify", &input]);
+        assert_eq!((lenient.code, lenient.stdout.trim()), (0, r#"{"ok":true}"#));
+        let strict = agui(&["verify", "--strict", &input]);
+        assert_eq!(strict.code, 1, "{event}: {strict:?}");
+        let verdict = strict.json();
+        assert_eq!(verdict["at"], 1, "{event}");
+        assert_eq!(verdict["rule"], "strict", "{event}");
+        assert_has(verdict["error"].as_str().unwrap(), &["event 1", says]);
+    }
+    // A stream with nothing undeclared passes; one that breaks a rule gives that rule.
+    let clean = file(
+        "strict-clean.jsonl",
+        jsonl(&[RS, TS, &content("a"), TE, RF]),
+    );
+    let out = agui(&["verify", "--strict", &clean]);
+    assert_eq!((out.code, out.stdout.trim()), (0, r#"{"ok":true}"#));
+    let broken = file("strict-broken.jsonl", jsonl(&[RS, &content("a"), RF]));
+    let out = agui(&["verify", "--strict", &broken]);
+    assert_eq!(out.code, 1);
+    assert_eq!(out.json()["rule"], "V16");
+}
