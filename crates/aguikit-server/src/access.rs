@@ -10,10 +10,12 @@
 //!   ready-made hook: bearer tokens, each naming a principal, some of them admins. Without a
 //!   hook every caller is the anonymous admin — only right on a trusted network or loopback
 //!   with a trusted browser; `agui serve` therefore turns tokens on by default.
-//! - **Ownership.** With a store, a thread belongs to the principal that created it. Another
-//!   principal gets `404` for it (not `403`: no existence oracle) and never sees it in
-//!   listings; admins see every thread. Threads made without authentication have no owner and
-//!   are seen by admins only once authentication is on.
+//! - **Ownership.** With a store, a thread id names a thread within its owner's namespace:
+//!   another principal using the id reaches its own thread (a new one for a run, `404` on the
+//!   thread routes), exactly as for an id nobody used (no existence oracle, no squatting), and
+//!   never sees another's threads in listings. Admins list every owner's threads and read
+//!   another's with `?owner=NAME`. Threads made without authentication have no owner
+//!   (`?owner=`). See the `store` module's routes.
 //! - **Origins.** No CORS grant unless configured ([`AgentServer::cors`](crate::AgentServer::cors)),
 //!   so a web page of another origin can read nothing. A run must be posted as
 //!   `application/json` (`415` otherwise): a cross-site "simple request" (`text/plain`, no

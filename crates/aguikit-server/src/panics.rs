@@ -46,6 +46,7 @@ pub(crate) async fn drain_or_fail(run: Arc<RunShared>, mut body: RunBody) {
 pub(crate) async fn persist_or_fail(
     store: Arc<dyn EventStore>,
     run: Arc<RunShared>,
+    key: String,
     persisting: impl Future<Output = ()>,
 ) {
     let Err(panic) = AssertUnwindSafe(persisting).catch_unwind().await else {
@@ -61,13 +62,10 @@ pub(crate) async fn persist_or_fail(
     let mut end = internal_error();
     end.timestamp = Some(crate::event_ext::now_ms());
     let end = Event::from(end);
+    // The thread's name in the store (its key in its owner's namespace); only to the run
+    // as stored, so a thread deleted meanwhile is not made again.
     if let Err(e) = store
-        .append_json(
-            &run.thread_id,
-            &run.run_id,
-            std::slice::from_ref(&end),
-            &[None],
-        )
+        .append_to_run_json(&key, &run.run_id, std::slice::from_ref(&end), &[None])
         .await
     {
         tracing::error!(thread_id = %run.thread_id, run_id = %run.run_id, "cannot store the run's RUN_ERROR: {e}");

@@ -253,13 +253,17 @@ impl AgentServer {
             let o = options.clone();
             let o2 = options.clone();
             let thread = get(
-                move |Extension(p): Extension<Principal>, Path(id): Path<String>| {
-                    crate::store::thread(o.clone(), p, id)
+                move |Extension(p): Extension<Principal>,
+                      Path(id): Path<String>,
+                      uri: axum::http::Uri| {
+                    crate::store::thread(o.clone(), p, id, uri)
                 },
             )
             .delete(
-                move |Extension(p): Extension<Principal>, Path(id): Path<String>| {
-                    crate::store::delete(o2.clone(), p, id)
+                move |Extension(p): Extension<Principal>,
+                      Path(id): Path<String>,
+                      uri: axum::http::Uri| {
+                    crate::store::delete(o2.clone(), p, id, uri)
                 },
             );
             let o = options.clone();

@@ -219,7 +219,7 @@ async fn a_foreign_host_gets_421_on_a_loopback_listener() {
 
 #[cfg(feature = "store")]
 #[tokio::test]
-async fn another_principals_thread_is_404_and_absent_from_listings() {
+async fn another_principals_thread_is_out_of_reach_and_its_id_names_your_own() {
     let runs = Arc::new(AtomicUsize::new(0));
     let server = guarded_with_store(&runs);
     let addr = serve(&server).await;
@@ -258,10 +258,6 @@ async fn another_principals_thread_is_404_and_absent_from_listings() {
     }
     let list = get(addr, BOB, "/agent/threads").await.json().await;
     assert_eq!(list["threads"], json!([]));
-    let mut theirs = input("alice-thread", "let me in");
-    theirs["runId"] = json!("r2");
-    let res = post_as(addr, Some(BOB), &theirs).await;
-    assert_eq!(res.status, 404);
     let res = request(
         addr,
         "DELETE",
@@ -274,16 +270,51 @@ async fn another_principals_thread_is_404_and_absent_from_listings() {
     )
     .await;
     assert_eq!(res.status, 404);
+    // A thread id names a thread within its owner's namespace: Bob's run on Alice's id is
+    // a run on his own new thread, as for any id he has not used (no oracle, no squatting).
+    let mut theirs = input("alice-thread", "let me in");
+    theirs["runId"] = json!("r2");
+    let res = post_as(addr, Some(BOB), &theirs).await;
+    assert_eq!(res.status, 200);
+    res.events().await;
+    let bobs = get(addr, BOB, "/agent/threads/alice-thread")
+        .await
+        .json()
+        .await;
+    assert_eq!(bobs["owner"], "bob");
+    assert_eq!(bobs["runs"].as_array().unwrap().len(), 1);
+    let alices = get(addr, ALICE, "/agent/threads/alice-thread")
+        .await
+        .json()
+        .await;
+    assert_eq!(alices["owner"], "alice");
+    assert_eq!(alices["runs"].as_array().unwrap().len(), 1);
 
-    // The admin sees every thread.
+    // The admin sees every thread, each named with its owner, and reads one by naming it.
     let list = get(addr, ROOT, "/agent/threads").await.json().await;
-    assert_eq!(list["threads"][0]["threadId"], "alice-thread");
+    let mut owners: Vec<&str> = list["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            assert_eq!(t["threadId"], "alice-thread");
+            t["owner"].as_str().unwrap()
+        })
+        .collect();
+    owners.sort();
+    assert_eq!(owners, ["alice", "bob"]);
     assert_eq!(
-        get(addr, ROOT, "/agent/threads/alice-thread").await.status,
+        get(addr, ROOT, "/agent/threads/alice-thread?owner=alice")
+            .await
+            .status,
         200
     );
-    // Only Alice's one run happened.
-    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        get(addr, ROOT, "/agent/threads/alice-thread").await.status,
+        404
+    );
+    // Alice's run and Bob's.
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
 }
 
 #[tokio::test]

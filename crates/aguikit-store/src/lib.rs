@@ -111,11 +111,72 @@ impl RunStatus {
     }
 }
 
-/// A thread of the store.
+/// The store's name of thread `id` in `owner`'s namespace (`None`: the namespace of
+/// threads without an owner): what every [`EventStore`] method takes as `thread`.
+///
+/// A thread id names a thread within its owner's namespace: a server stores principal A's
+/// thread `x` and principal B's thread `x` as two threads, under `thread_key(Some("A"),
+/// "x")` and `thread_key(Some("B"), "x")`. A thread without an owner is stored under its
+/// id as it is (so a store used without owners, by a library or a server without
+/// authentication, names threads by their ids); an owned thread under `\u{1}`, the byte
+/// length of the owner in decimal, `:`, the owner, then the id (and an ownerless id that
+/// begins with `\u{1}` under `\u{1}:` and the id), so that no two (owner, id) pairs share a
+/// key. [`split_thread_key`] takes a key apart again. The events keep the client's id in
+/// their `threadId`; the store checks them against the key's id.
+///
+/// Stores written before threads had namespaces named owned threads by their ids; the
+/// SQLite and PostgreSQL stores move them to their key when they are first opened by this
+/// version (see their module documentation). Upgrade every process sharing a database at
+/// once: an earlier release does not find owned threads under their keys.
+///
+/// ```
+/// use aguikit_store::{split_thread_key, thread_key};
+/// assert_eq!(thread_key(None, "t1"), "t1");
+/// let alice = thread_key(Some("alice"), "t1");
+/// assert_ne!(alice, thread_key(Some("bob"), "t1"));
+/// assert_eq!(split_thread_key(&alice), (Some("alice"), "t1"));
+/// assert_eq!(split_thread_key("t1"), (None, "t1"));
+/// ```
+pub fn thread_key(owner: Option<&str>, id: &str) -> String {
+    match owner {
+        Some(owner) => format!("\u{1}{}:{owner}{id}", owner.len()),
+        None if id.starts_with('\u{1}') => format!("\u{1}:{id}"),
+        None => id.to_owned(),
+    }
+}
+
+/// The owner and the id a [`thread_key`] names. A key that is not well formed (a store's
+/// own name for a thread made by a library) is an ownerless id.
+pub fn split_thread_key(key: &str) -> (Option<&str>, &str) {
+    let Some(rest) = key.strip_prefix('\u{1}') else {
+        return (None, key);
+    };
+    if let Some(id) = rest.strip_prefix(':') {
+        return (None, id);
+    }
+    let owned = rest.split_once(':').and_then(|(len, tail)| {
+        let len: usize = len.parse().ok()?;
+        if !tail.is_char_boundary(len.min(tail.len())) || len > tail.len() {
+            return None;
+        }
+        Some((Some(&tail[..len]), &tail[len..]))
+    });
+    owned.unwrap_or((None, key))
+}
+
+/// Serialises a [`ThreadInfo::thread_id`] (a key) as the thread's id.
+fn serialize_id<S: serde::Serializer>(key: &str, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(split_thread_key(key).1)
+}
+
+/// A thread of the store. Serialised (for thread lists), `threadId` is the thread's id
+/// ([`ThreadInfo::id`]), and `owner` names its namespace.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadInfo {
-    /// The thread id.
+    /// The thread's name in the store: its [`thread_key`] (its id, for a thread without an
+    /// owner).
+    #[serde(serialize_with = "serialize_id")]
     pub thread_id: String,
     /// The sequence of its last event (its event count; 0 for a claimed thread with no
     /// events yet).
@@ -138,6 +199,13 @@ pub struct ThreadInfo {
     pub title: Option<String>,
     /// The status of the thread's most recently started run (`None` before any run).
     pub last_status: Option<RunStatus>,
+}
+
+impl ThreadInfo {
+    /// The thread's id, within its owner's namespace (see [`thread_key`]).
+    pub fn id(&self) -> &str {
+        split_thread_key(&self.thread_id).1
+    }
 }
 
 /// Which threads [`EventStore::list_threads`] returns.

@@ -26,6 +26,21 @@
 //! Queries run on a small pool of connections ([`PostgresOptions::pool_size`]), each
 //! keeping its prepared statements; a connection that broke is replaced at its next use.
 //! Schemas made by earlier versions are migrated at connection (missing columns added).
+//!
+//! **Threads by namespace.** A thread is stored under its [`crate::thread_key`], which
+//! names its owner and its id, so two owners' threads of one id are two rows. A schema of
+//! an earlier release stored an owned thread under its id: at the first connection of this
+//! version, in the same transaction as the rest of the migration (under the schema's
+//! advisory lock), every owned thread, and an ownerless one whose id begins with
+//! `\u{1}`, is moved to its key, with its leases (runs and events follow the thread's row);
+//! the table `meta` records that it was done (`thread_keys`), so it happens once. Upgrade
+//! every process sharing the schema at once: an earlier release does not find owned
+//! threads under their keys.
+//!
+//! **One run at a time.** `append_v4` does what `append_v3` does under the same row lock,
+//! and refuses a run started with a lease while another run of the thread holds a live
+//! lease ([`crate::StoreError::ThreadBusy`]), closing stale runs first; `delete_v2`
+//! refuses a delete the same way. Both hold across servers sharing the database.
 
 mod group;
 
@@ -246,6 +261,29 @@ fn ddl(s: &str) -> String {
              WHERE owner IS NOT NULL;
          CREATE INDEX IF NOT EXISTS runs_by_start ON {s}.runs (tid, first_seq);
          CREATE INDEX IF NOT EXISTS runs_running ON {s}.runs (tid) WHERE status = 'running';
+
+         -- Threads of a schema written before threads had namespaces are moved to their key
+         -- (see `thread_key` in lib.rs: an owned thread was stored under its id), once; the
+         -- leases follow their threads.
+         CREATE TABLE IF NOT EXISTS {s}.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+         DO $do$
+         BEGIN
+             IF NOT EXISTS (SELECT 1 FROM {s}.meta WHERE key = 'thread_keys') THEN
+                 CREATE TEMP TABLE agui_moved ON COMMIT DROP AS
+                     SELECT thread_id AS old, CASE
+                         WHEN owner IS NOT NULL THEN '\\x01'::bytea
+                             || convert_to(length(owner)::text || ':', 'UTF8') || owner || thread_id
+                         ELSE '\\x013a'::bytea || thread_id END AS new
+                     FROM {s}.threads
+                     WHERE owner IS NOT NULL OR substring(thread_id FROM 1 FOR 1) = '\\x01'::bytea;
+                 UPDATE {s}.leases l SET thread_id = m.new FROM agui_moved m
+                     WHERE l.thread_id = m.old;
+                 UPDATE {s}.threads t SET thread_id = m.new FROM agui_moved m
+                     WHERE t.thread_id = m.old;
+                 INSERT INTO {s}.meta (key, value) VALUES ('thread_keys', '1');
+             END IF;
+         END
+         $do$;
 
          -- One append: the first sequence, or -1 (the batch starts a run that exists), -2
          -- (the run ended), -3 (unknown parent run). Nothing is written before a refusal.

@@ -93,6 +93,8 @@ fn check(
     if run.is_empty() {
         return Err(StoreError::Invalid("run id is empty".into()));
     }
+    // The events name the thread by its id; the store by its key.
+    let id = crate::split_thread_key(thread).1;
     let mut parent = None;
     let mut closes = None;
     let mut title = None;
@@ -127,10 +129,10 @@ fn check(
             _ => None,
         };
         if let Some((t, r)) = ids
-            && (t != thread || r != run)
+            && (t != id || r != run)
         {
             return Err(StoreError::Invalid(format!(
-                "event {i} ({}) is for thread {t:?} run {r:?}, appended to thread {thread:?} run {run:?}",
+                "event {i} ({}) is for thread {t:?} run {r:?}, appended to thread {id:?} run {run:?}",
                 event.type_str()
             )));
         }

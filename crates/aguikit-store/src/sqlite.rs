@@ -24,6 +24,14 @@
 //! [`EventStore::check_integrity`]) with the way out. Files made by earlier versions are
 //! migrated when opened (missing columns are added).
 //!
+//! **Threads by namespace.** A thread is stored under its [`crate::thread_key`], which names
+//! its owner and its id, so two owners' threads of one id are two rows. A file of an
+//! earlier release stored an owned thread under its id: when this version first opens it,
+//! in the transaction that adds missing columns, every owned thread (and an ownerless one
+//! whose id begins with `\u{1}`) is moved to its key, with its leases; the file's
+//! `user_version` (1) records that it was done, so it happens once. Upgrade every process
+//! sharing a file at once.
+//!
 //! An append's events are stored several to a row (see `rows`: the events `seq..seq + n`,
 //! their JSON joined by newlines), which takes the writer about 30% less CPU per run than a
 //! row per event; a file of an earlier version, one event per row, reads as such rows. A
@@ -335,6 +343,36 @@ fn migrate(c: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// The `user_version` of a file whose threads are stored under their [`crate::thread_key`].
+const KEYED_VERSION: i64 = 1;
+
+/// Moves the threads of a file written before threads had namespaces to their
+/// [`crate::thread_key`] (an owned thread was stored under its id), once: the file's
+/// `user_version` records it. The leases follow their threads.
+fn key_threads(c: &Connection) -> Result<()> {
+    let version: i64 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(backend)?;
+    if version >= KEYED_VERSION {
+        return Ok(());
+    }
+    // The key of (owner, thread_id), as `thread_key` writes it.
+    let key = "CASE
+        WHEN t.owner IS NOT NULL
+            THEN char(1) || length(CAST(t.owner AS BLOB)) || ':' || t.owner || t.thread_id
+        WHEN substr(t.thread_id, 1, 1) = char(1) THEN char(1) || ':' || t.thread_id
+        ELSE t.thread_id END";
+    let moved = "(t.owner IS NOT NULL OR substr(t.thread_id, 1, 1) = char(1))";
+    c.execute_batch(&format!(
+        "UPDATE leases SET thread_id = (
+             SELECT {key} FROM threads t WHERE t.thread_id = leases.thread_id)
+         WHERE thread_id IN (SELECT t.thread_id FROM threads t WHERE {moved});
+         UPDATE threads AS t SET thread_id = {key} WHERE {moved};
+         PRAGMA user_version = {KEYED_VERSION};"
+    ))
+    .map_err(backend)
+}
+
 /// A row of [`THREAD_INFO`].
 fn thread_info(r: &Row<'_>) -> rusqlite::Result<ThreadInfo> {
     Ok(ThreadInfo {
@@ -453,6 +491,7 @@ impl SqliteStore {
                 tx.execute_batch(SCHEMA).map_err(backend)?;
                 migrate(&tx)?;
                 tx.execute_batch(INDEXES).map_err(backend)?;
+                key_threads(&tx)?;
                 tx.commit().map_err(backend)
             })();
             made.map_err(|e| advise(&path, e))?;

@@ -289,6 +289,103 @@ fn sqlite_opens_previous_version() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Threads stored before threads had namespaces (an owned thread under its id, as a store
+/// of the previous version or a library's `claim_thread` wrote them) are moved to their
+/// key in their owner's namespace when the store is opened, with their events, runs and
+/// leases; ownerless threads stay where they are; it happens once. `forget` makes the
+/// store forget that it moved them (what a file of the previous version looks like).
+async fn owned_threads_move_to_their_keys(
+    open: impl Fn() -> futures_util::future::BoxFuture<'static, Arc<dyn EventStore>>,
+    forget: impl Fn() -> futures_util::future::BoxFuture<'static, ()>,
+) {
+    use aguikit_store::thread_key;
+    let s = open().await;
+    s.claim_thread("t", Some("alice")).await.unwrap();
+    s.append_leased("t", "r1", &[common::started("t", "r1")], u64::MAX / 4)
+        .await
+        .unwrap();
+    s.append("free", "r1", &common::whole_run("free", "r1", "m"))
+        .await
+        .unwrap();
+    drop(s);
+    forget().await;
+    let s = open().await;
+    let key = thread_key(Some("alice"), "t");
+    let moved = s.thread(&key).await.unwrap();
+    assert_eq!((moved.id(), moved.owner.as_deref()), ("t", Some("alice")));
+    assert_eq!(s.read(&key, 1).await.unwrap().len(), 1);
+    assert_eq!(s.lease(&key, "r1").await.unwrap(), Some(u64::MAX / 4));
+    assert!(matches!(
+        s.thread("t").await,
+        Err(StoreError::UnknownThread(_))
+    ));
+    assert_eq!(s.thread("free").await.unwrap().last_seq, 9);
+    // Runs go on under the key.
+    s.append(&key, "r1", &[common::finished("t", "r1")])
+        .await
+        .unwrap();
+    // Once: a thread claimed the old way afterwards stays where it was put.
+    s.claim_thread("later", Some("bob")).await.unwrap();
+    drop(s);
+    let s = open().await;
+    assert_eq!(
+        s.thread("later").await.unwrap().owner.as_deref(),
+        Some("bob")
+    );
+    assert_eq!(s.thread(&key).await.unwrap().last_seq, 2);
+}
+
+fn sqlite_moves_owned_threads_to_their_keys() -> Result<(), Failed> {
+    let path = sqlite_path();
+    let (p1, p2) = (path.clone(), path.clone());
+    rt().block_on(owned_threads_move_to_their_keys(
+        move || {
+            let p = p1.clone();
+            Box::pin(async move {
+                let s: Arc<dyn EventStore> = Arc::new(SqliteStore::open(&p).await.unwrap());
+                s
+            })
+        },
+        move || {
+            let p = p2.clone();
+            Box::pin(async move {
+                rusqlite::Connection::open(&p)
+                    .unwrap()
+                    .execute_batch("PRAGMA user_version = 0")
+                    .unwrap();
+            })
+        },
+    ));
+    Ok(())
+}
+
+#[cfg(feature = "postgres")]
+fn pg_moves_owned_threads_to_their_keys(url: String, schema: String) -> BoxFuture<'static, ()> {
+    Box::pin(async move {
+        let (u1, s1) = (url.clone(), schema.clone());
+        owned_threads_move_to_their_keys(
+            move || {
+                let (u, s) = (u1.clone(), s1.clone());
+                Box::pin(async move {
+                    let s: Arc<dyn EventStore> =
+                        Arc::new(aguikit_store::PostgresStore::connect(&u, &s).await.unwrap());
+                    s
+                })
+            },
+            move || {
+                let (u, s) = (url.clone(), schema.clone());
+                Box::pin(async move {
+                    let c = pg_client(&u).await;
+                    c.batch_execute(&format!("DELETE FROM {s}.meta"))
+                        .await
+                        .unwrap();
+                })
+            },
+        )
+        .await
+    })
+}
+
 /// An append of several events is one row; a row whose body does not hold the events its
 /// count says reads as damaged from that row on, with the events before it intact.
 /// `set_count(thread, seq, n)` rewrites the count of the row that starts at `seq`.
@@ -893,10 +990,14 @@ type PgCase = fn(String, String) -> BoxFuture<'static, ()>;
 type PgCase = ();
 
 #[cfg(feature = "postgres")]
-const PG_ONLY: [(&str, PgCase); 7] = [
+const PG_ONLY: [(&str, PgCase); 8] = [
     (
         "postgres::connects_to_a_schema_of_the_previous_version",
         pg_opens_previous_version,
+    ),
+    (
+        "postgres::owned_threads_move_to_their_keys",
+        pg_moves_owned_threads_to_their_keys,
     ),
     (
         "postgres::rows_hold_their_appends",
@@ -924,8 +1025,9 @@ const PG_ONLY: [(&str, PgCase); 7] = [
     ),
 ];
 #[cfg(not(feature = "postgres"))]
-const PG_ONLY: [(&str, PgCase); 7] = [
+const PG_ONLY: [(&str, PgCase); 8] = [
     ("postgres::connects_to_a_schema_of_the_previous_version", ()),
+    ("postgres::owned_threads_move_to_their_keys", ()),
     ("postgres::rows_hold_their_appends", ()),
     ("postgres::a_dropped_store_closes_its_connections", ()),
     ("postgres::other_instances_are_woken_by_notifications", ()),
@@ -986,6 +1088,10 @@ fn main() {
     trials.push(Trial::test(
         "sqlite::opens_a_file_of_the_previous_version",
         sqlite_opens_previous_version,
+    ));
+    trials.push(Trial::test(
+        "sqlite::owned_threads_move_to_their_keys",
+        sqlite_moves_owned_threads_to_their_keys,
     ));
     trials.push(Trial::test(
         "sqlite::rows_hold_their_appends",

@@ -581,6 +581,10 @@ function threadsUrl(suffix = "", query) {
   return u.href;
 }
 const threadPath = (id) => `/${encodeURIComponent(id)}`;
+// A thread id names a thread within its owner's namespace: a thread picked from the list
+// is named with its owner (`?owner=`, empty for a thread without one), so that an admin
+// opens the one listed, not a thread of that id of its own.
+const ownerQuery = (owner) => (owner === undefined ? undefined : { owner: owner ?? "" });
 
 // Loads the first page again (as many threads as are listed, at least a page), or
 // with `more` the next page. Resolves to whether the agent has a thread list.
@@ -649,7 +653,7 @@ function threadItem(t, current) {
   const when = Number(t.updatedMs) || 0;
   const label = title ?? `thread ${t.threadId.slice(0, 8)}`;
   return h("li", { class: "thread-item", testid: "thread-item", "data-thread-id": t.threadId, "data-status": status, "aria-current": current ? "true" : undefined },
-    h("button", { type: "button", class: "thread-open", testid: "thread-open", title: `${label}\nthread ${t.threadId}`, onclick: () => openThread(t.threadId) },
+    h("button", { type: "button", class: "thread-open", testid: "thread-open", title: `${label}\nthread ${t.threadId}`, onclick: () => openThread(t.threadId, t.owner) },
       h("span", { class: `thread-title${title ? "" : " untitled"}`, testid: "thread-title" }, label),
       h("span", { class: "thread-meta" },
         h("span", { class: `pill ${status}`, testid: "thread-status" }, status),
@@ -755,7 +759,8 @@ function replayEvent(load, ev, label, kind, id) {
 // Opens a stored thread: its events through the console's reducer (timeline, chat
 // as it was streamed), then the server's fold of it (messages, state and open
 // interrupts) as the word that counts. A run still in progress streams live.
-async function openThread(threadId) {
+async function openThread(threadId, owner) {
+  const named = ownerQuery(owner);
   resetSession(threadId);
   const epoch = session.epoch;
   const live = () => epoch === session.epoch;
@@ -767,7 +772,7 @@ async function openThread(threadId) {
   let problem = null;
   let gone = false;
   try {
-    const res = await apiFetch(threadsUrl(threadPath(threadId) + "/connect"), { headers: { Accept: "text/event-stream" }, signal: controller.signal });
+    const res = await apiFetch(threadsUrl(threadPath(threadId) + "/connect", named), { headers: { Accept: "text/event-stream" }, signal: controller.signal });
     if (res.status === 404) gone = true;
     else if (!res.ok) problem = `its events: ${await errorText(res)}`;
     else await readSse(res, (payload, seq) => {
@@ -783,7 +788,7 @@ async function openThread(threadId) {
   let folded = null;
   if (!gone) {
     try {
-      const res = await apiFetch(threadsUrl(threadPath(threadId)));
+      const res = await apiFetch(threadsUrl(threadPath(threadId), named));
       if (res.status === 404) gone = true;
       else if (!res.ok) problem ??= `its messages: ${await errorText(res)}`;
       else folded = await res.json();
@@ -832,7 +837,7 @@ async function deleteThread(t) {
   threads.error = "";
   let res;
   try {
-    res = await apiFetch(threadsUrl(threadPath(t.threadId)), { method: "DELETE" });
+    res = await apiFetch(threadsUrl(threadPath(t.threadId), ownerQuery(t.owner)), { method: "DELETE" });
   } catch (e) {
     threads.error = `Cannot delete the thread: ${e?.message ?? e}`;
     renderThreads();

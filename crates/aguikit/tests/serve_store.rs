@@ -572,6 +572,182 @@ async fn racing_runs_across_two_servers_sharing_postgres(pg: String) {
     b.kill().await.unwrap();
 }
 
+/// `agui serve --token-file FILE ARGS` (no `AGUI_TOKEN`): the process and its base URL.
+async fn serve_tokens(tokens: &str, args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
+        .arg("serve")
+        .env_remove("AGUI_TOKEN")
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--delay-ms",
+            "0",
+            "--token-file",
+            tokens,
+        ])
+        .args(args)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let url = loop {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("agui serve printed nothing")
+            .unwrap()
+            .expect("agui serve exited");
+        if let Some(rest) = line.strip_prefix("agui serve: listening on ") {
+            break rest.trim_end_matches('/').to_owned();
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, url)
+}
+
+/// One HTTP/1.0 exchange as the principal of `token`: the status and the body as JSON
+/// (`null` when it is not JSON).
+async fn http_as(
+    url: &str,
+    token: &str,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (u16, serde_json::Value) {
+    let addr = url.strip_prefix("http://").unwrap();
+    let request = format!(
+        "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let (status, _, body) = common::exchange(addr, &request).await;
+    (status, serde_json::from_str(&body).unwrap_or_default())
+}
+
+/// A run on `thread` (run `run`) with one user message `text`.
+fn said(thread: &str, run: &str, text: &str) -> String {
+    serde_json::json!({
+        "threadId": thread, "runId": run,
+        "messages": [{"id": format!("u-{run}-{text}"), "role": "user", "content": text}],
+        "tools": [], "context": []
+    })
+    .to_string()
+}
+
+/// The user messages of a thread (`GET .../threads/{id}`'s fold).
+fn user_texts(thread: &serde_json::Value) -> Vec<String> {
+    thread["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Threads are per principal: a thread id names a thread within its owner's namespace.
+/// Principal B using A's thread id gets B's own new thread, exactly as for an id nobody
+/// used (it used to be a 404 for a known id and a 200 for an unknown one: an existence
+/// oracle, and ids could be squatted); A's thread is untouched. Admins list every owner's
+/// threads, each named with its owner, and read one with `?owner=NAME`.
+async fn threads_are_per_principal() {
+    let dir = std::env::temp_dir().join(format!("agui-serve-owners-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (ta, tb, tr) = (
+        "alice-token-0123456789abcdef",
+        "bob-token-0123456789abcdefgh",
+        "root-token-0123456789abcdefg",
+    );
+    let tokens = dir.join("tokens");
+    std::fs::write(&tokens, format!("alice {ta}\nbob {tb}\nroot {tr} admin\n")).unwrap();
+    let locator = format!("sqlite:{}", dir.join("x.db").display());
+    let (mut server, url) = serve_tokens(tokens.to_str().unwrap(), &["--store", &locator]).await;
+    for thread in ["x", "y"] {
+        let (status, _) = http_as(&url, ta, "POST", "/agent", &said(thread, "r1", "alice's")).await;
+        assert_eq!(status, 200);
+    }
+    // Alice's id and an unknown id look alike to Bob, on every route.
+    for (route, method) in [("", "GET"), ("/connect", "GET"), ("", "DELETE")] {
+        let (known, k) = http_as(&url, tb, method, &format!("/agent/threads/y{route}"), "").await;
+        let (unknown, u) = http_as(&url, tb, method, &format!("/agent/threads/q{route}"), "").await;
+        assert_eq!((known, unknown), (404, 404), "{method} {route}");
+        let msg =
+            |v: &serde_json::Value, id: &str| v["message"].as_str().unwrap_or("").replace(id, "ID");
+        assert_eq!(k["error"], u["error"]);
+        assert_eq!(msg(&k, "\"y\""), msg(&u, "\"q\""));
+    }
+    // Bob's run on "y" (with the run id Alice used) makes his own thread.
+    let (status, _) = http_as(&url, tb, "POST", "/agent", &said("y", "r1", "bob's")).await;
+    assert_eq!(status, 200);
+    let (status, bobs) = http_as(&url, tb, "GET", "/agent/threads/y", "").await;
+    assert_eq!(status, 200, "{bobs}");
+    assert_eq!(
+        (bobs["threadId"].as_str(), bobs["owner"].as_str()),
+        (Some("y"), Some("bob"))
+    );
+    assert_eq!(user_texts(&bobs), ["bob's"]);
+    assert_eq!(bobs["runs"].as_array().unwrap().len(), 1);
+    let (status, alices) = http_as(&url, ta, "GET", "/agent/threads/y", "").await;
+    assert_eq!(status, 200, "{alices}");
+    assert_eq!(user_texts(&alices), ["alice's"]);
+    assert_eq!(alices["runs"].as_array().unwrap().len(), 1);
+    // Each lists their own.
+    let listed = |v: &serde_json::Value| -> Vec<(String, String)> {
+        let mut l: Vec<(String, String)> = v["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["owner"].as_str().unwrap_or("").to_owned(),
+                    t["threadId"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        l.sort();
+        l
+    };
+    let pair = |o: &str, t: &str| (o.to_owned(), t.to_owned());
+    let (_, mine) = http_as(&url, tb, "GET", "/agent/threads", "").await;
+    assert_eq!(listed(&mine), [pair("bob", "y")]);
+    let (_, mine) = http_as(&url, ta, "GET", "/agent/threads?owner=bob", "").await;
+    assert_eq!(listed(&mine), [pair("alice", "x"), pair("alice", "y")]);
+    // An admin lists everyone's, named with their owner, and reads one by naming it.
+    let (_, all) = http_as(&url, tr, "GET", "/agent/threads", "").await;
+    assert_eq!(
+        listed(&all),
+        [pair("alice", "x"), pair("alice", "y"), pair("bob", "y")]
+    );
+    let (_, only) = http_as(&url, tr, "GET", "/agent/threads?owner=bob", "").await;
+    assert_eq!(listed(&only), [pair("bob", "y")]);
+    let (status, read) = http_as(&url, tr, "GET", "/agent/threads/y?owner=alice", "").await;
+    assert_eq!(status, 200, "{read}");
+    assert_eq!(user_texts(&read), ["alice's"]);
+    let (status, _) = http_as(
+        &url,
+        tr,
+        "GET",
+        "/agent/threads/y/connect?owner=bob&after=0",
+        "",
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, _) = http_as(&url, tr, "GET", "/agent/threads/y", "").await;
+    assert_eq!(status, 404, "the admin's own namespace has no thread y");
+    // Only admins name another's namespace.
+    let (status, _) = http_as(&url, tb, "GET", "/agent/threads/y?owner=alice", "").await;
+    assert_eq!(status, 404);
+    let (status, _) = http_as(&url, tb, "DELETE", "/agent/threads/y?owner=alice", "").await;
+    assert_eq!(status, 404);
+    // Bob deletes his; Alice's stays.
+    let (status, _) = http_as(&url, tb, "DELETE", "/agent/threads/y", "").await;
+    assert_eq!(status, 204);
+    let (status, _) = http_as(&url, ta, "GET", "/agent/threads/y", "").await;
+    assert_eq!(status, 200);
+    server.kill().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Runs `test` on a fresh multi-threaded runtime.
 fn block_on(test: impl std::future::Future<Output = ()>) -> Result<(), libtest_mimic::Failed> {
     tokio::runtime::Builder::new_multi_thread()
@@ -597,6 +773,9 @@ fn main() {
         }),
         libtest_mimic::Trial::test("a_run_whose_server_died_is_closed_as_abandoned", || {
             block_on(a_run_whose_server_died_is_closed_as_abandoned())
+        }),
+        libtest_mimic::Trial::test("threads_are_per_principal", || {
+            block_on(threads_are_per_principal())
         }),
         libtest_mimic::Trial::test("double_submits_on_one_thread_get_one_run", || {
             block_on(double_submits_on_one_thread_get_one_run())

@@ -40,13 +40,14 @@ const MAX_BATCH: usize = 1024;
 /// serde_json's 128-level limit, with room to spare.
 const MAX_STORED_DEPTH: usize = 120;
 
-/// Appends the run's events as they come, in batches of what is waiting, hands each to
-/// the response once stored (`live`) and renews the run's lease (every third of `lease`)
-/// until it ends. An event nested too deeply to be read back is not stored: the run ends
+/// Appends the run's events to thread `key` (the thread's name in the store) as they come,
+/// in batches of what is waiting, hands each to the response once stored (`live`) and
+/// renews the run's lease (every third of `lease`) until it ends. An event nested too deeply to be read back is not stored: the run ends
 /// there with `RUN_ERROR` (code `event_too_deep`).
 pub(super) async fn persist(
     store: Arc<dyn EventStore>,
     run: Arc<RunShared>,
+    key: String,
     lease: Duration,
     encoding: crate::negotiate::WireFormat,
     mut live: Option<Live>,
@@ -54,7 +55,7 @@ pub(super) async fn persist(
 ) {
     let renew = || async {
         let until = lease_now() + lease.as_millis() as u64;
-        if let Err(e) = store.renew_lease(&run.thread_id, &run.run_id, until).await {
+        if let Err(e) = store.renew_lease(&key, &run.run_id, until).await {
             tracing::warn!(thread_id = %run.thread_id, run_id = %run.run_id, "cannot renew the run's lease: {e}");
         }
     };
@@ -115,7 +116,7 @@ pub(super) async fn persist(
         let t0 = std::time::Instant::now();
         // Only to the run as stored: a thread deleted meanwhile is not made again.
         let appended = store
-            .append_to_run_json(&run.thread_id, &run.run_id, &batch, &json)
+            .append_to_run_json(&key, &run.run_id, &batch, &json)
             .await;
         crate::metrics::store_append(t0.elapsed());
         match appended {

@@ -15,8 +15,9 @@
 //! - `POST P` runs the agent (`409 run_exists` when the run id was used in the thread,
 //!   `409 thread_busy` while another run of the thread is in progress);
 //!   with `Last-Event-ID` it resumes that run's stream instead of starting it again;
-//! - `GET P/threads?limit=N&cursor=C` lists the caller's threads, newest activity first,
-//!   a page at a time (`{"threads": [...], "nextCursor": ...}`);
+//! - `GET P/threads?limit=N&cursor=C` lists the caller's threads (an admin's: everyone's,
+//!   or `?owner=NAME`'s), newest activity first, a page at a time (`{"threads": [...],
+//!   "nextCursor": ...}`, each thread with its `threadId` and `owner`);
 //! - `GET P/threads/{id}` returns the thread folded by the engine (`messages`, `state`,
 //!   `pendingInterrupts`) and its `runs`;
 //! - `DELETE P/threads/{id}` removes it (`204`; `409 thread_busy` while a run goes on:
@@ -25,8 +26,14 @@
 //!   compacted form) from `Last-Event-ID` (or `?after=N`) on, then the live events while a
 //!   run is in progress.
 //!
-//! A thread belongs to the principal that created it; others get `404` for it, as for a
-//! thread that does not exist (see [`crate::access`]).
+//! **Threads are per principal.** A thread id names a thread within its owner's namespace
+//! (stored under [`aguikit_store::thread_key`]): a principal's requests name its own
+//! threads, so principal B using A's thread id gets B's own thread — a new one for a run,
+//! a `404` on the thread routes — exactly as for an id nobody used: no existence oracle,
+//! and no id can be squatted. Admins list every owner's threads (each with its `owner`;
+//! `?owner=NAME` lists one owner's) and name another's thread on the thread routes with
+//! `?owner=NAME` (`?owner=` alone: the threads stored without authentication, which have no
+//! owner); a run always goes to its principal's own namespace.
 //!
 //! **One run at a time per thread.** A run is claimed by storing its `RUN_STARTED` with a
 //! lease, in one atomic step of the store that refuses it while another run of the thread
@@ -59,7 +66,7 @@ use crate::context::RunShared;
 use crate::server::RunGuard;
 use aguikit_core::event::RunStarted;
 use aguikit_core::{Event, RunAgentInput};
-use aguikit_store::{EventStore, FirstRun, StoreError, ThreadInfo, ThreadQuery};
+use aguikit_store::{EventStore, FirstRun, StoreError, ThreadInfo, ThreadQuery, thread_key};
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -97,18 +104,53 @@ fn no_thread(thread: &str) -> Response {
     store_error(&StoreError::UnknownThread(thread.to_owned()))
 }
 
-/// The thread, when it exists and `principal` may see it; else the `404`.
+/// The thread stored under `key` (thread `id` of a namespace), when it exists and
+/// `principal` may see it; else the `404`, which names the id as the request did.
 #[allow(clippy::result_large_err)]
 async fn visible(
     store: &dyn EventStore,
     principal: &Principal,
-    thread: &str,
+    key: &str,
+    id: &str,
 ) -> Result<ThreadInfo, Response> {
-    match store.thread(thread).await {
+    match store.thread(key).await {
         Ok(info) if principal.may_see(info.owner.as_deref()) => Ok(info),
-        Ok(_) => Err(no_thread(thread)),
+        Ok(_) | Err(StoreError::UnknownThread(_)) => Err(no_thread(id)),
         Err(e) => Err(store_error(&e)),
     }
+}
+
+/// The store's key of the thread a thread route names: thread `id` of the caller's own
+/// namespace, or, with `?owner=NAME`, of `NAME`'s (`?owner=` alone: the threads stored
+/// without an owner), which only admins and `NAME` itself may name. `None` for a namespace
+/// the caller may not read: answered as an unknown thread.
+fn named_key(principal: &Principal, id: &str, uri: &axum::http::Uri) -> Option<String> {
+    match query_of(uri).get("owner") {
+        None => Some(thread_key(principal.owner(), id)),
+        Some(owner) => {
+            let owner = percent_decoded(owner)?;
+            let owner = (!owner.is_empty()).then_some(owner.as_str());
+            (principal.is_admin() || owner == principal.owner()).then(|| thread_key(owner, id))
+        }
+    }
+}
+
+/// A query value with its `%XX` escapes (and `+` for a space) decoded; `None` when that is
+/// not UTF-8 or an escape is malformed.
+fn percent_decoded(v: &str) -> Option<String> {
+    let mut out = Vec::with_capacity(v.len());
+    let mut bytes = v.bytes();
+    while let Some(b) = bytes.next() {
+        out.push(match b {
+            b'%' => {
+                let hex = [bytes.next()?, bytes.next()?];
+                u8::from_str_radix(std::str::from_utf8(&hex).ok()?, 16).ok()?
+            }
+            b'+' => b' ',
+            b => b,
+        });
+    }
+    String::from_utf8(out).ok()
 }
 
 fn json_ok(body: Value) -> Response {
@@ -203,6 +245,8 @@ pub(crate) struct Prepared {
     /// every thread (an admin).
     owner: Option<String>,
     any_owner: bool,
+    /// The thread's name in the store: its key in the principal's namespace.
+    key: String,
 }
 
 /// A run's `RUN_STARTED` as stored: its sequence, the event, and its SSE data frame (no
@@ -211,6 +255,8 @@ pub(crate) struct StoredStart {
     seq: u64,
     event: Event,
     frame: bytes::Bytes,
+    /// The thread's name in the store.
+    key: String,
 }
 
 /// A run's `RUN_STARTED` on its way to the store, with its SSE data frame.
@@ -234,26 +280,28 @@ impl ToStore {
         [stream::sse_json(&self.frame)]
     }
 
-    /// The event stored at `seq`.
-    fn stored(self, seq: u64) -> StoredStart {
+    /// The event stored at `seq` in thread `key`.
+    fn stored(self, seq: u64, key: &str) -> StoredStart {
         let [event] = self.events;
         StoredStart {
             seq,
             event,
             frame: self.frame,
+            key: key.to_owned(),
         }
     }
 }
 
 impl Prepared {
     /// A thread without events: it holds no message and left no interrupt open.
-    fn empty(stored: Option<StoredStart>, principal: &Principal) -> Prepared {
+    fn empty(stored: Option<StoredStart>, principal: &Principal, key: &str) -> Prepared {
         Prepared {
             known: Some(Default::default()),
             pending: Vec::new(),
             stored,
             owner: principal.owner().map(str::to_owned),
             any_owner: principal.is_admin(),
+            key: key.to_owned(),
         }
     }
 }
@@ -268,10 +316,11 @@ pub(crate) async fn prepare(
     input: &mut RunAgentInput,
     started: &RunStarted,
 ) -> Result<Prepared, Response> {
+    let key = thread_key(principal.owner(), &input.thread_id);
     // A thread deleted while it is read is prepared again: the run then makes a new one.
     for _ in 0..3 {
-        match prepare_once(options, principal, input, started).await {
-            Err(Prepare::Deleted) => options.folds.forget(&input.thread_id),
+        match prepare_once(options, principal, &key, input, started).await {
+            Err(Prepare::Deleted) => options.folds.forget(&key),
             Err(Prepare::Refused(res)) => return Err(res),
             Ok(p) => return Ok(p),
         }
@@ -305,6 +354,7 @@ fn reading(e: StoreError) -> Prepare {
 async fn prepare_once(
     options: &StoreOptions,
     principal: &Principal,
+    key: &str,
     input: &mut RunAgentInput,
     started: &RunStarted,
 ) -> Result<Prepared, Prepare> {
@@ -312,8 +362,8 @@ async fn prepare_once(
     // A thread this server folded before holds events: it is only read here, and the run's
     // RUN_STARTED (echoing only what the thread lacks) waits for the fold. Any other may be
     // new: its first run is stored at once, with the thread's claim.
-    let folded = if options.folds.knows(&input.thread_id) {
-        match store.thread(&input.thread_id).await {
+    let folded = if options.folds.knows(key) {
+        match store.thread(key).await {
             Ok(info) => Some(info),
             Err(StoreError::UnknownThread(_)) => None,
             Err(e) => return Err(store_error(&e).into()),
@@ -323,17 +373,17 @@ async fn prepare_once(
     };
     let info = match folded {
         Some(info) => info,
-        None => match first_run(options, principal, input, started).await? {
-            Ok(stored) => return Ok(Prepared::empty(Some(stored), principal)),
+        None => match first_run(options, principal, key, input, started).await? {
+            Ok(stored) => return Ok(Prepared::empty(Some(stored), principal, key)),
             Err(info) => info,
         },
     };
-    let thread = input.thread_id.as_str();
+    let thread = key;
     if !principal.may_see(info.owner.as_deref()) {
-        return Err(no_thread(thread).into());
+        return Err(no_thread(&input.thread_id).into());
     }
     if info.last_seq == 0 {
-        return Ok(Prepared::empty(None, principal));
+        return Ok(Prepared::empty(None, principal, key));
     }
     sweep_abandoned(store, thread).await;
     let info = store.thread(thread).await.map_err(reading)?;
@@ -352,6 +402,7 @@ async fn prepare_once(
         stored: None,
         owner: principal.owner().map(str::to_owned),
         any_owner: principal.is_admin(),
+        key: key.to_owned(),
     })
 }
 
@@ -362,6 +413,7 @@ async fn prepare_once(
 async fn first_run(
     options: &StoreOptions,
     principal: &Principal,
+    key: &str,
     input: &mut RunAgentInput,
     started: &RunStarted,
 ) -> Result<Result<StoredStart, ThreadInfo>, Response> {
@@ -370,7 +422,7 @@ async fn first_run(
     let attempt = options
         .store
         .append_if_new_json(
-            &input.thread_id,
+            key,
             principal.owner(),
             principal.is_admin(),
             &input.run_id,
@@ -381,7 +433,7 @@ async fn first_run(
         .await;
     crate::metrics::store_append(t0.elapsed());
     match attempt {
-        Ok(FirstRun::Stored(range)) => Ok(Ok(first.stored(range.start))),
+        Ok(FirstRun::Stored(range)) => Ok(Ok(first.stored(range.start, key))),
         Ok(FirstRun::Existing(info)) => Ok(Err(info)),
         Err(e) => Err(claim_error(e)),
     }
@@ -465,7 +517,7 @@ pub(crate) async fn claim(
     let appended = options
         .store
         .claim_run_json(
-            &input.thread_id,
+            &prepared.key,
             prepared.owner.as_deref(),
             prepared.any_owner,
             &input.run_id,
@@ -476,15 +528,15 @@ pub(crate) async fn claim(
         .await;
     crate::metrics::store_append(t0.elapsed());
     match appended {
-        Ok(range) => Ok(stored.stored(range.start)),
+        Ok(range) => Ok(stored.stored(range.start, &prepared.key)),
         Err(StoreError::UnknownThread(_)) => {
             // Deleted since it was read: a new thread, with the whole input echoed.
-            options.folds.forget(&input.thread_id);
+            options.folds.forget(&prepared.key);
             let first = ToStore::new(stored_started(input, started, None));
             let attempt = options
                 .store
                 .append_if_new_json(
-                    &input.thread_id,
+                    &prepared.key,
                     prepared.owner.as_deref(),
                     prepared.any_owner,
                     &input.run_id,
@@ -494,7 +546,7 @@ pub(crate) async fn claim(
                 )
                 .await;
             match attempt {
-                Ok(FirstRun::Stored(range)) => Ok(first.stored(range.start)),
+                Ok(FirstRun::Stored(range)) => Ok(first.stored(range.start, &prepared.key)),
                 // Made again meanwhile by another run, which holds it.
                 Ok(FirstRun::Existing(_)) => Err(busy(&input.thread_id, "")),
                 Err(e) => Err(claim_error(e)),
@@ -521,7 +573,7 @@ pub(crate) async fn start(
     let live = Live {
         out: Out { tx, encoding },
         store: store.clone(),
-        thread: run.thread_id.clone(),
+        thread: first.key.clone(),
         run: run.run_id.clone(),
     };
     // The channel is empty: the stored RUN_STARTED always fits.
@@ -530,6 +582,7 @@ pub(crate) async fn start(
     let persisting = persist(
         store.clone(),
         run.clone(),
+        first.key.clone(),
         options.lease,
         encoding,
         live,
@@ -538,6 +591,7 @@ pub(crate) async fn start(
     tokio::spawn(crate::panics::persist_or_fail(
         store,
         run.clone(),
+        first.key,
         persisting,
     ));
     tokio::spawn(crate::panics::drain_or_fail(run.clone(), drive));
@@ -573,8 +627,15 @@ pub(crate) async fn threads(
             );
         }
     };
+    // Everyone lists their own threads; an admin every owner's (each named by its `owner`),
+    // or one owner's with `?owner=NAME`.
+    let owner = match query.get("owner").map(|o| percent_decoded(o)) {
+        Some(Some(o)) if principal.is_admin() && !o.is_empty() => Some(o),
+        _ if principal.is_admin() => None,
+        _ => Some(principal.name().to_owned()),
+    };
     let q = ThreadQuery {
-        owner: (!principal.is_admin()).then(|| principal.name().to_owned()),
+        owner,
         limit,
         cursor: query.get("cursor").cloned().filter(|c| !c.is_empty()),
     };
@@ -588,10 +649,14 @@ pub(crate) async fn threads(
 pub(crate) async fn thread(
     options: StoreOptions,
     principal: Principal,
-    thread: String,
+    id: String,
+    uri: axum::http::Uri,
 ) -> Response {
     let store = &*options.store;
-    if let Err(res) = visible(store, &principal, &thread).await {
+    let Some(thread) = named_key(&principal, &id, &uri) else {
+        return no_thread(&id);
+    };
+    if let Err(res) = visible(store, &principal, &thread, &id).await {
         return res;
     }
     sweep_abandoned(store, &thread).await;
@@ -613,7 +678,8 @@ pub(crate) async fn thread(
         Err(e) => return store_error(&e),
     };
     let mut body = json!({
-        "threadId": info.thread_id,
+        "threadId": info.id(),
+        "owner": info.owner,
         "title": info.title,
         "messages": folded.seen["messages"],
         "state": folded.seen["state"],
@@ -635,23 +701,27 @@ pub(crate) async fn thread(
 pub(crate) async fn delete(
     options: StoreOptions,
     principal: Principal,
-    thread: String,
+    id: String,
+    uri: axum::http::Uri,
 ) -> Response {
     let store = &*options.store;
-    if let Err(res) = visible(store, &principal, &thread).await {
+    let Some(thread) = named_key(&principal, &id, &uri) else {
+        return no_thread(&id);
+    };
+    if let Err(res) = visible(store, &principal, &thread, &id).await {
         return res;
     }
     // Refused by the store, atomically, while a run is in progress.
     let deleted = store.delete_thread(&thread).await;
     options.folds.forget(&thread);
     match deleted {
-        Err(StoreError::ThreadBusy { thread, run }) => busy(&thread, &run),
+        Err(StoreError::ThreadBusy { run, .. }) => busy(&id, &run),
         Ok(true) => {
             let mut res = Response::new(Body::empty());
             *res.status_mut() = StatusCode::NO_CONTENT;
             res
         }
-        Ok(false) => no_thread(&thread),
+        Ok(false) => no_thread(&id),
         Err(e) => store_error(&e),
     }
 }
@@ -707,13 +777,16 @@ fn resume_point(text: &str, thread: &str, last_seq: u64) -> Result<u64, Response
 pub(crate) async fn connect(
     options: StoreOptions,
     principal: Principal,
-    thread: String,
+    id: String,
     headers: HeaderMap,
     uri: axum::http::Uri,
     keep_alive: Option<Duration>,
 ) -> Response {
     let store = options.store.clone();
-    let info = match visible(&*store, &principal, &thread).await {
+    let Some(thread) = named_key(&principal, &id, &uri) else {
+        return no_thread(&id);
+    };
+    let info = match visible(&*store, &principal, &thread, &id).await {
         Ok(i) => i,
         Err(res) => return res,
     };
@@ -725,7 +798,7 @@ pub(crate) async fn connect(
         .or_else(|| query.get("after").cloned());
     let mut next = match after_text.as_deref().map(str::trim) {
         None | Some("") => 1,
-        Some(t) => match resume_point(t, &thread, info.last_seq) {
+        Some(t) => match resume_point(t, &id, info.last_seq) {
             Ok(n) => n,
             Err(res) => return res,
         },
@@ -788,6 +861,9 @@ pub(crate) async fn reattach(
     keep_alive: Option<Duration>,
 ) -> Option<Response> {
     let store = options.store.clone();
+    let id = thread;
+    let key = thread_key(principal.owner(), id);
+    let thread = key.as_str();
     if store.run(thread, run_id).await.is_err() {
         // No such run (or thread): the request starts it. A malformed Last-Event-ID is
         // still refused, as on every route.
@@ -802,11 +878,11 @@ pub(crate) async fn reattach(
         }
         return None;
     }
-    let info = match visible(&*store, principal, thread).await {
+    let info = match visible(&*store, principal, thread, id).await {
         Ok(i) => i,
         Err(res) => return Some(res),
     };
-    let first = match resume_point(last_event_id, thread, info.last_seq) {
+    let first = match resume_point(last_event_id, id, info.last_seq) {
         Ok(n) => n,
         Err(res) => return Some(res),
     };

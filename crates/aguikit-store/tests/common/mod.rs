@@ -1165,6 +1165,66 @@ async fn server_writes_never_make_a_thread(open: Open) {
     assert_verifies(&s, "t").await;
 }
 
+/// A thread id names a thread within its owner's namespace: two owners' threads of one id
+/// are two threads (keys of `thread_key`), each with its own events, runs, lease and owner;
+/// listed by owner with the id as `threadId`; events must name the key's id.
+async fn owners_have_their_own_threads_of_one_id(open: Open) {
+    use aguikit_store::{split_thread_key, thread_key};
+    let s = open().await;
+    let (alice, bob) = (thread_key(Some("alice"), "t"), thread_key(Some("bob"), "t"));
+    for (key, owner) in [(&alice, "alice"), (&bob, "bob")] {
+        let first = whole_run("t", "r1", owner);
+        let r = s
+            .append_if_new(key, Some(owner), false, "r1", &first, FAR)
+            .await;
+        assert_eq!(r.unwrap(), FirstRun::Stored(1..10), "{owner}");
+    }
+    let r2 = [started("t", "r2")];
+    s.claim_run_json(&bob, Some("bob"), false, "r2", &r2, &[], FAR)
+        .await
+        .unwrap();
+    // Bob's run in progress holds his thread, not alice's.
+    s.claim_run_json(&alice, Some("alice"), false, "r2", &r2, &[], FAR)
+        .await
+        .unwrap();
+    let (a, b) = (
+        s.thread(&alice).await.unwrap(),
+        s.thread(&bob).await.unwrap(),
+    );
+    assert_eq!((a.owner.as_deref(), a.id()), (Some("alice"), "t"));
+    assert_eq!((b.owner.as_deref(), b.id()), (Some("bob"), "t"));
+    assert_eq!((a.last_seq, b.last_seq), (10, 10));
+    assert_eq!(split_thread_key(&a.thread_id), (Some("alice"), "t"));
+    assert_eq!(
+        replay(&events_of(&s, &alice).await[..9]).0[0]["content"],
+        "Hello alice"
+    );
+    // No thread "t" without an owner.
+    assert_unknown_thread(s.thread("t").await);
+    // Listed by owner, named by their id.
+    let query = ThreadQuery {
+        owner: Some("bob".into()),
+        ..Default::default()
+    };
+    let page = s.list_threads(&query).await.unwrap();
+    assert_eq!(page.threads.len(), 1);
+    let listed = serde_json::to_value(&page.threads[0]).unwrap();
+    assert_eq!(
+        (listed["threadId"].as_str(), listed["owner"].as_str()),
+        (Some("t"), Some("bob"))
+    );
+    assert_eq!(first_page(&s, 10).await.threads.len(), 2);
+    // Events name the thread by its id.
+    let wrong = s.append(&alice, "x", &[started("u", "x")]).await;
+    assert!(matches!(wrong, Err(StoreError::Invalid(_))), "{wrong:?}");
+    // Deleting one leaves the other.
+    let done = [finished("t", "r2")];
+    append_ok(&s, &alice, "r2", &done).await;
+    assert!(s.delete_thread(&alice).await.unwrap());
+    assert_eq!(s.thread(&bob).await.unwrap().last_seq, 10);
+    assert_eq!(s.lease(&bob, "r2").await.unwrap(), Some(FAR));
+}
+
 /// A `RUN_STARTED` whose input carries `messages`.
 pub fn started_with(t: &str, r: &str, messages: Value) -> Event {
     ev(json!({"type": "RUN_STARTED", "threadId": t, "runId": r,
@@ -1874,6 +1934,7 @@ pub fn cases() -> Vec<(&'static str, Case)> {
         case!(one_run_at_a_time_per_thread),
         case!(racing_runs_on_one_thread_are_serialised),
         case!(server_writes_never_make_a_thread),
+        case!(owners_have_their_own_threads_of_one_id),
         case!(backend undecodable_events_hide_nothing),
         case!(sound_stores_pass_their_checks),
     ]
