@@ -44,8 +44,9 @@ pub struct CheckOptions {
     pub url: String,
     /// The report's form.
     pub format: ReportFormat,
-    /// Where rule ids link to (`URL#ID`) in JUnit and SARIF reports.
-    pub rules_url: String,
+    /// Where rule ids link to (`URL#ID`) in JUnit and SARIF reports; `None`: the checked
+    /// server's `/rules` when it serves the rules, else [`crate::rules::RULES_URL`].
+    pub rules_url: Option<String>,
     /// Extra request headers.
     pub headers: Vec<(String, String)>,
     /// Limit of each run.
@@ -228,6 +229,16 @@ fn cases() -> Vec<Case> {
 /// status an error: a wrong URL or a missing token rather than a conformance problem).
 pub async fn run(opts: CheckOptions) -> Result<ExitCode, String> {
     let report = check(&opts).await?;
+    let rules_url = match (&opts.rules_url, opts.format) {
+        (Some(given), _) => given.clone(),
+        (None, ReportFormat::Junit | ReportFormat::Sarif) => served_rules(&opts).await,
+        (None, _) => crate::rules::RULES_URL.to_owned(),
+    };
+    let opts = CheckOptions {
+        rules_url: Some(rules_url.clone()),
+        ..opts
+    };
+    let rules_url = rules_url.as_str();
     let unreachable = !report.runs.is_empty()
         && report
             .runs
@@ -240,11 +251,11 @@ pub async fn run(opts: CheckOptions) -> Result<ExitCode, String> {
             serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
         ),
         ReportFormat::Junit => {
-            crate::out::out!("{}", crate::check_report::junit(&report, &opts.rules_url))
+            crate::out::out!("{}", crate::check_report::junit(&report, rules_url))
         }
         ReportFormat::Sarif => crate::out::outln!(
             "{}",
-            serde_json::to_string_pretty(&crate::check_report::sarif(&report, &opts.rules_url))
+            serde_json::to_string_pretty(&crate::check_report::sarif(&report, rules_url))
                 .map_err(|e| e.to_string())?
         ),
     }
@@ -255,6 +266,53 @@ pub async fn run(opts: CheckOptions) -> Result<ExitCode, String> {
     } else {
         crate::net::FAILED
     }))
+}
+
+/// The rules page of the checked server, `ORIGIN/rules`, when it serves the rules table
+/// (`agui serve` does: `GET /rules.json` answers it), else the published
+/// [`crate::rules::RULES_URL`]. The probe sends the run's headers, follows no redirect and
+/// gives up after 5 seconds.
+async fn served_rules(opts: &CheckOptions) -> String {
+    let published = crate::rules::RULES_URL.to_owned();
+    let Ok(url) = crate::net::check_url(&opts.url) else {
+        return published;
+    };
+    let (Ok(json_url), Ok(page)) = (url.join("/rules.json"), url.join("/rules")) else {
+        return published;
+    };
+    let Ok(client) = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(opts.timeout.min(Duration::from_secs(5)))
+        .build()
+    else {
+        return published;
+    };
+    let mut request = client.get(json_url);
+    for (name, value) in &opts.headers {
+        request = request.header(name, value);
+    }
+    // The table is some 40 KiB: a body past 1 MiB is not it.
+    let served = match request.send().await {
+        Ok(mut r) if r.status().is_success() => {
+            let mut body = Vec::new();
+            loop {
+                match r.chunk().await {
+                    Ok(Some(chunk)) if body.len() + chunk.len() <= 1 << 20 => {
+                        body.extend_from_slice(&chunk);
+                    }
+                    Ok(None) => break serde_json::from_slice::<Value>(&body).ok(),
+                    _ => break None,
+                }
+            }
+        }
+        _ => None,
+    };
+    let ours = served.is_some_and(|v| {
+        v["rules"]
+            .as_array()
+            .is_some_and(|rules| rules.iter().any(|r| r["id"] == "schema"))
+    });
+    if ours { page.to_string() } else { published }
 }
 
 /// Sends every input (and the follow-ups) and collects the report; an error, with nothing

@@ -63,9 +63,11 @@ pub enum StreamTools {
         /// The report: human (readable), json, junit (JUnit XML) or sarif (SARIF 2.1.0).
         #[arg(long, value_enum, default_value = "human")]
         format: crate::check::ReportFormat,
-        /// Where rule ids link to in SARIF and JUnit reports (each rule at `URL#ID`).
-        #[arg(long, value_name = "URL", default_value = crate::rules::RULES_URL)]
-        rules_url: String,
+        /// Where rule ids link to in SARIF and JUnit reports (each rule at `URL#ID`). By
+        /// default the checked server's own rules page when it serves one (`agui serve`
+        /// does, at `/rules`), else RULES.md in the published crate's sources on docs.rs.
+        #[arg(long, value_name = "URL")]
+        rules_url: Option<String>,
         #[command(flatten)]
         request: crate::net::RequestArgs,
         /// Colours: auto, always or never.

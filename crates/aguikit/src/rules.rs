@@ -7,11 +7,13 @@ use serde::Serialize;
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-/// Where the rules are published (the Markdown form of this table, committed next to the
-/// crate's manifest as `RULES.md`); `agui check --format sarif` links each rule to its anchor.
+/// Where the rules are published: the Markdown form of this table, `RULES.md`, in the
+/// published crate's sources on docs.rs (this version's). `agui check --format sarif|junit`
+/// links each rule to its anchor there unless the checked server serves its own `/rules`.
 pub const RULES_URL: &str = concat!(
-    env!("CARGO_PKG_REPOSITORY"),
-    "/blob/main/crates/aguikit/RULES.md"
+    "https://docs.rs/crate/aguikit/",
+    env!("CARGO_PKG_VERSION"),
+    "/source/RULES.md"
 );
 
 /// A check of `agui check` that is about the HTTP exchange rather than the events.

@@ -211,3 +211,33 @@ fn rules_prints_one_rule_by_its_id() {
         &["no rule or check \"V999\"", "agui rules"],
     );
 }
+
+#[test]
+fn sarif_and_junit_link_rules_to_the_checked_servers_page_or_the_published_one() {
+    let informs = |url: &str| {
+        let sarif = agui(&["check", url, "--format", "sarif", "--timeout-ms", "3000"]).json();
+        sarif["runs"][0]["tool"]["driver"]["informationUri"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    // `agui serve` serves the rules: its own page, whose rows are the anchors.
+    let server = Serve::start_with(&["--store", "memory"]);
+    assert_eq!(informs(&server.url), format!("{}rules", server.base));
+    let junit = server.agui(&["check", &server.url, "--format", "junit"]);
+    assert_eq!(junit.code, 0, "{junit:?}");
+    // Any other server: the published RULES.md, never a placeholder host.
+    let other = informs(&format!("{}/everything", scripted()));
+    assert!(
+        other.starts_with("https://docs.rs/crate/aguikit/") && other.ends_with("/source/RULES.md"),
+        "{other}"
+    );
+    let junit = agui(&[
+        "check",
+        &format!("{}/everything", scripted()),
+        "--format",
+        "junit",
+    ]);
+    assert_has(&junit.stdout, &["Help: https://docs.rs/crate/aguikit/"]);
+    assert!(!junit.stdout.contains("example.invalid"));
+}
