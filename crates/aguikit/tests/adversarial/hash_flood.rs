@@ -58,7 +58,7 @@ pub fn colliding_ids(n: usize) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn health_answers_while_a_thread_of_colliding_ids_is_read() {
+async fn health_answers_while_colliding_ids_are_read_and_inspected() {
     let server = start(&["--store", "memory"], &[("AGUI_TOKEN", TOKEN)]).await;
     let ids = colliding_ids(20_000);
     let messages: Vec<serde_json::Value> = ids
@@ -73,9 +73,26 @@ async fn health_answers_while_a_thread_of_colliding_ids_is_read() {
     let (status, _, answer) = server.http("POST", "/agent", Some(TOKEN), &body).await;
     assert_eq!(status, 200, "{}", &answer[..answer.len().min(500)]);
     assert!(answer.contains("RUN_FINISHED"));
-    // Two reads of the thread at once, and health checks meanwhile: each answers (the
-    // exchange gives up after 30 s).
+    // Two reads of the thread at once, an inspection, and health checks meanwhile: each
+    // answers (the exchange gives up after 30 s).
+    let mut recording =
+        String::from("{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
+    for id in &ids {
+        let start =
+            serde_json::json!({"type": "TEXT_MESSAGE_START", "messageId": id, "role": "assistant"});
+        let end = serde_json::json!({"type": "TEXT_MESSAGE_END", "messageId": id});
+        recording.push_str(&format!("{start}\n{end}\n"));
+    }
+    recording.push_str("{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
     let server = std::sync::Arc::new(server);
+    // An inspection of a recording of the same ids, meanwhile.
+    let inspect = {
+        let s = server.clone();
+        tokio::spawn(async move {
+            s.http("POST", "/api/inspect", Some(TOKEN), &recording)
+                .await
+        })
+    };
     let reads: Vec<_> = (0..2)
         .map(|_| {
             let s = server.clone();
@@ -88,6 +105,8 @@ async fn health_answers_while_a_thread_of_colliding_ids_is_read() {
         let (status, _, body) = server.http("GET", "/health", None, "").await;
         assert_eq!(status, 200, "{body}");
     }
+    let (status, _, body) = inspect.await.unwrap();
+    assert_eq!(status, 200, "{}", &body[..body.len().min(300)]);
     for r in reads {
         let (status, _, body) = r.await.unwrap();
         assert_eq!(status, 200, "{}", &body[..body.len().min(300)]);
