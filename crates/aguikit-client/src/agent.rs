@@ -269,11 +269,6 @@ impl HttpAgentBuilder {
                 self.url
             )));
         }
-        if !self.encoding.is_available() {
-            return Err(ClientError::Config(
-                "protobuf needs the aguikit-client feature \"proto\"".into(),
-            ));
-        }
         if self.limits.max_frame_size == 0 || self.limits.max_events == 0 {
             return Err(ClientError::Config("limits must be positive".into()));
         }
@@ -357,16 +352,5 @@ mod tests {
         );
         assert_eq!(a.wire_format(), WireFormat::Sse);
         assert!(format!("{a:?}").contains("127.0.0.1"));
-    }
-
-    #[cfg(not(feature = "proto"))]
-    #[test]
-    fn protobuf_needs_the_feature() {
-        assert!(matches!(
-            HttpAgent::builder("http://127.0.0.1/x")
-                .wire_format(WireFormat::Proto)
-                .build(),
-            Err(ClientError::Config(_))
-        ));
     }
 }

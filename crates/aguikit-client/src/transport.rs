@@ -7,6 +7,7 @@ use crate::decode::WireFormat;
 use crate::error::{ClientError, FramingError, Progress, TimeoutKind, excerpt_chars, with_causes};
 use crate::shared::{AgentConfig, EventStream, RunShared};
 use aguikit_core::codec::decoder::{FrameDecoder, FrameRef};
+use aguikit_core::codec::media::is_proto_media_type;
 use aguikit_core::engine::compat::CompatBoundary;
 use aguikit_core::{Event, Message, RunAgentInput};
 use bytes::Bytes;
@@ -188,20 +189,20 @@ impl Transport {
             None => WireFormat::Sse,
             Some(ct) => match WireFormat::from_media_type(ct) {
                 Some(e) => e,
+                // Protobuf the client did not ask for, in a build that cannot read it.
+                None if is_proto_media_type(ct) => {
+                    return Err(ClientError::ContentType {
+                        content_type,
+                        body: "(protobuf needs the aguikit-client feature \"proto\")".into(),
+                    });
+                }
                 None => {
                     let body = read_text(&config, self.deadline, response, 200).await;
                     return Err(ClientError::ContentType { content_type, body });
                 }
             },
         };
-        let Some(decoder) =
-            FrameDecoder::with_max_frame_size(encoding, config.limits.max_frame_size)
-        else {
-            return Err(ClientError::ContentType {
-                content_type,
-                body: "(protobuf needs the aguikit-client feature \"proto\")".into(),
-            });
-        };
+        let decoder = FrameDecoder::with_max_frame_size(encoding, config.limits.max_frame_size);
         self.conn = Some(Conn {
             response,
             decoder,

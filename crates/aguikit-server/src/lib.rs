@@ -161,8 +161,16 @@ pub use store::StoreOptions;
 pub use subagent::{Subagent, SubagentBuilder};
 pub use text::{TextMessage, TextMessageBuilder};
 pub use tool::{ToolCall, ToolCallBuilder};
+/// [`AgentServer::cors`] takes a `tower-http` CORS layer: re-exported, with its
+/// [`AllowOrigin`], so that an application needs no direct dependency on `tower-http`.
 pub use tower_http::cors::{AllowOrigin, CorsLayer};
 
-/// Re-exported so agents need no direct dependency on these crates.
+/// Re-exported so agents need no direct dependency on it.
 pub use aguikit_core;
+/// The axum this crate is built on. Its types are in this crate's API on purpose: an
+/// [`AgentServer`] is served as, or mounted in, an `axum::Router`
+/// ([`AgentServer::router`], [`RouterExt`]); [`AgentServer::handle`] takes an
+/// `axum::extract::Request` and gives an `axum::response::Response`; an [`Authenticate`]
+/// hook reads the request's `axum::http::HeaderMap`. Re-exported so that an application
+/// names them with the version this crate uses.
 pub use axum;

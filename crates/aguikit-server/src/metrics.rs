@@ -111,7 +111,7 @@ pub fn describe() {
 fn encoding_label(encoding: WireFormat) -> &'static str {
     match encoding {
         WireFormat::Sse => "sse",
-        WireFormat::Proto => "proto",
+        _ => "proto",
     }
 }
 

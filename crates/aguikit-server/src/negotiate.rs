@@ -16,23 +16,27 @@ pub use aguikit_core::codec::media::{PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, WireForma
 pub(crate) const PROTO_AVAILABLE: bool = cfg!(feature = "proto");
 
 /// Picks the encoding for an `Accept` header (see the module documentation). Protobuf is
-/// only chosen when `proto_available`.
+/// only chosen when `proto_available` and this crate has its `proto` feature.
 ///
 /// ```
 /// use aguikit_server::{negotiate, WireFormat};
 /// assert_eq!(negotiate(None, true), WireFormat::Sse);
 /// assert_eq!(negotiate(Some("*/*"), true), WireFormat::Sse);
+/// # #[cfg(feature = "proto")]
 /// assert_eq!(negotiate(Some("application/vnd.ag-ui.event+proto, text/event-stream;q=0.5"), true), WireFormat::Proto);
 /// assert_eq!(negotiate(Some("application/vnd.ag-ui.event+proto"), false), WireFormat::Sse);
 /// ```
 pub fn negotiate(accept: Option<&str>, proto_available: bool) -> WireFormat {
     match media::negotiate(accept) {
-        WireFormat::Proto if proto_available => WireFormat::Proto,
+        WireFormat::Sse => WireFormat::Sse,
+        // Protobuf. Another crate of the build may turn on aguikit-core's `proto` without
+        // this crate's, which writes it: then it is not chosen.
+        other if proto_available && PROTO_AVAILABLE => other,
         _ => WireFormat::Sse,
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "proto"))]
 mod tests {
     use super::*;
 

@@ -120,7 +120,7 @@ async fn ts_client_asking_for_protobuf() {
     let Some(dir) = require_interop() else { return };
     let report = run_client(dir, &["--proto"]).await;
     assert_clean(&report);
-    let want = if aguikit_server::WireFormat::Proto.is_available() {
+    let want = if cfg!(feature = "proto") {
         aguikit_server::PROTO_MEDIA_TYPE
     } else {
         aguikit_server::SSE_MEDIA_TYPE

@@ -87,7 +87,7 @@ async fn accept_star_gets_sse_and_proto_is_only_when_asked() {
         ],
     )
     .await;
-    let want = if aguikit_server::WireFormat::Proto.is_available() {
+    let want = if cfg!(feature = "proto") {
         aguikit_server::PROTO_MEDIA_TYPE
     } else {
         aguikit_server::SSE_MEDIA_TYPE

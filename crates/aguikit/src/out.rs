@@ -71,7 +71,7 @@ pub fn print(text: &str) {
     }
 }
 
-/// `println!` through [`print`]: a closed standard output ends the command quietly.
+/// `println!` through [`print()`]: a closed standard output ends the command quietly.
 macro_rules! outln {
     () => {
         $crate::out::print("\n")
@@ -82,7 +82,7 @@ macro_rules! outln {
 }
 pub(crate) use outln;
 
-/// `print!` through [`print`].
+/// `print!` through [`print()`].
 macro_rules! out {
     ($($arg:tt)*) => {
         $crate::out::print(&format!($($arg)*))

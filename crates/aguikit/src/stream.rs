@@ -36,7 +36,7 @@ pub fn wire_format_parser(
 ) -> impl TypedValueParser<Value = WireFormat> {
     let name = |f: WireFormat| match f {
         WireFormat::Sse => "sse",
-        WireFormat::Proto => "proto",
+        _ => "proto",
     };
     PossibleValuesParser::new(values.map(|(f, help)| PossibleValue::new(name(f)).help(help))).map(
         |text| match text.as_str() {
@@ -714,7 +714,8 @@ impl Encoder {
                 sse::write_frame(&mut self.frame, &self.json);
                 out.write_all(&self.frame)?;
             }
-            WireFormat::Proto => {
+            // Protobuf (`WireFormat` is non-exhaustive: its other variant is feature-gated).
+            _ => {
                 let event = event.map_err(|e| {
                     Stop::Invalid(format!(
                         "event {index}: {e} (a malformed event has no protobuf form)"
@@ -772,7 +773,7 @@ pub fn decode(format: WireFormat, file: &str, opts: StreamOptions) -> Result<Exi
     let mut out = stdout();
     let result = match format {
         WireFormat::Sse => decode_sse(&mut source, &mut out, opts),
-        WireFormat::Proto => decode_proto(&mut source, &mut out, opts),
+        _ => decode_proto(&mut source, &mut out, opts),
     };
     conclude(out, result)
 }

@@ -253,7 +253,7 @@ pub async fn fetch_frames(
         // SSE, or an unknown content type read as SSE so that the events' own problems are
         // found too.
         let format = WireFormat::from_content_type(out.content_type.as_deref());
-        FrameDecoder::new(format).map_or(Decoder::Excerpt, |d| Decoder::Frames(Box::new(d)))
+        Decoder::Frames(Box::new(FrameDecoder::new(format)))
     };
     let mut response = response;
     loop {

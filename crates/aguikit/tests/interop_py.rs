@@ -17,7 +17,6 @@
 //! `AGUI_SKIP_INTEROP=1` to skip; `AGUI_SHARED_DIR` overrides where `shared/` is.
 
 use aguikit::report::{RunOptions, RunSpec, run_report};
-use aguikit_client::WireFormat;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Stdio;
@@ -447,8 +446,8 @@ async fn interop_with_the_official_peers() {
     )
     .await;
 
-    // Protobuf, through the official encoder in the bridge.
-    if WireFormat::Proto.is_available() {
+    // Protobuf (this crate always has it), through the official encoder in the bridge.
+    {
         let upstream = url.clone();
         let bridge = start_peer(
             dir,
@@ -470,10 +469,6 @@ async fn interop_with_the_official_peers() {
             }
         }
         drop(bridge);
-    } else {
-        tally.lines.push(
-            "  skip  proto/*                       this build has no protobuf decoder yet".into(),
-        );
     }
     drop(server);
 

@@ -9,7 +9,7 @@
 //! use aguikit_core::codec::decoder::{Frame, FrameDecoder};
 //! use aguikit_core::codec::media::WireFormat;
 //!
-//! let mut d = FrameDecoder::new(WireFormat::Sse).expect("SSE is always available");
+//! let mut d = FrameDecoder::new(WireFormat::Sse);
 //! d.push(b"id: 7\ndata: {}\n\ndata: 2");
 //! assert_eq!(d.next_frame()?, Some(Frame::Json { data: "{}".into(), id: Some("7".into()) }));
 //! assert_eq!(d.next_frame()?, None);
@@ -100,25 +100,19 @@ pub enum FrameDecoder {
 }
 
 impl FrameDecoder {
-    /// A decoder for `format` with the default frame size limit (16 MiB), or `None` when
-    /// this build cannot decode it (protobuf without the `proto` feature).
-    pub fn new(format: WireFormat) -> Option<FrameDecoder> {
+    /// A decoder for `format` with the default frame size limit (16 MiB).
+    pub fn new(format: WireFormat) -> FrameDecoder {
         FrameDecoder::with_max_frame_size(format, sse::DEFAULT_MAX_FRAME_SIZE)
     }
 
-    /// A decoder for `format` accepting frames of at most `max_frame_size` bytes, or `None`
-    /// when this build cannot decode it.
-    pub fn with_max_frame_size(format: WireFormat, max_frame_size: usize) -> Option<FrameDecoder> {
+    /// A decoder for `format` accepting frames of at most `max_frame_size` bytes.
+    pub fn with_max_frame_size(format: WireFormat, max_frame_size: usize) -> FrameDecoder {
         match format {
-            WireFormat::Sse => Some(FrameDecoder::Sse(SseDecoder::with_max_frame_size(
-                max_frame_size,
-            ))),
+            WireFormat::Sse => FrameDecoder::Sse(SseDecoder::with_max_frame_size(max_frame_size)),
             #[cfg(feature = "proto")]
-            WireFormat::Proto => Some(FrameDecoder::Proto(
+            WireFormat::Proto => FrameDecoder::Proto(
                 super::proto::ProtoFrameDecoder::with_max_frame_size(max_frame_size),
-            )),
-            #[cfg(not(feature = "proto"))]
-            WireFormat::Proto => None,
+            ),
         }
     }
 
@@ -153,7 +147,7 @@ impl FrameDecoder {
     /// use aguikit_core::codec::decoder::{FrameDecoder, FrameRef};
     /// use aguikit_core::codec::media::WireFormat;
     ///
-    /// let mut d = FrameDecoder::new(WireFormat::Sse).expect("SSE is always available");
+    /// let mut d = FrameDecoder::new(WireFormat::Sse);
     /// d.push(b"id: 7\ndata: {\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m\"}\n\n");
     /// let mut types = Vec::new();
     /// while let Some(frame) = d.next_frame_ref()? {
@@ -225,7 +219,7 @@ mod tests {
 
     #[test]
     fn sse_frames_keep_their_ids() {
-        let mut d = FrameDecoder::with_max_frame_size(WireFormat::Sse, 1024).unwrap();
+        let mut d = FrameDecoder::with_max_frame_size(WireFormat::Sse, 1024);
         d.push(b"id: 7\ndata: {}\n\ndata: 2");
         match d.next_frame().unwrap() {
             Some(Frame::Json { data, id }) => {
@@ -265,8 +259,8 @@ mod tests {
         ];
         for cut in 0..=input.len() {
             let (a, b) = input.split_at(cut);
-            let mut owned = FrameDecoder::new(WireFormat::Sse).unwrap();
-            let mut lent = FrameDecoder::new(WireFormat::Sse).unwrap();
+            let mut owned = FrameDecoder::new(WireFormat::Sse);
+            let mut lent = FrameDecoder::new(WireFormat::Sse);
             let (mut from_owned, mut from_lent) = (Vec::new(), Vec::new());
             for chunk in [a, b] {
                 owned.push(chunk);
@@ -297,7 +291,7 @@ mod tests {
         let mut wire = Vec::new();
         write_frame(&mut wire, &TextMessageContent::new("m", "Hi").into()).unwrap();
         write_frame(&mut wire, &TextMessageEnd::new("m").into()).unwrap();
-        let mut d = FrameDecoder::with_max_frame_size(WireFormat::Proto, 1024).unwrap();
+        let mut d = FrameDecoder::with_max_frame_size(WireFormat::Proto, 1024);
         let (a, b) = wire.split_at(7);
         d.push(a);
         assert!(d.next_frame().unwrap().is_none());
@@ -305,7 +299,7 @@ mod tests {
         assert!(matches!(d.next_frame().unwrap(), Some(Frame::Event(_))));
         assert!(matches!(d.finish().unwrap(), Some(Frame::Event(_))));
         assert!(d.finish().unwrap().is_none());
-        let mut d = FrameDecoder::with_max_frame_size(WireFormat::Proto, 1024).unwrap();
+        let mut d = FrameDecoder::with_max_frame_size(WireFormat::Proto, 1024);
         d.push(&wire);
         assert!(matches!(
             d.next_frame_ref().unwrap(),
@@ -313,7 +307,7 @@ mod tests {
         ));
         assert!(matches!(d.finish_ref().unwrap(), Some(FrameRef::Event(_))));
         assert!(d.finish_ref().unwrap().is_none());
-        let mut d = FrameDecoder::with_max_frame_size(WireFormat::Proto, 1024).unwrap();
+        let mut d = FrameDecoder::with_max_frame_size(WireFormat::Proto, 1024);
         d.push(&wire[..wire.len() - 1]);
         assert!(d.next_frame().unwrap().is_some());
         assert!(matches!(d.finish(), Err(FrameError::Proto(_))));
@@ -321,20 +315,18 @@ mod tests {
 
     #[test]
     fn sse_frame_limit_is_an_error() {
-        let mut d = FrameDecoder::with_max_frame_size(WireFormat::Sse, 8).unwrap();
+        let mut d = FrameDecoder::with_max_frame_size(WireFormat::Sse, 8);
         d.push(b"data: 0123456789\n\n");
         assert!(matches!(d.next_frame(), Err(FrameError::Sse(_))));
     }
 
     #[test]
-    fn availability_follows_the_build() {
+    fn a_decoder_reads_its_format() {
+        assert_eq!(FrameDecoder::new(WireFormat::Sse).format(), WireFormat::Sse);
+        #[cfg(feature = "proto")]
         assert_eq!(
-            FrameDecoder::new(WireFormat::Proto).is_some(),
-            WireFormat::Proto.is_available()
-        );
-        assert_eq!(
-            FrameDecoder::new(WireFormat::Sse).unwrap().format(),
-            WireFormat::Sse
+            FrameDecoder::new(WireFormat::Proto).format(),
+            WireFormat::Proto
         );
     }
 }

@@ -3,12 +3,14 @@
 //! Our ruling (see DESIGN): SSE unless the client explicitly prefers protobuf. A wildcard
 //! (`*/*`, `application/*`) never selects protobuf — generic HTTP clients send `*/*` and
 //! cannot read it — whereas the reference encoder picks protobuf for them. The reference's
-//! exact evaluation is available as [`negotiate_reference`].
+//! exact evaluation is available as [`negotiate_reference`]. Without the `proto` feature
+//! there is no protobuf to choose: both give SSE.
 //!
 //! ```
 //! use aguikit_core::codec::media::{negotiate, WireFormat};
 //! assert_eq!(negotiate(None), WireFormat::Sse);
 //! assert_eq!(negotiate(Some("*/*")), WireFormat::Sse);
+//! #[cfg(feature = "proto")]
 //! assert_eq!(negotiate(Some("application/vnd.ag-ui.event+proto")), WireFormat::Proto);
 //! assert_eq!(negotiate(Some("text/event-stream, application/vnd.ag-ui.event+proto;q=0.5")), WireFormat::Sse);
 //! ```
@@ -21,12 +23,19 @@ pub const PROTO_MEDIA_TYPE: &str = "application/vnd.ag-ui.event+proto";
 pub const PROTO_ACCEPT: &str = "application/vnd.ag-ui.event+proto, text/event-stream;q=0.5";
 
 /// The two AG-UI event-stream encodings.
+///
+/// `WireFormat::Proto` exists only with the `proto` feature, so a build that
+/// cannot encode or decode protobuf cannot ask for it. The enum is `#[non_exhaustive]`:
+/// since another crate in a build may turn the feature on, a `match` outside this crate
+/// needs a `_` arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum WireFormat {
     /// Server-Sent Events carrying JSON (the default).
     #[default]
     Sse,
-    /// Length-prefixed protobuf envelopes.
+    /// Length-prefixed protobuf envelopes (feature `proto`).
+    #[cfg(feature = "proto")]
     Proto,
 }
 
@@ -36,6 +45,7 @@ impl WireFormat {
     pub fn media_type(self) -> &'static str {
         match self {
             WireFormat::Sse => SSE_MEDIA_TYPE,
+            #[cfg(feature = "proto")]
             WireFormat::Proto => PROTO_MEDIA_TYPE,
         }
     }
@@ -46,6 +56,7 @@ impl WireFormat {
     /// ```
     /// use aguikit_core::codec::media::WireFormat;
     /// assert_eq!(WireFormat::Sse.accept_header(), "text/event-stream");
+    /// # #[cfg(feature = "proto")]
     /// assert_eq!(
     ///     WireFormat::Proto.accept_header(),
     ///     "application/vnd.ag-ui.event+proto, text/event-stream;q=0.5"
@@ -54,41 +65,38 @@ impl WireFormat {
     pub fn accept_header(self) -> &'static str {
         match self {
             WireFormat::Sse => SSE_MEDIA_TYPE,
+            #[cfg(feature = "proto")]
             WireFormat::Proto => PROTO_ACCEPT,
         }
     }
 
-    /// Whether this build of aguikit-core can encode and decode the format: SSE always,
-    /// protobuf with the `proto` feature.
-    pub fn is_available(self) -> bool {
-        match self {
-            WireFormat::Sse => true,
-            WireFormat::Proto => cfg!(feature = "proto"),
-        }
-    }
-
-    /// The format a `Content-Type` names, or `None` when it is not an AG-UI event stream.
-    /// Only the essence counts (type/subtype, any case); parameters are ignored.
+    /// The format a `Content-Type` names, or `None` when it is not an AG-UI event stream
+    /// this build reads (the protobuf media type without the `proto` feature: see
+    /// [`is_proto_media_type`] to tell it apart). Only the essence counts (type/subtype, any
+    /// case); parameters are ignored.
     ///
     /// ```
     /// use aguikit_core::codec::media::WireFormat;
     /// assert_eq!(WireFormat::from_media_type("text/event-stream; charset=utf-8"), Some(WireFormat::Sse));
+    /// # #[cfg(feature = "proto")]
     /// assert_eq!(WireFormat::from_media_type("application/vnd.ag-ui.event+proto"), Some(WireFormat::Proto));
     /// assert_eq!(WireFormat::from_media_type("application/json"), None);
     /// ```
     pub fn from_media_type(content_type: &str) -> Option<WireFormat> {
         let essence = content_type.split(';').next().unwrap_or("").trim();
         if essence.eq_ignore_ascii_case(SSE_MEDIA_TYPE) {
-            Some(WireFormat::Sse)
-        } else if essence.eq_ignore_ascii_case(PROTO_MEDIA_TYPE) {
-            Some(WireFormat::Proto)
-        } else {
-            None
+            return Some(WireFormat::Sse);
         }
+        #[cfg(feature = "proto")]
+        if essence.eq_ignore_ascii_case(PROTO_MEDIA_TYPE) {
+            return Some(WireFormat::Proto);
+        }
+        None
     }
 
     /// Reads a response `Content-Type`: protobuf when its essence (type/subtype, any case,
-    /// parameters ignored) is the protobuf media type, SSE otherwise. (The reference client
+    /// parameters ignored) is the protobuf media type (with the `proto` feature), SSE
+    /// otherwise. (The reference client
     /// compares the whole header exactly, so a `; charset=...` parameter makes it read a
     /// protobuf body as SSE and see no events; we read what the server said.)
     pub fn from_content_type(content_type: Option<&str>) -> WireFormat {
@@ -198,7 +206,8 @@ fn quality(entries: &[Entry<'_>], kind: &str, subtype: &str, allow_wildcards: bo
 }
 
 /// Chooses the wire format for a response: protobuf only when the client names the protobuf
-/// media type explicitly with a q greater than zero and at least the q it gives SSE.
+/// media type explicitly with a q greater than zero and at least the q it gives SSE (and
+/// the build has the `proto` feature).
 pub fn negotiate(accept: Option<&str>) -> WireFormat {
     let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else {
         return WireFormat::Sse;
@@ -213,26 +222,72 @@ pub fn negotiate(accept: Option<&str>) -> WireFormat {
     let proto = quality(&entries, pk, ps, false).unwrap_or(0.0);
     let sse = quality(&entries, "text", "event-stream", true).unwrap_or(0.0);
     if proto > 0.0 && proto >= sse {
-        WireFormat::Proto
+        proto_format()
     } else {
         WireFormat::Sse
     }
 }
 
+/// Whether a `Content-Type` (or its essence) names the protobuf media type (type/subtype,
+/// any case, parameters ignored), whether or not this build has the `proto` feature: for
+/// an error that says why such a response cannot be read.
+///
+/// ```
+/// use aguikit_core::codec::media::is_proto_media_type;
+/// assert!(is_proto_media_type("Application/Vnd.Ag-Ui.Event+Proto; charset=x"));
+/// assert!(!is_proto_media_type("text/event-stream"));
+/// ```
+pub fn is_proto_media_type(content_type: &str) -> bool {
+    let essence = content_type.split(';').next().unwrap_or("").trim();
+    essence.eq_ignore_ascii_case(PROTO_MEDIA_TYPE)
+}
+
+/// Protobuf when this build has it, else SSE.
+fn proto_format() -> WireFormat {
+    #[cfg(feature = "proto")]
+    return WireFormat::Proto;
+    #[cfg(not(feature = "proto"))]
+    WireFormat::Sse
+}
+
 /// The reference encoder's choice (`@ag-ui/encoder` 1.0.0): protobuf whenever the header
-/// gives the protobuf media type a q above zero, wildcards included.
+/// gives the protobuf media type a q above zero, wildcards included (SSE without the
+/// `proto` feature).
 pub fn negotiate_reference(accept: Option<&str>) -> WireFormat {
     let Some(accept) = accept.filter(|a| !a.is_empty()) else {
         return WireFormat::Sse;
     };
     let (pk, ps) = PROTO_MEDIA_TYPE.split_once('/').unwrap_or_default();
     match quality(&parse_accept(accept), pk, ps, true) {
-        Some(q) if q > 0.0 => WireFormat::Proto,
+        Some(q) if q > 0.0 => proto_format(),
         _ => WireFormat::Sse,
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(feature = "proto")))]
+mod tests_without_proto {
+    use super::*;
+
+    #[test]
+    fn no_protobuf_to_choose_or_read() {
+        for accept in [PROTO_MEDIA_TYPE, PROTO_ACCEPT, "*/*"] {
+            assert_eq!(negotiate(Some(accept)), WireFormat::Sse, "{accept}");
+            assert_eq!(
+                negotiate_reference(Some(accept)),
+                WireFormat::Sse,
+                "{accept}"
+            );
+        }
+        assert_eq!(WireFormat::from_media_type(PROTO_MEDIA_TYPE), None);
+        assert!(is_proto_media_type(PROTO_MEDIA_TYPE));
+        assert_eq!(
+            WireFormat::from_content_type(Some(PROTO_MEDIA_TYPE)),
+            WireFormat::Sse
+        );
+    }
+}
+
+#[cfg(all(test, feature = "proto"))]
 mod tests {
     use super::*;
     use WireFormat::{Proto, Sse};
