@@ -748,6 +748,46 @@ async fn threads_are_per_principal() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A stored run has a size cap (`--max-run-bytes`): the agent's reply to a long message
+/// passes it, and the run ends there with `RUN_ERROR` (code `run_too_large`), live and
+/// stored; what is stored stays under the cap and verifies. (A run through the gateway
+/// used to be stored whole, 1 GB, and its first read took 6.5 GB.)
+async fn a_stored_run_past_its_size_cap_ends_as_run_too_large() {
+    let dir = std::env::temp_dir().join(format!("agui-serve-cap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let locator = format!("sqlite:{}", dir.join("x.db").display());
+    let (mut server, url) = serve(&["--store", &locator, "--max-run-bytes", "4096"]).await;
+    let long = "many words ".repeat(800);
+    let input = serde_json::json!({
+        "threadId": "t-cap", "runId": "r1",
+        "messages": [{"id": "u1", "role": "user", "content": long}],
+        "tools": [], "context": []
+    })
+    .to_string();
+    let (status, live) = http(&url, "POST", "/agent", &input).await;
+    assert_eq!(status, 200, "{live}");
+    let (events, _) = frames(&live);
+    let last = events.last().unwrap();
+    assert_eq!(
+        (last["type"].as_str(), last["code"].as_str()),
+        (Some("RUN_ERROR"), Some("run_too_large")),
+        "{live}"
+    );
+    let stored = verified_history(&url, "t-cap").await;
+    assert_eq!(stored, events);
+    // The events after RUN_STARTED (which holds the client's input) stay under the cap.
+    let after_start: usize = stored[1..].iter().map(|e| e.to_string().len()).sum();
+    assert!(after_start <= 4096 + 512, "{after_start}");
+    let (runs, _) = runs_and_owner(&url, "t-cap").await;
+    assert_eq!(runs[0]["status"], "error");
+    // A short run on the thread is stored whole.
+    let (status, live) = http(&url, "POST", "/agent", &run_on("t-cap", "r2")).await;
+    assert_eq!(status, 200, "{live}");
+    assert!(live.contains("RUN_FINISHED"), "{live}");
+    server.kill().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Runs `test` on a fresh multi-threaded runtime.
 fn block_on(test: impl std::future::Future<Output = ()>) -> Result<(), libtest_mimic::Failed> {
     tokio::runtime::Builder::new_multi_thread()
@@ -774,6 +814,10 @@ fn main() {
         libtest_mimic::Trial::test("a_run_whose_server_died_is_closed_as_abandoned", || {
             block_on(a_run_whose_server_died_is_closed_as_abandoned())
         }),
+        libtest_mimic::Trial::test(
+            "a_stored_run_past_its_size_cap_ends_as_run_too_large",
+            || block_on(a_stored_run_past_its_size_cap_ends_as_run_too_large()),
+        ),
         libtest_mimic::Trial::test("threads_are_per_principal", || {
             block_on(threads_are_per_principal())
         }),

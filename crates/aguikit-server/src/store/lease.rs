@@ -9,6 +9,7 @@ use aguikit_store::{EventStore, RunStatus};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::StoreOptions;
 use super::stream::{Live, is_terminal, sse_json};
 
 /// Now, in Unix milliseconds, as leases count it.
@@ -42,17 +43,19 @@ const MAX_STORED_DEPTH: usize = 120;
 
 /// Appends the run's events to thread `key` (the thread's name in the store) as they come,
 /// in batches of what is waiting, hands each to the response once stored (`live`) and
-/// renews the run's lease (every third of `lease`) until it ends. An event nested too deeply to be read back is not stored: the run ends
-/// there with `RUN_ERROR` (code `event_too_deep`).
+/// renews the run's lease (every third of the options' lease) until it ends. An event
+/// nested too deeply to be read back, or one that passes the run's size cap
+/// ([`StoreOptions::max_run_bytes`]), is not stored: the run ends there with `RUN_ERROR`
+/// (code `event_too_deep` or `run_too_large`).
 pub(super) async fn persist(
-    store: Arc<dyn EventStore>,
+    options: StoreOptions,
     run: Arc<RunShared>,
     key: String,
-    lease: Duration,
     encoding: crate::negotiate::WireFormat,
     mut live: Option<Live>,
     _writer: RunGuard,
 ) {
+    let (store, lease, max_run_bytes) = (options.store, options.lease, options.max_run_bytes);
     let renew = || async {
         let until = lease_now() + lease.as_millis() as u64;
         if let Err(e) = store.renew_lease(&key, &run.run_id, until).await {
@@ -67,6 +70,9 @@ pub(super) async fn persist(
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let sse = encoding == crate::negotiate::WireFormat::Sse;
+    // The bytes of the run's events stored so far (its RUN_STARTED was stored with the
+    // claim: not counted, it holds the client's own input).
+    let mut run_bytes: u64 = 0;
     let mut batch = Vec::with_capacity(crate::sink::TAP_ROOM);
     let mut frames = Vec::with_capacity(crate::sink::TAP_ROOM);
     loop {
@@ -108,6 +114,22 @@ pub(super) async fn persist(
             frames.push(None);
             run.sink.disconnect();
         }
+        // The run's size: past the cap, the event that passes it is not stored and the run
+        // ends there.
+        if let Some(i) = past_cap(&batch, &frames, sse, &mut run_bytes, max_run_bytes) {
+            tracing::warn!(thread_id = %run.thread_id, run_id = %run.run_id, "the run's stored events pass {max_run_bytes} bytes; run ended");
+            batch.truncate(i);
+            frames.truncate(i);
+            batch.push(
+                RunError::new(format!(
+                    "the run's events pass the limit of {max_run_bytes} bytes a stored run may have"
+                ))
+                .with_code("run_too_large")
+                .into(),
+            );
+            frames.push(None);
+            run.sink.disconnect();
+        }
         // The events' JSON, written for the response already, is stored as it is.
         let json: Vec<Option<&[u8]>> = frames
             .iter()
@@ -137,6 +159,29 @@ pub(super) async fn persist(
             }
         }
     }
+}
+
+/// Adds the stored size of `batch`'s events (their JSON: from the SSE frame when `sse`,
+/// else written anew) to `total`, up to the first that would pass `cap`: its index. A run's
+/// terminal `RUN_ERROR` always fits.
+fn past_cap(
+    batch: &[Event],
+    frames: &[Option<bytes::Bytes>],
+    sse: bool,
+    total: &mut u64,
+    cap: u64,
+) -> Option<usize> {
+    for (i, e) in batch.iter().enumerate() {
+        let len = match frames.get(i).and_then(|f| f.as_ref().filter(|_| sse)) {
+            Some(f) => sse_json(f).map_or(f.len(), <[u8]>::len),
+            None => e.to_json_vec().len(),
+        } as u64;
+        if *total + len > cap && !matches!(e, Event::RunError(_)) {
+            return Some(i);
+        }
+        *total += len;
+    }
+    None
 }
 
 /// Whether `event` nests deeper than the store reads back. Its JSON is taken from its SSE

@@ -580,10 +580,9 @@ pub(crate) async fn start(
     let sse = (encoding == crate::negotiate::WireFormat::Sse).then_some(first.frame);
     let live = live.feed(first.seq, std::slice::from_ref(&first.event), &[sse]);
     let persisting = persist(
-        store.clone(),
+        options.clone(),
         run.clone(),
         first.key.clone(),
-        options.lease,
         encoding,
         live,
         writer,

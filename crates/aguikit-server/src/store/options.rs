@@ -30,9 +30,17 @@ pub struct StoreOptions {
     /// so nobody waits on it forever. Servers sharing a store should have clocks within a
     /// fraction of this.
     pub lease: Duration,
+    /// The most bytes of stored events (their wire JSON) one run may have (default 64 MiB). The event that would pass it is not stored: the
+    /// run ends there with `RUN_ERROR` (code `run_too_large`) and its agent is stopped, so
+    /// an agent or upstream that streams without end fills neither the store nor the
+    /// memory of whoever reads the thread back.
+    pub max_run_bytes: u64,
     /// Folded threads kept between runs, so a new run folds only what was appended since.
     pub(super) folds: Arc<FoldCache>,
 }
+
+/// The default of [`StoreOptions::max_run_bytes`]: 64 MiB.
+const DEFAULT_MAX_RUN_BYTES: u64 = 64 << 20;
 
 /// The engine's fold of recently used threads, by thread id: the thread's creation time
 /// (a deleted and re-created thread is another thread), the last sequence folded, and the
@@ -91,12 +99,14 @@ impl FoldCache {
 }
 
 impl StoreOptions {
-    /// The default options over `store`: runs outlive their client, 30 s leases.
+    /// The default options over `store`: runs outlive their client, 30 s leases, runs of
+    /// at most 64 MiB.
     pub fn new(store: Arc<dyn EventStore>) -> StoreOptions {
         StoreOptions {
             store,
             cancel_on_disconnect: false,
             lease: Duration::from_secs(30),
+            max_run_bytes: DEFAULT_MAX_RUN_BYTES,
             folds: Arc::default(),
         }
     }
@@ -106,6 +116,8 @@ impl StoreOptions {
         cancel_on_disconnect(cancel: bool) => cancel_on_disconnect = cancel;
         /// Sets [`lease`](Self::lease) (at least 100 ms).
         lease(lease: Duration) => lease = lease.max(Duration::from_millis(100));
+        /// Sets [`max_run_bytes`](Self::max_run_bytes) (at least 1 KiB).
+        max_run_bytes(bytes: u64) => max_run_bytes = bytes.max(1024);
     }
 }
 
@@ -114,6 +126,7 @@ impl std::fmt::Debug for StoreOptions {
         f.debug_struct("StoreOptions")
             .field("cancel_on_disconnect", &self.cancel_on_disconnect)
             .field("lease", &self.lease)
+            .field("max_run_bytes", &self.max_run_bytes)
             .finish()
     }
 }

@@ -40,6 +40,12 @@ pub struct ServeArgs {
     /// run is closed with RUN_ERROR (code `abandoned`) once its lease has expired.
     #[arg(long, value_name = "SECS", default_value = "30", value_parser = parse_secs)]
     pub run_lease_secs: Duration,
+    /// The most bytes of events (as stored JSON) one stored run may have, at least 1024:
+    /// the event that would pass it is not stored, and the run ends with RUN_ERROR (code
+    /// `run_too_large`). Default 64 MiB.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20,
+          value_parser = clap::value_parser!(u64).range(1024..))]
+    pub max_run_bytes: u64,
     /// Serve without authentication: anyone who can reach the port can run the agent
     /// and read every thread. Default: a bearer token is required (from $AGUI_TOKEN,
     /// --token-file, or drawn at random and printed in the console's URL).

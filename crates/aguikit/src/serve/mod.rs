@@ -168,7 +168,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         Some(
             StoreOptions::new(store)
                 .cancel_on_disconnect(args.cancel_on_disconnect)
-                .lease(args.run_lease_secs),
+                .lease(args.run_lease_secs)
+                .max_run_bytes(args.max_run_bytes),
         ),
         site,
         metrics_route,
