@@ -342,8 +342,9 @@ impl Session {
 
     /// A session on a thread stored by a store-backed server (`aguikit-server` feature `store`,
     /// `agui serve --store`): its messages and state are the thread's history, read from
-    /// `GET <agent URL>/threads/{thread_id}/connect` and folded as a run's events are. While
-    /// a run of the thread is in progress, this waits for it to end.
+    /// `GET <agent URL>/threads/{thread_id}/connect` and folded as a run's events are, and its
+    /// [pending interrupts](Self::pending_interrupts) those its last run ended waiting on.
+    /// While a run of the thread is in progress, this waits for it to end.
     ///
     /// Errors: [`ClientError::Http`] (404 for an unknown thread), [`ClientError::Request`],
     /// [`ClientError::Config`] for a history that does not decode.
@@ -394,6 +395,8 @@ impl Session {
             session.applier.push(&event);
         }
         session.applier.take_warnings();
+        // A thread whose last run ended in an interrupt waits on it: the next run answers it.
+        session.pending_interrupts = session.applier.pending_interrupts().to_vec();
         Ok(session)
     }
 

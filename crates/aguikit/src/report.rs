@@ -99,6 +99,73 @@ pub struct RunOptions {
     /// When the run ends in an interrupt, resume it once, resolving every interrupt with
     /// `{"approved": true}`.
     pub auto_resume: bool,
+    /// Answers to the interrupts the (continued) thread waits on, sent as the run's
+    /// `resume`: the run carries no new user message unless `text` is given. Every open
+    /// interrupt needs an answer ([`ResumeAnswer::All`] gives every one the same).
+    pub resume: Vec<ResumeAnswer>,
+}
+
+/// An answer of `agui run --resume`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResumeAnswer {
+    /// Every open interrupt resolved with this payload (`approve`: `{"approved": true}`,
+    /// `deny`: `{"approved": false}`).
+    All(Value),
+    /// One interrupt, by its id, resolved with this payload.
+    One(String, Value),
+}
+
+impl ResumeAnswer {
+    /// Reads `approve`, `deny` or `ID=JSON` (a payload that is not JSON is taken as a
+    /// string).
+    pub fn parse(text: &str) -> Result<ResumeAnswer, String> {
+        match text.trim() {
+            "approve" => Ok(ResumeAnswer::All(serde_json::json!({"approved": true}))),
+            "deny" => Ok(ResumeAnswer::All(serde_json::json!({"approved": false}))),
+            other => match other.split_once('=') {
+                Some((id, payload)) if !id.trim().is_empty() => Ok(ResumeAnswer::One(
+                    id.trim().to_owned(),
+                    serde_json::from_str(payload)
+                        .unwrap_or_else(|_| Value::String(payload.to_owned())),
+                )),
+                _ => Err(format!(
+                    "--resume {text:?}: expected approve, deny or INTERRUPT_ID=JSON"
+                )),
+            },
+        }
+    }
+}
+
+/// The `resume` array answering `pending` with `answers`; an error naming the interrupts
+/// left unanswered or unknown.
+fn resume_entries(
+    pending: &[aguikit_core::Interrupt],
+    answers: &[ResumeAnswer],
+) -> Result<Vec<ResumeEntry>, String> {
+    if pending.is_empty() {
+        return Err("the thread waits on no interrupt: there is nothing to --resume".into());
+    }
+    let mut entries = Vec::new();
+    for a in answers {
+        match a {
+            ResumeAnswer::All(payload) => entries.extend(
+                pending
+                    .iter()
+                    .filter(|i| !entries.iter().any(|e: &ResumeEntry| e.interrupt_id == i.id))
+                    .map(|i| ResumeEntry::resolved(i.id.clone(), payload.clone()))
+                    .collect::<Vec<_>>(),
+            ),
+            ResumeAnswer::One(id, payload) => {
+                entries.push(ResumeEntry::resolved(id.clone(), payload.clone()))
+            }
+        }
+    }
+    let open: Vec<String> = pending
+        .iter()
+        .map(|i| format!("{} ({})", i.id, i.reason))
+        .collect();
+    aguikit_client::interrupts::build_resume(pending, entries)
+        .map_err(|e| format!("{e}; the thread waits on {}", open.join(", ")))
 }
 
 impl Default for RunOptions {
@@ -114,6 +181,7 @@ impl Default for RunOptions {
             headers: Vec::new(),
             timeout: Duration::from_secs(30),
             auto_resume: false,
+            resume: Vec::new(),
         }
     }
 }
@@ -274,12 +342,17 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
     };
     // Every message made here gets a fresh UUID: a stored thread keeps one copy per id, so
     // a fixed id would make each turn replace the previous one.
-    let messages = spec.messages.clone().unwrap_or_else(|| {
-        vec![Message::user(
-            aguikit_core::id::random_uuid(),
-            options.text.clone().unwrap_or_else(|| "hello".into()),
-        )]
-    });
+    // Answering interrupts sends no new user message unless one is given.
+    let messages =
+        spec.messages
+            .clone()
+            .unwrap_or_else(|| match (&options.text, options.resume.is_empty()) {
+                (None, false) => Vec::new(),
+                (text, _) => vec![Message::user(
+                    aguikit_core::id::random_uuid(),
+                    text.clone().unwrap_or_else(|| "hello".into()),
+                )],
+            });
     let mut forwarded = match &spec.forwarded_props {
         Some(Value::Object(m)) => m.clone(),
         _ => Default::default(),
@@ -320,6 +393,33 @@ async fn drive(url: &str, options: &RunOptions, on_update: &mut OnUpdate<'_>) ->
     params.tools = spec.tools.clone();
     params.context = spec.context.clone();
     params.resume = spec.resume.clone();
+    if !options.resume.is_empty() {
+        match resume_entries(session.pending_interrupts(), &options.resume) {
+            Ok(entries) => params.resume = Some(entries),
+            Err(error) => {
+                let run = failed_part(format!("--resume: {error}"), t0);
+                let thread_id = session.thread_id().to_owned();
+                return failed_report(run, transport, thread_id, spec.state, t0);
+            }
+        }
+    } else if params.resume.is_none() && !session.pending_interrupts().is_empty() {
+        // The server would end the run with `resume_missing`: say how to answer instead.
+        let open: Vec<String> = session
+            .pending_interrupts()
+            .iter()
+            .map(|i| format!("{} ({})", i.id, i.reason))
+            .collect();
+        let run = failed_part(
+            format!(
+                "the thread waits on {}: answer with --resume approve, --resume deny or \
+                 --resume INTERRUPT_ID=JSON",
+                open.join(", ")
+            ),
+            t0,
+        );
+        let thread_id = session.thread_id().to_owned();
+        return failed_report(run, transport, thread_id, spec.state, t0);
+    }
 
     let (first, mut warnings) = run_once(&mut session, params, on_update).await;
     let mut report_run = first;

@@ -37,6 +37,11 @@ pub struct RunArgs {
     /// Answer an interrupt outcome with a second run that approves every interrupt.
     #[arg(long)]
     auto_resume: bool,
+    /// Answer the interrupts the thread (`--thread ID`) waits on, in this run: `approve`
+    /// or `deny` (every interrupt), or `INTERRUPT_ID=JSON` (one; repeatable). No user
+    /// message is sent unless --text gives one.
+    #[arg(long, value_name = "ANSWER", value_parser = aguikit::report::ResumeAnswer::parse)]
+    resume: Vec<aguikit::report::ResumeAnswer>,
     /// Extra request header, `Name: value` (repeatable; an `Authorization` header here
     /// replaces the one made from AGUI_TOKEN).
     #[arg(long = "header")]
@@ -61,6 +66,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, String> {
         continue_thread: args.thread.is_some(),
         thread_id: args.thread,
         auto_resume: args.auto_resume,
+        resume: args.resume,
         headers: net::request_headers(&args.headers)?,
         timeout: Duration::from_millis(args.timeout_ms),
         ..Default::default()
@@ -83,6 +89,17 @@ pub fn run(args: RunArgs) -> Result<ExitCode, String> {
     } else if let Some(error) = report.run.error.as_ref().filter(|_| out.written == 0) {
         // A failure before the run started (the thread's history) renders nothing.
         eprintln!("agui run: {error}");
+    }
+    if report
+        .run
+        .run_error
+        .as_ref()
+        .is_some_and(|e| e.code.as_deref() == Some("resume_missing"))
+    {
+        eprintln!(
+            "agui run: the thread waits on an interrupt; answer it with --resume approve, \
+             --resume deny or --resume INTERRUPT_ID=JSON (with --thread)"
+        );
     }
     Ok(ExitCode::from(exit_code(&report)))
 }
