@@ -64,6 +64,34 @@ impl PipelineError {
 /// After an error the pipeline is stopped: every event before the failing one stays applied
 /// (and the failing event's own expansion up to the failing expanded event), and later
 /// pushes return the same error.
+///
+/// Typed events go in with [`push`](Self::push); each push returns what it emitted (a
+/// chunk expands into the events it stands for):
+///
+/// ```
+/// use aguikit_core::Pipeline;
+/// use aguikit_core::event::{RunFinished, RunStarted, TextMessageChunk, TextMessageContent};
+///
+/// let mut pipeline = Pipeline::new();
+/// pipeline.push(RunStarted::new("t", "r").into())?;
+/// let emitted = pipeline.push(TextMessageChunk::new().with_message_id("m").with_delta("Hi").into())?;
+/// let types: Vec<&str> = emitted.iter().map(|e| e.type_str()).collect();
+/// assert_eq!(types, ["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT"]);
+///
+/// // The end of the run closes the message the chunk opened.
+/// let emitted = pipeline.push(RunFinished::new("t", "r").into())?;
+/// let types: Vec<&str> = emitted.iter().map(|e| e.type_str()).collect();
+/// assert_eq!(types, ["TEXT_MESSAGE_END", "RUN_FINISHED"]);
+/// pipeline.finish()?;
+///
+/// // Content for a message that was never started: the error names the event and the rule.
+/// let mut pipeline = Pipeline::new();
+/// pipeline.push(RunStarted::new("t", "r").into())?;
+/// let error = pipeline.push(TextMessageContent::new("x", "?").into()).unwrap_err();
+/// assert_eq!((error.index, error.event_type.as_str()), (1, "TEXT_MESSAGE_CONTENT"));
+/// assert!(error.rule().starts_with('V'), "{error}");
+/// # Ok::<(), aguikit_core::engine::pipeline::PipelineError>(())
+/// ```
 #[derive(Debug)]
 pub struct Pipeline {
     compat: CompatBoundary,

@@ -139,6 +139,22 @@ macro_rules! events {
         /// deserializes straight into the matching struct. An object whose `type` is not one
         /// of the 31 decodes as [`Event::Unknown`] (the reference client drops those with a
         /// warning; other operations pass them through).
+        ///
+        /// ```
+        /// use aguikit_core::{Event, EventType};
+        /// use aguikit_core::event::TextMessageContent;
+        ///
+        /// let event: Event = TextMessageContent::new("m1", "Hello").into();
+        /// let json = event.to_json_string();
+        /// assert_eq!(json, r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hello"}"#);
+        /// assert_eq!(Event::from_json_slice(json.as_bytes())?, event);
+        /// assert_eq!(event.event_type(), Some(EventType::TextMessageContent));
+        ///
+        /// // A malformed event is an error naming the field.
+        /// let error = Event::from_json_slice(br#"{"type":"TEXT_MESSAGE_CONTENT","messageId":1}"#);
+        /// assert!(error.unwrap_err().to_string().contains("messageId"));
+        /// # Ok::<(), aguikit_core::event::DecodeError>(())
+        /// ```
         #[derive(Debug, Clone, PartialEq, Serialize)]
         #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
         #[serde(tag = "type")]
