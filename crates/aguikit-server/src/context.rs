@@ -71,6 +71,35 @@ fn nonce() -> String {
 ///
 /// `RUN_STARTED`, `RUN_FINISHED` and `RUN_ERROR` are the runtime's: it sends the first
 /// before the agent starts, and the last from what the agent returns.
+///
+/// A step around a tool call and its result, a state update (sent as a `STATE_DELTA`, or a
+/// `STATE_SNAPSHOT` when that is smaller) and a reply:
+///
+/// ```
+/// use aguikit_server::{AgentServer, Finish, agent_fn};
+/// use serde_json::json;
+///
+/// let agent = agent_fn(|_input, ctx| async move {
+///     let step = ctx.step("lookup").await?;
+///     let call = ctx.call_tool("get_weather", &json!({"city": "Paris"})).await?;
+///     call.result("18°C, sunny").await?;
+///     step.finish().await?;
+///     ctx.update_state(|state| state["city"] = json!("Paris")).await?;
+///     ctx.say("It is 18°C and sunny in Paris.").await?;
+///     Ok(Finish::success())
+/// });
+/// # use aguikit_server::axum::{body::{Body, to_bytes}, http::Request};
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// # let input = r#"{"threadId":"t","runId":"r","state":{},"messages":[],"tools":[],"context":[],"forwardedProps":{}}"#;
+/// # let request = Request::post("/").header("content-type", "application/json").body(Body::from(input)).unwrap();
+/// # let response = AgentServer::new(agent).handle(request).await;
+/// # let sse = String::from_utf8(to_bytes(response.into_body(), usize::MAX).await.unwrap().to_vec()).unwrap();
+/// # let order = ["STEP_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT",
+/// #     "STEP_FINISHED", "STATE_", "TEXT_MESSAGE_CONTENT", "RUN_FINISHED"];
+/// # let at: Vec<usize> = order.iter().map(|t| sse.find(&format!("\"type\":\"{t}")).expect(t)).collect();
+/// # assert!(at.windows(2).all(|w| w[0] < w[1]), "{sse}");
+/// # });
+/// ```
 #[derive(Clone)]
 pub struct RunContext {
     pub(crate) run: Arc<RunShared>,
