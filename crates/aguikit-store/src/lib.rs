@@ -84,18 +84,23 @@ impl RawEvent {
 pub enum RunStatus {
     /// No terminal event stored yet.
     Running,
-    /// Closed by `RUN_FINISHED`.
+    /// Closed by `RUN_FINISHED` (an outcome other than an interrupt).
     Finished,
+    /// Closed by `RUN_FINISHED` with an `interrupt` outcome: paused, waiting for the
+    /// answers to its interrupts, which a new run of the thread gives (`resume`). What it
+    /// waits for is the thread's fold's open interrupts.
+    Interrupted,
     /// Closed by `RUN_ERROR`.
     Error,
 }
 
 impl RunStatus {
-    /// The stored spelling (`running`, `finished`, `error`).
+    /// The stored spelling (`running`, `finished`, `interrupted`, `error`).
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
             RunStatus::Finished => "finished",
+            RunStatus::Interrupted => "interrupted",
             RunStatus::Error => "error",
         }
     }
@@ -105,6 +110,7 @@ impl RunStatus {
         Some(match s {
             "running" => RunStatus::Running,
             "finished" => RunStatus::Finished,
+            "interrupted" => RunStatus::Interrupted,
             "error" => RunStatus::Error,
             _ => return None,
         })
@@ -1035,7 +1041,7 @@ pub fn compact_stored(runs: &[RunInfo], events: Vec<StoredEvent>) -> Vec<Event> 
         let finished = run
             .as_deref()
             .and_then(|r| status.get(r))
-            .is_some_and(|s| *s == RunStatus::Finished);
+            .is_some_and(|s| matches!(s, RunStatus::Finished | RunStatus::Interrupted));
         if finished {
             match aguikit_core::engine::compact::compact(group) {
                 Ok(c) => out.extend(c),

@@ -119,7 +119,15 @@ fn check(
                 Some((&e.thread_id, &e.run_id))
             }
             Event::RunFinished(e) => {
-                closes = Some(RunStatus::Finished);
+                let interrupted = matches!(
+                    e.outcome,
+                    Some(aguikit_core::interrupt::RunOutcome::Interrupt { .. })
+                );
+                closes = Some(if interrupted {
+                    RunStatus::Interrupted
+                } else {
+                    RunStatus::Finished
+                });
                 Some((&e.thread_id, &e.run_id))
             }
             Event::RunError(_) => {

@@ -788,6 +788,34 @@ async fn a_stored_run_past_its_size_cap_ends_as_run_too_large() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A run that ends waiting on an interrupt is listed as `interrupted` (in the thread's
+/// `runs[].status` and the list's `lastStatus`), not `finished`; its resume is `finished`.
+async fn an_interrupted_run_is_listed_as_interrupted() {
+    let (mut server, url) = serve(&["--store", "memory"]).await;
+    let ask = serde_json::json!({
+        "threadId": "t-int", "runId": "r1",
+        "messages": [{"id": "u1", "role": "user", "content": "approve"}],
+        "tools": [], "context": []
+    });
+    let (status, live) = http(&url, "POST", "/agent", &ask.to_string()).await;
+    assert_eq!(status, 200, "{live}");
+    assert!(live.contains(r#""type":"interrupt""#), "{live}");
+    let (runs, _) = runs_and_owner(&url, "t-int").await;
+    assert_eq!(runs[0]["status"], "interrupted");
+    let (status, body) = http(&url, "GET", "/agent/threads/t-int", "").await;
+    assert_eq!(status, 200);
+    let thread: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        thread["pendingInterrupts"].as_array().map(Vec::len),
+        Some(1),
+        "{body}"
+    );
+    let (_, list) = http(&url, "GET", "/agent/threads", "").await;
+    let list: serde_json::Value = serde_json::from_str(&list).unwrap();
+    assert_eq!(list["threads"][0]["lastStatus"], "interrupted", "{list}");
+    server.kill().await.unwrap();
+}
+
 /// Runs `test` on a fresh multi-threaded runtime.
 fn block_on(test: impl std::future::Future<Output = ()>) -> Result<(), libtest_mimic::Failed> {
     tokio::runtime::Builder::new_multi_thread()
@@ -818,6 +846,9 @@ fn main() {
             "a_stored_run_past_its_size_cap_ends_as_run_too_large",
             || block_on(a_stored_run_past_its_size_cap_ends_as_run_too_large()),
         ),
+        libtest_mimic::Trial::test("an_interrupted_run_is_listed_as_interrupted", || {
+            block_on(an_interrupted_run_is_listed_as_interrupted())
+        }),
         libtest_mimic::Trial::test("threads_are_per_principal", || {
             block_on(threads_are_per_principal())
         }),

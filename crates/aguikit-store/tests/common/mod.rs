@@ -1225,6 +1225,47 @@ async fn owners_have_their_own_threads_of_one_id(open: Open) {
     assert_eq!(s.lease(&bob, "r2").await.unwrap(), Some(FAR));
 }
 
+/// A run that ends waiting on an interrupt (`RUN_FINISHED` with an `interrupt` outcome) is
+/// `interrupted`, in its run and the thread's `last_status`, as stored (read back by another
+/// instance); it holds nothing: the next run (its resume) starts at once, and ends
+/// `finished`.
+async fn interrupted_runs_are_listed_as_such(open: Open) {
+    let s = open().await;
+    let other = open().await;
+    let paused = ev(
+        json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r1",
+        "outcome": {"type": "interrupt", "interrupts": [{"id": "i1", "reason": "approval"}]}}),
+    );
+    let r1 = [started("t", "r1"), paused];
+    s.append_if_new("t", None, false, "r1", &r1, FAR)
+        .await
+        .unwrap();
+    assert_eq!(
+        other.run("t", "r1").await.unwrap().status,
+        RunStatus::Interrupted
+    );
+    let info = other.thread("t").await.unwrap();
+    assert_eq!(info.last_status, Some(RunStatus::Interrupted));
+    let listed = serde_json::to_value(&first_page(&other, 10).await.threads[0]).unwrap();
+    assert_eq!(listed["lastStatus"], "interrupted");
+    assert_eq!(s.lease("t", "r1").await.unwrap(), None);
+    let r2 = [started_from("t", "r2", "r1")];
+    s.claim_run_json("t", None, true, "r2", &r2, &[], FAR)
+        .await
+        .unwrap();
+    append_ok(&s, "t", "r2", &[finished("t", "r2")]).await;
+    assert_eq!(
+        other.run("t", "r2").await.unwrap().status,
+        RunStatus::Finished
+    );
+    assert_eq!(
+        RunStatus::parse("interrupted"),
+        Some(RunStatus::Interrupted)
+    );
+    assert_eq!(RunStatus::Interrupted.as_str(), "interrupted");
+    assert_verifies(&s, "t").await;
+}
+
 /// A `RUN_STARTED` whose input carries `messages`.
 pub fn started_with(t: &str, r: &str, messages: Value) -> Event {
     ev(json!({"type": "RUN_STARTED", "threadId": t, "runId": r,
@@ -1935,6 +1976,7 @@ pub fn cases() -> Vec<(&'static str, Case)> {
         case!(racing_runs_on_one_thread_are_serialised),
         case!(server_writes_never_make_a_thread),
         case!(owners_have_their_own_threads_of_one_id),
+        case!(interrupted_runs_are_listed_as_such),
         case!(backend undecodable_events_hide_nothing),
         case!(sound_stores_pass_their_checks),
     ]
