@@ -59,12 +59,16 @@ def recording(path, mib):
 
 def inspect(addr, token, body, out, i):
     host, port = addr.rsplit(":", 1)
-    c = http.client.HTTPConnection(host, int(port), timeout=600)
-    c.request("POST", "/api/inspect", body=body,
-              headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-    r = c.getresponse()
-    data = r.read()
-    out[i] = (r.status, len(data))
+    try:
+        c = http.client.HTTPConnection(host, int(port), timeout=600)
+        c.request("POST", "/api/inspect", body=body,
+                  headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        r = c.getresponse()
+        data = r.read()
+        out[i] = (r.status, len(data))
+    except OSError as e:
+        # A 429 is answered before the body is read; the server may close while it is sent.
+        out[i] = (f"error: {e}", 0)
 
 
 def main():
@@ -95,7 +99,8 @@ def main():
     try:
         time.sleep(1)
         idle = rss(pid, "VmRSS")
-        print(f"recording: {size / 2**20:.1f} MiB of JSON Lines ({body.count(b'\n')} events)")
+        events = body.count(b"\n")
+        print(f"recording: {size / 2**20:.1f} MiB of JSON Lines ({events} events)")
         print(f"idle RSS: {idle / 2**20:.1f} MiB")
         reset_peak(pid)
         out = {}

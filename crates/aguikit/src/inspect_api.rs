@@ -26,7 +26,7 @@ use aguikit_core::engine::pipeline::{Pipeline, PipelineError};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::ops::{ControlFlow, Range};
+use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 
 /// The largest recording `POST /api/inspect` takes.
@@ -81,23 +81,20 @@ pub struct ApiWarning {
 }
 
 /// The events of a recording as read, kept compact: their JSON text one after another in
-/// one buffer (a recording of a million tiny events is a million ranges, not a million
-/// parsed trees), and where its bytes became unreadable.
+/// one buffer and where each ends (four bytes an event: a recording of a million tiny
+/// events is a million offsets, not a million parsed trees), and where its bytes became
+/// unreadable.
 #[derive(Debug, Default)]
 pub struct Recording {
     /// `json-array`, `json-lines`, `sse`, `case` or `protobuf`.
     pub format: &'static str,
     text: Vec<u8>,
-    events: Vec<Slot>,
+    /// Where event `i`'s text ends in `text` (it starts where event `i - 1`'s ends).
+    ends: Vec<u32>,
+    /// The events that are not JSON (their text is not kept), by index, with why.
+    not_json: Vec<(u32, Box<str>)>,
     /// Where the bytes became unreadable: the index the next event would have had, and why.
     pub broken: Option<(usize, String)>,
-}
-
-/// One event: where its text is in [`Recording::text`], and why it is not JSON, if it is not.
-#[derive(Debug)]
-struct Slot {
-    range: Range<usize>,
-    not_json: Option<Box<str>>,
 }
 
 /// Just an event's `type`, read without building the rest.
@@ -108,32 +105,42 @@ struct TypeOnly<'a> {
 }
 
 impl Recording {
+    fn with_capacity(format: &'static str, bytes: usize) -> Recording {
+        Recording {
+            format,
+            text: Vec::with_capacity(bytes),
+            ..Recording::default()
+        }
+    }
+
+    /// Adds an event (its text is left out when it is not JSON). Offsets fit in `u32`: the
+    /// route takes at most [`MAX_BYTES`] of text.
     fn push(&mut self, json: &[u8], not_json: Option<String>) {
-        let start = self.text.len();
-        self.text.extend_from_slice(json);
-        self.events.push(Slot {
-            range: start..self.text.len(),
-            not_json: not_json.map(String::into_boxed_str),
-        });
+        let index = self.ends.len() as u32;
+        match not_json {
+            Some(message) => self.not_json.push((index, message.into_boxed_str())),
+            None => self.text.extend_from_slice(json),
+        }
+        self.ends.push(self.text.len() as u32);
     }
 
     /// How many events were read.
     fn len(&self) -> usize {
-        self.events.len()
+        self.ends.len()
     }
 
     /// The JSON text of event `i`, or why it is not JSON.
     fn json(&self, i: usize) -> Result<&[u8], &str> {
-        let slot = &self.events[i];
-        match &slot.not_json {
-            Some(message) => Err(message),
-            None => Ok(&self.text[slot.range.clone()]),
+        if let Ok(k) = self.not_json.binary_search_by_key(&(i as u32), |(j, _)| *j) {
+            return Err(&self.not_json[k].1);
         }
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        Ok(&self.text[start..self.ends[i] as usize])
     }
 
     /// The `type` of event `i` (`end of stream` past the last one).
     fn event_type(&self, i: usize) -> String {
-        if i >= self.events.len() {
+        if i >= self.len() {
             return "end of stream".into();
         }
         match self.json(i) {
@@ -157,6 +164,7 @@ pub fn read_events(bytes: axum::body::Bytes, proto: bool) -> Result<Recording, S
     if proto || first == Some(0) {
         return Ok(read_proto(&bytes));
     }
+    let size = bytes.len();
     // The reader reads the body in place (a `Bytes` clone shares it).
     let source = Source::from_reader(Box::new(std::io::Cursor::new(bytes)), "the recording");
     let mut reader = EventReader::new(source, crate::input::DEFAULT_MAX_FRAME_BYTES)
@@ -168,10 +176,8 @@ pub fn read_events(bytes: axum::body::Bytes, proto: bool) -> Result<Recording, S
         crate::input::Format::Case => "case",
         crate::input::Format::Protobuf => "protobuf",
     };
-    let mut recording = Recording {
-        format,
-        ..Recording::default()
-    };
+    // The events' text is at most the body's.
+    let mut recording = Recording::with_capacity(format, size);
     let result = reader.for_each(|json| {
         // Checked, not built: the pipeline parses it again, typed.
         let not_json = serde_json::from_slice::<serde::de::IgnoredAny>(json)
@@ -188,14 +194,13 @@ pub fn read_events(bytes: axum::body::Bytes, proto: bool) -> Result<Recording, S
         Err(ReadError::Framing { event, message }) => recording.broken = Some((event, message)),
         Err(e) => return Err(e.to_string()),
     }
+    recording.text.shrink_to_fit();
     Ok(recording)
 }
 
 fn read_proto(bytes: &[u8]) -> Recording {
-    let mut recording = Recording {
-        format: "protobuf",
-        ..Recording::default()
-    };
+    // The JSON form is larger than the protobuf one: a guess, the buffer grows past it.
+    let mut recording = Recording::with_capacity("protobuf", bytes.len().saturating_mul(2));
     let mut d =
         proto::ProtoFrameDecoder::with_max_frame_size(crate::input::DEFAULT_MAX_FRAME_BYTES);
     d.push(bytes);
@@ -224,6 +229,7 @@ fn read_proto(bytes: &[u8]) -> Recording {
         return recording;
     }
     recording.broken = d.finish().err().map(|e| (recording.len(), e.to_string()));
+    recording.text.shrink_to_fit();
     recording
 }
 
@@ -329,38 +335,78 @@ impl Report {
     /// `{"error": "..."}` where it is not JSON), `violations` and `warnings`. The events
     /// are copied as they are, never parsed into trees, so the answer costs about the
     /// recording's size once.
+    #[cfg(test)]
     pub fn to_json(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.recording.text.len() + self.recording.len() + 1024);
+        // Writing into memory cannot fail.
+        self.write_json(&mut out).expect("writing to memory");
+        out
+    }
+
+    /// Writes [`to_json`](Self::to_json)'s text to `w`, piece by piece.
+    pub fn write_json(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
         let r = &self.recording;
-        let mut out = Vec::with_capacity(r.text.len() + r.len() + 1024);
-        out.extend_from_slice(b"{\"format\":");
-        json_into(&mut out, r.format);
-        out.extend_from_slice(if self.ok() {
+        w.write_all(b"{\"format\":")?;
+        serde_json::to_writer(&mut *w, r.format)?;
+        w.write_all(if self.ok() {
             b",\"ok\":true"
         } else {
             b",\"ok\":false"
-        });
-        out.extend_from_slice(b",\"events\":[");
+        })?;
+        w.write_all(b",\"events\":[")?;
         for i in 0..r.len() {
             if i > 0 {
-                out.push(b',');
+                w.write_all(b",")?;
             }
             match r.json(i) {
-                Ok(json) => out.extend_from_slice(json),
-                Err(message) => json_into(&mut out, &serde_json::json!({ "error": message })),
+                Ok(json) => w.write_all(json)?,
+                Err(message) => {
+                    serde_json::to_writer(&mut *w, &serde_json::json!({ "error": message }))?
+                }
             }
         }
-        out.extend_from_slice(b"],\"violations\":");
-        json_into(&mut out, &self.violations);
-        out.extend_from_slice(b",\"warnings\":");
-        json_into(&mut out, &self.warnings);
-        out.push(b'}');
-        out
+        w.write_all(b"],\"violations\":")?;
+        serde_json::to_writer(&mut *w, &self.violations)?;
+        w.write_all(b",\"warnings\":")?;
+        serde_json::to_writer(&mut *w, &self.warnings)?;
+        w.write_all(b"}")
     }
 }
 
-fn json_into(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
-    // Writing these types (strings, numbers, derived structs) into a Vec cannot fail.
-    serde_json::to_writer(out, value).expect("serializing to memory");
+/// Hands what is written to a response body in chunks (from a blocking thread): the answer
+/// is never in memory whole beside the recording. A body whose reader went away is a
+/// broken pipe.
+struct ChunkWriter {
+    buf: Vec<u8>,
+    tx: tokio::sync::mpsc::Sender<Result<axum::body::Bytes, std::io::Error>>,
+}
+
+impl ChunkWriter {
+    const CHUNK: usize = 256 << 10;
+
+    fn send(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(Self::CHUNK));
+        self.tx
+            .blocking_send(Ok(chunk.into()))
+            .map_err(|_| std::io::ErrorKind::BrokenPipe.into())
+    }
+}
+
+impl std::io::Write for ChunkWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= Self::CHUNK {
+            self.send()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.send()
+    }
 }
 
 /// Reads and verifies a recording (the body is dropped once read: only the compact
@@ -526,18 +572,32 @@ pub async fn handler(limits: Limits, request: axum::extract::Request) -> axum::r
             );
         }
     };
-    let result = tokio::task::spawn_blocking(move || {
-        let _slot = slot;
-        inspect(body, proto).map(|report| report.to_json())
-    })
-    .await;
+    let result = tokio::task::spawn_blocking(move || (slot, inspect(body, proto))).await;
     match result {
-        Ok(Ok(json)) => (
-            [(axum::http::header::CONTENT_TYPE, "application/json")],
-            json,
-        )
-            .into_response(),
-        Ok(Err(message)) => refusal(StatusCode::BAD_REQUEST, "unreadable_recording", message),
+        Ok((slot, Ok(report))) => {
+            // The answer is written on a blocking thread as the client reads it; the slot
+            // is held until it is all sent (or the client has gone).
+            let (tx, rx) = tokio::sync::mpsc::channel(4);
+            tokio::task::spawn_blocking(move || {
+                let _slot = slot;
+                let mut w = ChunkWriter {
+                    buf: Vec::with_capacity(ChunkWriter::CHUNK),
+                    tx,
+                };
+                if report.write_json(&mut w).is_ok() {
+                    let _ = std::io::Write::flush(&mut w);
+                }
+            });
+            let chunks = futures_util::stream::unfold(rx, |mut rx| async move {
+                rx.recv().await.map(|chunk| (chunk, rx))
+            });
+            (
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                axum::body::Body::from_stream(chunks),
+            )
+                .into_response()
+        }
+        Ok((_, Err(message))) => refusal(StatusCode::BAD_REQUEST, "unreadable_recording", message),
         Err(e) => refusal(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()),
     }
 }

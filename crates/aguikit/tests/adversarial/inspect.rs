@@ -9,9 +9,11 @@ use crate::server::start;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 
+/// An HTTP/1.0 request head (the answer is then delimited by the connection's end, not
+/// chunked).
 fn head(addr: &str, length: usize) -> String {
     format!(
-        "POST /api/inspect HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\
+        "POST /api/inspect HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\
          Content-Type: application/json\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n"
     )
 }
@@ -88,5 +90,5 @@ async fn a_recording_declared_too_large_is_refused_before_it_is_read() {
         .expect("an answer without the body being sent")
         .unwrap();
     let answer = String::from_utf8_lossy(&answer);
-    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert_eq!(answer.split(' ').nth(1), Some("413"), "{answer}");
 }
