@@ -12,6 +12,8 @@ root=$(pwd)
 # Every crate of the workspace that is published on crates.io, in the order cargo would
 # publish them (not the test harness, the examples or the Python extension, published on
 # PyPI by maturin).
+# (Packages of earlier runs, perhaps of crates since renamed, are not this run's.)
+rm -f target/package/*.crate
 cargo package --workspace --exclude aguikit-peers --exclude aguikit-examples --exclude aguikit-python --no-verify --allow-dirty --quiet
 check=target/package-check
 rm -rf "$check"
