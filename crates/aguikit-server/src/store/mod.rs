@@ -176,9 +176,28 @@ struct Folded<R> {
 /// Events past which a thread's fold moves to a blocking thread.
 const INLINE_FOLD: u64 = 512;
 
+/// How many stored events a fold reads at once: a thread is folded a page at a time, so
+/// reading it holds the fold's result and one page, not every event of the thread decoded.
+const FOLD_PAGE: usize = 1024;
+
+/// Runs `work` here when it is small, else on a blocking thread, where it stalls neither
+/// the connections sharing this one nor `/health`.
+async fn fold_work<T: Send + 'static>(small: bool, work: impl FnOnce() -> T + Send + 'static) -> T {
+    if small {
+        return work();
+    }
+    match tokio::task::spawn_blocking(work).await {
+        Ok(done) => done,
+        Err(e) => match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(e) => panic!("a thread's fold did not finish: {e}"),
+        },
+    }
+}
+
 /// Folds the stored thread with the engine (chunk expansion, verification, application),
 /// from the cached fold of `info`'s thread when there is one: only what was appended since
-/// is read and folded. `look` reads the result.
+/// is read and folded, a page ([`FOLD_PAGE`] events) at a time. `look` reads the result.
 async fn fold<R>(
     options: &StoreOptions,
     info: &ThreadInfo,
@@ -195,33 +214,51 @@ where
         }
         _ => (aguikit_core::engine::pipeline::Pipeline::new(), 1),
     };
-    let (events, unreadable) = store.read_until_corrupt(thread, from).await?;
-    let work = move || {
-        let mut invalid = false;
-        let mut last = from - 1;
-        for e in events {
-            last = e.seq;
-            if pipeline.push(e.event).is_err() {
-                invalid = true;
-                break;
-            }
-        }
-        let seen = look(pipeline.applier());
-        (pipeline, last, invalid, seen)
-    };
+    let mut last = from - 1;
+    let mut invalid = false;
+    let mut unreadable = None;
     // Folding is work in proportion to the thread: a long one is folded on a blocking
-    // thread, where it stalls neither the connections sharing this one nor `/health`.
-    let (pipeline, last, invalid, seen) = if info.last_seq.saturating_sub(from) < INLINE_FOLD {
-        work()
-    } else {
-        match tokio::task::spawn_blocking(work).await {
-            Ok(folded) => folded,
-            Err(e) => match e.try_into_panic() {
-                Ok(panic) => std::panic::resume_unwind(panic),
-                Err(e) => panic!("a thread's fold did not finish: {e}"),
-            },
+    // thread (see `fold_work`).
+    let small = info.last_seq.saturating_sub(from) < INLINE_FOLD;
+    loop {
+        let page = store.read_raw(thread, last + 1, FOLD_PAGE).await?;
+        let full = page.len() == FOLD_PAGE;
+        if page.is_empty() {
+            break;
         }
-    };
+        let key = thread.to_owned();
+        let folded = fold_work(small, move || {
+            let mut last = last;
+            let (mut invalid, mut unreadable) = (false, None);
+            for raw in page {
+                let seq = raw.seq;
+                match raw.decode(&key) {
+                    Ok(e) => {
+                        if pipeline.push(e.event).is_err() {
+                            invalid = true;
+                            break;
+                        }
+                        last = seq;
+                    }
+                    Err(e) => {
+                        unreadable = Some(e);
+                        break;
+                    }
+                }
+            }
+            (pipeline, last, invalid, unreadable)
+        })
+        .await;
+        (pipeline, last, invalid, unreadable) = folded;
+        if invalid || unreadable.is_some() || !full {
+            break;
+        }
+    }
+    let (pipeline, seen) = fold_work(small, move || {
+        let seen = look(pipeline.applier());
+        (pipeline, seen)
+    })
+    .await;
     if !invalid && unreadable.is_none() {
         options.folds.put(thread, info.created_ms, last, pipeline);
     }
@@ -897,6 +934,69 @@ pub(crate) async fn reattach(
 
 #[cfg(test)]
 mod tests {
+    use super::{StoreOptions, fold};
+    use aguikit_core::Event;
+    use aguikit_store::{EventStore, MemoryStore};
+    use std::sync::Arc;
+
+    fn ev(v: serde_json::Value) -> Event {
+        Event::from_json_slice(&serde_json::to_vec(&v).unwrap()).unwrap()
+    }
+
+    /// A run of `messages` assistant messages (three events each), 2 + 3 × `messages`
+    /// events.
+    fn long_run(messages: usize) -> Vec<Event> {
+        let mut run = vec![ev(
+            serde_json::json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+        )];
+        for i in 0..messages {
+            let id = format!("m{i}");
+            run.push(ev(serde_json::json!({"type": "TEXT_MESSAGE_START", "messageId": id, "role": "assistant"})));
+            run.push(ev(
+                serde_json::json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": "x"}),
+            ));
+            run.push(ev(
+                serde_json::json!({"type": "TEXT_MESSAGE_END", "messageId": id}),
+            ));
+        }
+        run.push(ev(
+            serde_json::json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+        ));
+        run
+    }
+
+    /// A thread of several pages is folded whole, a page at a time, and cached up to its
+    /// last event; a damaged event stops the fold there, with what came before it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_thread_is_folded_a_page_at_a_time() {
+        let store = MemoryStore::new();
+        store.append("t", "r", &long_run(900)).await.unwrap();
+        let options = StoreOptions::new(Arc::new(store.clone()));
+        let info = store.thread("t").await.unwrap();
+        assert_eq!(info.last_seq, 2702);
+        let f = fold(&options, &info, |a| a.messages().len()).await.unwrap();
+        assert_eq!(
+            (f.seen, f.invalid, f.unreadable.is_none()),
+            (900, false, true)
+        );
+        assert!(options.folds.knows("t"));
+        // From the cache: nothing left to read, the same result.
+        let f = fold(&options, &info, |a| a.messages().len()).await.unwrap();
+        assert_eq!(f.seen, 900);
+        // Event 2000 (in the second page) damaged: the fold stops before it.
+        options.folds.forget("t");
+        store
+            .replace_raw_unchecked("t", 2000, b"{".to_vec())
+            .unwrap();
+        let f = fold(&options, &info, |a| a.messages().len()).await.unwrap();
+        match f.unreadable {
+            Some(aguikit_store::StoreError::Corrupt { seq, .. }) => assert_eq!(seq, 2000),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(f.seen, 666);
+        assert!(!options.folds.knows("t"));
+    }
+
     use super::{StatusCode, StoreError, resume_point, store_status};
 
     #[test]
