@@ -110,6 +110,11 @@ pub enum StreamTools {
         /// Print one JSON report.
         #[arg(long)]
         json: bool,
+        /// At the end, delete each thread a run made (`DELETE URL/threads/ID`, for a server
+        /// that stores threads, such as `agui serve`); a thread that cannot be deleted makes
+        /// the exit code 1. The runs' thread ids start with `agui-load-` either way.
+        #[arg(long)]
+        cleanup: bool,
         #[command(flatten)]
         request: crate::net::RequestArgs,
         /// Colours: auto, always or never.
@@ -192,11 +197,13 @@ impl StreamTools {
                 text,
                 proto,
                 json,
+                cleanup,
                 request,
                 color,
             } => {
                 let (headers, timeout) = request.resolve()?;
                 let opts = crate::load::LoadOptions {
+                    cleanup,
                     url,
                     runs,
                     concurrency,

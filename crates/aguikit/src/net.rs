@@ -9,7 +9,8 @@ pub const AFTER_HELP: &str = "\
 Exit codes (every network command: run, record, check, load):
   0  success
   1  the run or check failed: RUN_ERROR, a stream that fails verification or ends without
-     RUN_FINISHED/RUN_ERROR (a connection that breaks mid-stream included), a failed check case
+     RUN_FINISHED/RUN_ERROR (a connection that breaks mid-stream included), a failed check case,
+     a thread `load --cleanup` could not delete
   2  usage or connection problems: bad arguments, a URL that is not an absolute http(s) URL
      (rejected before any request), no connection, an HTTP status other than 2xx (check and
      load: when no request got a 2xx answer)

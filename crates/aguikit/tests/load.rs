@@ -139,3 +139,86 @@ fn failures_are_grouped_by_reason() {
     let bad = agui(&["load", "http://127.0.0.1:9/agent", "--runs", "0"]);
     assert_eq!(bad.code, 2);
 }
+
+/// The ids of the threads `GET /agent/threads` lists (the first page, up to 1000).
+fn listed_threads(server: &Serve) -> Vec<String> {
+    let (status, body) = server.get("/agent/threads?limit=1000");
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    v["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["threadId"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Every thread a load makes is marked by its id, and `--cleanup` deletes them all, leaving
+/// the others alone.
+#[test]
+fn cleanup_deletes_every_thread_the_load_made() {
+    let server = Serve::start_with(&["--store", "memory"]);
+    let mine = server.agui(&["run", &server.url, "--text", "keep me", "--thread", "mine"]);
+    assert_eq!(mine.code, 0, "{mine:?}");
+
+    let out = server.agui(&[
+        "load",
+        &server.url,
+        "--runs",
+        "12",
+        "--concurrency",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.json().get("cleanup").is_none(), "{}", out.stdout);
+    let listed = listed_threads(&server);
+    assert_eq!(listed.len(), 13, "{listed:?}");
+    let load: Vec<&String> = listed.iter().filter(|t| *t != "mine").collect();
+    assert!(
+        load.iter().all(|t| t.starts_with("agui-load-")),
+        "{listed:?}"
+    );
+
+    let out = server.agui(&[
+        "load",
+        &server.url,
+        "--runs",
+        "12",
+        "--concurrency",
+        "4",
+        "--cleanup",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let r = out.json();
+    assert_eq!(r["okCount"], 12, "{r:#}");
+    assert_eq!(
+        r["cleanup"],
+        serde_json::json!({"deleted": 12, "failures": []}),
+        "{r:#}"
+    );
+    // The first load's threads stay (they were not this load's), the second's are gone.
+    assert_eq!(listed_threads(&server).len(), 13);
+
+    let out = server.agui(&["load", &server.url, "--runs", "3", "--cleanup"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_has(&out.stdout, &["cleanup", "3 threads deleted"]);
+    assert_eq!(listed_threads(&server).len(), 13);
+}
+
+/// A server that keeps no threads cannot delete them: the report says why and the exit
+/// code is 1, although every run succeeded.
+#[test]
+fn cleanup_against_a_server_without_threads_fails_with_the_reason() {
+    let url = format!("{}/ok", scripted());
+    let out = agui(&["load", &url, "--runs", "3", "--cleanup", "--json"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let r = out.json();
+    assert_eq!(r["okCount"], 3, "{r:#}");
+    assert_eq!(r["cleanup"]["deleted"], 0, "{r:#}");
+    let failures = r["cleanup"]["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{r:#}");
+    assert_eq!(failures[0]["count"], 3, "{r:#}");
+    assert_eq!(failures[0]["reason"], "DELETE answered HTTP 404", "{r:#}");
+}
