@@ -19,8 +19,9 @@
 //! All limits live in [`ServerConfig`]. Request errors are JSON
 //! (`{"error": code, "message": text, "field": path}`): `400 invalid_json`,
 //! `400 too_deep` (nesting past [`ServerConfig::max_depth`], with the path),
-//! `400 id_too_long` (with the field), `401 unauthorized`, `404 unknown_thread` (also for a
-//! thread of another principal), `409 run_exists` (store: the run id was used),
+//! `400 id_too_long` (with the field), `401 unauthorized`, `404 unknown_thread`, `409 run_exists`
+//! (store: the run id was used), `409 thread_busy` (store: another run of the thread is in
+//! progress),
 //! `413 body_too_large`, `415 unsupported_media_type` (a run must be `application/json`),
 //! `421 misdirected_host`, `422 invalid_input` (with the field's path),
 //! `429 rate_limited` (with `Retry-After`), `408 body_timeout` / `408 body_too_slow` (a
