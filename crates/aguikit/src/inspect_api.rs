@@ -413,6 +413,9 @@ impl std::io::Write for ChunkWriter {
 /// [`Recording`] is kept).
 pub fn inspect(bytes: impl Into<axum::body::Bytes>, proto: bool) -> Result<Report, String> {
     let recording = read_events(bytes.into(), proto)?;
+    // The body is gone; its pages (freed on a connection thread) are not kept beside the
+    // fold that follows.
+    crate::release_free_memory();
     let (mut violations, warnings) = verify(&recording);
     if let Some((index, message)) = &recording.broken {
         // Unreadable bytes end the recording; a violation at that index came from the
@@ -587,6 +590,10 @@ pub async fn handler(limits: Limits, request: axum::extract::Request) -> axum::r
                 if report.write_json(&mut w).is_ok() {
                     let _ = std::io::Write::flush(&mut w);
                 }
+                // The recording and its fold are given back to the system now, not when
+                // the allocator's decay gets to them.
+                drop(report);
+                crate::release_free_memory();
             });
             let chunks = futures_util::stream::unfold(rx, |mut rx| async move {
                 rx.recv().await.map(|chunk| (chunk, rx))
