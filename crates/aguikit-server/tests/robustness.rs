@@ -647,9 +647,13 @@ async fn connections_are_dealt_to_their_threads_and_the_threads_end_with_serve()
     let whoami = || async { request(addr, "GET", "/whoami", &[], b"").await.text().await };
     // Both threads are idle: the first connection goes to the first thread, where it stays
     // open; every connection after it goes to the other one, the one with fewer open.
+    // (Each step waits a little: a closed connection is counted off its thread just after
+    // the client sees it closed, so a request sent at once may find both threads with one.)
     let hog = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
     for _ in 0..3 {
         assert_eq!(whoami().await, "agui-conn-1");
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // Once the server has seen the first one close, the first thread is chosen again.
     drop(hog);
