@@ -84,6 +84,13 @@ pub enum StreamTools {
         #[arg(long, value_enum, default_value = "text")]
         format: crate::rules::RulesFormat,
     },
+    /// The stored threads of an agent on a server that keeps them (such as `agui serve`):
+    /// list, show, delete, export.
+    #[command(after_help = crate::net::AFTER_HELP)]
+    Threads {
+        #[command(subcommand)]
+        command: crate::threads::ThreadsCommand,
+    },
     /// Load an agent: N runs, C at a time; runs/s, events/s, latency percentiles, failures.
     #[command(after_help = crate::net::AFTER_HELP)]
     Load {
@@ -189,6 +196,9 @@ impl StreamTools {
                 crate::run_async(crate::check::run(opts))
             }
             StreamTools::Rules { id, format } => crate::rules::run(format, id.as_deref()),
+            StreamTools::Threads { command } => {
+                crate::run_async_on(1, crate::threads::run(command))
+            }
             StreamTools::Load {
                 url,
                 runs,

@@ -227,7 +227,7 @@ where
 
 /// `at` as `YYYY-MM-DDTHH:MM:SS.uuuuuuZ` (UTC) in `buf`; a time before 1970 as 1970's first
 /// microsecond.
-fn rfc3339_micros(at: std::time::SystemTime, buf: &mut [u8; 27]) -> &str {
+pub(crate) fn rfc3339_micros(at: std::time::SystemTime, buf: &mut [u8; 27]) -> &str {
     let since = at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs();
     let (year, month, day) = civil_from_days(secs / 86_400);

@@ -22,6 +22,7 @@ mod run;
 mod serve;
 mod stream;
 mod term;
+mod threads;
 mod wire;
 
 use clap::{Parser, Subcommand};
