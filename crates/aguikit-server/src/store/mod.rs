@@ -670,16 +670,51 @@ pub(crate) async fn threads(
         _ if principal.is_admin() => None,
         _ => Some(principal.name().to_owned()),
     };
-    let q = ThreadQuery {
-        owner,
-        limit,
-        cursor: query.get("cursor").cloned().filter(|c| !c.is_empty()),
-    };
-    match options.store.list_threads(&q).await {
-        Ok(page) => json_ok(json!({"threads": page.threads, "nextCursor": page.next_cursor})),
-        Err(e) => store_error(&e),
+    // Load runs' threads (`agui load`'s) are left out unless `?load=true`, and marked
+    // `"load": true` when listed; the store is read on until the page is full, at most
+    // `LIST_PAGES` times (then the page is short, with its `nextCursor`).
+    let with_load = query.get("load").is_some_and(|v| v == "true");
+    let mut cursor = query.get("cursor").cloned().filter(|c| !c.is_empty());
+    let mut threads: Vec<Value> = Vec::new();
+    let mut next = None;
+    for _ in 0..LIST_PAGES {
+        let q = ThreadQuery {
+            owner: owner.clone(),
+            // Never more than the page has room for, so the store's cursor is where the
+            // page ends.
+            limit: limit - threads.len(),
+            cursor: cursor.take(),
+        };
+        let page = match options.store.list_threads(&q).await {
+            Ok(page) => page,
+            Err(e) => return store_error(&e),
+        };
+        for t in page.threads {
+            let load = t.id().starts_with(LOAD_THREAD_PREFIX);
+            if load && !with_load {
+                continue;
+            }
+            let mut t = json!(t);
+            if load {
+                t["load"] = Value::Bool(true);
+            }
+            threads.push(t);
+        }
+        next = page.next_cursor;
+        if threads.len() >= limit || next.is_none() {
+            break;
+        }
+        cursor.clone_from(&next);
     }
+    json_ok(json!({"threads": threads, "nextCursor": next}))
 }
+
+/// The start of the thread ids `agui load` gives its runs: `GET P/threads` leaves such
+/// threads out unless `?load=true`.
+const LOAD_THREAD_PREFIX: &str = "agui-load-";
+
+/// The most store pages one `GET P/threads` reads to fill its page past load threads.
+const LIST_PAGES: usize = 20;
 
 /// `GET P/threads/{id}`: the thread folded by the engine, and its runs.
 pub(crate) async fn thread(
