@@ -4,13 +4,8 @@
 //!
 //! Every run's thread id starts with [`THREAD_PREFIX`], so that a server storing threads can
 //! tell them from people's threads (`agui serve` leaves them out of its thread list unless
-//! asked); `--cleanup` deletes each thread a run made (`DELETE {URL}/threads/ID`) at the end.
-//!
-//! The runs are made on one thread by default (`--threads N` for more): a run's tasks then
-//! never change threads, which costs the tool about a third less CPU per run than a
-//! multi-threaded runtime (60 against 95 µs per run of the demo agent, measured with
-//! `/usr/bin/time` on `agui load --runs 10000 --concurrency 32` against `agui serve
-//! --store memory --delay-ms 0`), CPU left to a server on the same machine.
+//! asked: `?load=true`); `--cleanup` deletes each thread a run made (`DELETE
+//! {URL}/threads/ID`) at the end.
 
 use crate::net::fresh_id;
 use crate::term::{Paint, ProgressBar, Unit, sgr};

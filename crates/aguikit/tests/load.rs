@@ -140,9 +140,10 @@ fn failures_are_grouped_by_reason() {
     assert_eq!(bad.code, 2);
 }
 
-/// The ids of the threads `GET /agent/threads` lists (the first page, up to 1000).
+/// The ids of the threads `GET /agent/threads` lists (the first page, up to 1000, with load
+/// threads).
 fn listed_threads(server: &Serve) -> Vec<String> {
-    let (status, body) = server.get("/agent/threads?limit=1000");
+    let (status, body) = server.get("/agent/threads?limit=1000&load=true");
     assert_eq!(status, 200, "{body}");
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
     v["threads"]
@@ -221,4 +222,61 @@ fn cleanup_against_a_server_without_threads_fails_with_the_reason() {
     assert_eq!(failures.len(), 1, "{r:#}");
     assert_eq!(failures[0]["count"], 3, "{r:#}");
     assert_eq!(failures[0]["reason"], "DELETE answered HTTP 404", "{r:#}");
+}
+
+/// The thread list leaves load threads out unless asked (`?load=true`), then marks them;
+/// a page is filled past them.
+#[test]
+fn load_threads_are_hidden_from_the_thread_list_unless_asked() {
+    let server = Serve::start_with(&["--store", "memory"]);
+    let mine = server.agui(&["run", &server.url, "--text", "keep me", "--thread", "mine"]);
+    assert_eq!(mine.code, 0, "{mine:?}");
+    let out = server.agui(&["load", &server.url, "--runs", "30", "--concurrency", "4"]);
+    assert_eq!(out.code, 0, "{out:?}");
+
+    // 30 newer load threads, then `mine`: a page of 50 is `mine` alone.
+    for query in ["", "?limit=50"] {
+        let (status, body) = server.get(&format!("/agent/threads{query}"));
+        assert_eq!(status, 200, "{body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["threads"].as_array().unwrap().len(), 1, "{query}: {v:#}");
+        assert_eq!(v["threads"][0]["threadId"], "mine", "{v:#}");
+        assert!(v["threads"][0].get("load").is_none(), "{v:#}");
+        assert_eq!(v["nextCursor"], serde_json::Value::Null, "{query}: {v:#}");
+    }
+    // Pages of one: a request reads a bounded number of store pages, so a page may come
+    // back short, with its cursor; following the cursors gives `mine` alone.
+    let mut listed = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..30 {
+        let query = match &cursor {
+            Some(c) => format!("?limit=1&cursor={c}"),
+            None => "?limit=1".to_owned(),
+        };
+        let (status, body) = server.get(&format!("/agent/threads{query}"));
+        assert_eq!(status, 200, "{body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        for t in v["threads"].as_array().unwrap() {
+            listed.push(t["threadId"].as_str().unwrap().to_owned());
+        }
+        cursor = v["nextCursor"].as_str().map(str::to_owned);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(cursor, None, "the pages do not end");
+    assert_eq!(listed, ["mine"]);
+    let (_, body) = server.get("/agent/threads?limit=1000&load=true");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let threads = v["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 31, "{v:#}");
+    let marked = threads.iter().filter(|t| t["load"] == true).count();
+    assert_eq!(marked, 30, "{v:#}");
+    // `agui threads list` shows what the route shows.
+    let out = server.agui(&["threads", "list", &server.url, "--json"]);
+    assert_eq!(
+        out.json()["threads"].as_array().unwrap().len(),
+        1,
+        "{out:?}"
+    );
 }
