@@ -32,6 +32,9 @@ pub enum ThreadsCommand {
         /// Follow the pages to the end (each of --limit threads) and list every thread.
         #[arg(long)]
         all: bool,
+        /// Include the threads of `agui load` runs (left out by default), marked `load`.
+        #[arg(long)]
+        load: bool,
         /// Print the page as JSON: `{"threads":[...],"nextCursor":...}`.
         #[arg(long)]
         json: bool,
@@ -189,13 +192,25 @@ pub async fn run(command: ThreadsCommand) -> Result<ExitCode, String> {
             limit,
             cursor,
             all,
+            load,
             json,
             request,
         } => {
             if !(1..=1000).contains(&limit) {
                 return Err("--limit must be from 1 to 1000".into());
             }
-            list(&Api::new(&url, &request)?, limit, cursor, all, json).await
+            let api = Api::new(&url, &request)?;
+            list(
+                &api,
+                Page {
+                    limit,
+                    cursor,
+                    all,
+                    load,
+                },
+                json,
+            )
+            .await
         }
         ThreadsCommand::Show {
             url,
@@ -231,13 +246,21 @@ pub async fn run(command: ThreadsCommand) -> Result<ExitCode, String> {
     }
 }
 
-async fn list(
-    api: &Api,
+/// Which threads `list` asks for.
+struct Page {
     limit: usize,
-    mut cursor: Option<String>,
+    cursor: Option<String>,
     all: bool,
-    json: bool,
-) -> Result<(), Failed> {
+    load: bool,
+}
+
+async fn list(api: &Api, page: Page, json: bool) -> Result<(), Failed> {
+    let Page {
+        limit,
+        mut cursor,
+        all,
+        load,
+    } = page;
     let mut threads: Vec<Value> = Vec::new();
     let next = loop {
         let mut url = api.url(&[]);
@@ -246,6 +269,9 @@ async fn list(
             q.append_pair("limit", &limit.to_string());
             if let Some(c) = &cursor {
                 q.append_pair("cursor", c);
+            }
+            if load {
+                q.append_pair("load", "true");
             }
         }
         let page = api.json(url, "threads").await?;
@@ -291,7 +317,7 @@ async fn list(
             title => title,
         };
         crate::out::outln!(
-            "{:<width$}  {:>3} runs  {:<11}  {}  {}{}",
+            "{:<width$}  {:>3} runs  {:<11}  {}  {}{}{}",
             s("threadId"),
             t.get("runCount").and_then(Value::as_u64).unwrap_or(0),
             t.get("lastStatus").and_then(Value::as_str).unwrap_or("-"),
@@ -300,6 +326,11 @@ async fn list(
             match s("owner") {
                 owner if owners.len() > 1 && !owner.is_empty() => format!("  (owner {owner})"),
                 _ => String::new(),
+            },
+            if t.get("load") == Some(&Value::Bool(true)) {
+                "  [load]"
+            } else {
+                ""
             }
         );
     }

@@ -272,11 +272,15 @@ fn load_threads_are_hidden_from_the_thread_list_unless_asked() {
     assert_eq!(threads.len(), 31, "{v:#}");
     let marked = threads.iter().filter(|t| t["load"] == true).count();
     assert_eq!(marked, 30, "{v:#}");
-    // `agui threads list` shows what the route shows.
+    // `agui threads list` shows what the route shows; `--load` includes them, marked.
     let out = server.agui(&["threads", "list", &server.url, "--json"]);
     assert_eq!(
         out.json()["threads"].as_array().unwrap().len(),
         1,
         "{out:?}"
     );
+    let out = server.agui(&["threads", "list", &server.url, "--load"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.stdout.lines().count(), 31, "{}", out.stdout);
+    assert_eq!(out.stdout.matches("  [load]").count(), 30, "{}", out.stdout);
 }
