@@ -343,7 +343,9 @@ impl Report {
         out
     }
 
-    /// Writes [`to_json`](Self::to_json)'s text to `w`, piece by piece.
+    /// Writes the answer's JSON to `w`, piece by piece: `format`, `ok`, `events` (each
+    /// event's text as read, or `{"error": "..."}` where it is not JSON), `violations`
+    /// and `warnings`.
     pub fn write_json(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
         let r = &self.recording;
         w.write_all(b"{\"format\":")?;

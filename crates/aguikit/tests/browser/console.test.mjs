@@ -173,7 +173,7 @@ async function fresh(page, url) {
 // ---- agent picker helpers ---------------------------------------------------
 
 // The agui binary the picker check starts: env AGUI_BIN, else the release build.
-const aguiBin = process.env.AGUI_BIN || resolve(dirname(fileURLToPath(import.meta.url)), "../../../../target/release/agui");
+const aguiBin = process.env.AGUI_BIN || resolve(dirname(fileURLToPath(import.meta.url)), "../../../../target/debug/agui");
 
 // Starts `agui serve ARGS` with env AGUI_TOKEN=token; resolves to {url, stop()} once its
 // banner's console line (the URL with #token=...) is out.
