@@ -176,7 +176,7 @@ async function fresh(page, url) {
 const aguiBin = process.env.AGUI_BIN || resolve(dirname(fileURLToPath(import.meta.url)), "../../../../target/debug/agui");
 
 // Starts `agui serve ARGS` with env AGUI_TOKEN=token; resolves to {url, stop()} once its
-// banner's console line (the URL with #token=...) is out.
+// banner's console line is out (url: that console URL, with #token=token).
 function startAgui(args, token) {
   const child = spawn(aguiBin, ["serve", ...args], { env: { ...process.env, AGUI_TOKEN: token }, stdio: ["ignore", "pipe", "pipe"] });
   const exited = new Promise((ok) => child.once("exit", ok));
@@ -197,7 +197,9 @@ function startAgui(args, token) {
       const m = /^  console\s+(\S+)/m.exec(out);
       if (m) {
         clearTimeout(timer);
-        ok({ url: m[1], stop });
+        // A token given in AGUI_TOKEN is not echoed (the banner says #token=YOUR_TOKEN):
+        // the console URL gets the one this test gave.
+        ok({ url: m[1].replace(/#token=[^&]*/, `#token=${token}`), stop });
       }
     });
     child.once("error", (e) => {
