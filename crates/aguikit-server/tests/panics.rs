@@ -10,7 +10,6 @@ use aguikit_server::{AgentServer, Finish, ServerConfig, agent_fn};
 use axum::routing::get;
 use common::{post, request};
 use serde_json::{Value, json};
-use std::time::Duration;
 
 /// A key whose 200th byte falls inside a two-byte character once it is named with
 /// `prefix` before it (the path is cut at 200 bytes).
@@ -108,7 +107,7 @@ async fn a_stored_run_whose_event_names_a_cut_path_ends_with_a_stored_error() {
     let addr = common::serve(&server).await;
     let res = common::post_json(addr, "/", &common::input("deep-thread", "x")).await;
     assert_eq!(res.status, 200);
-    let events = tokio::time::timeout(Duration::from_secs(10), res.events())
+    let events = tokio::time::timeout(std::time::Duration::from_secs(10), res.events())
         .await
         .expect("the run's stream ends");
     let last = events.last().unwrap();
