@@ -46,7 +46,7 @@ pub(crate) fn driver(
             let outcome = match select(agent, stop).await {
                 Either::Left((Ok(Ok(finish)), _)) => {
                     if let Some(open) = finish_run(&run, finish) {
-                        store.set(&run.thread_id, open);
+                        store.set(&run.interrupt_key, open);
                     }
                     "finished"
                 }

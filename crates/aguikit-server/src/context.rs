@@ -27,6 +27,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// What all contexts of one run share.
 pub(crate) struct RunShared {
     pub(crate) sink: Sink,
+    /// The thread's key in the server's open-interrupt map (`interrupts::key`).
+    pub(crate) interrupt_key: String,
     pub(crate) thread_id: String,
     pub(crate) run_id: String,
     nonce: String,
@@ -39,6 +41,7 @@ pub(crate) struct RunShared {
 impl RunShared {
     pub(crate) fn new(
         sink: Sink,
+        interrupt_key: String,
         thread_id: String,
         run_id: String,
         state: Option<Value>,
@@ -46,6 +49,7 @@ impl RunShared {
     ) -> RunShared {
         RunShared {
             sink,
+            interrupt_key,
             thread_id,
             run_id,
             nonce: nonce(),

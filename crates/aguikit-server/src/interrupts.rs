@@ -54,6 +54,18 @@ struct Store {
     order: VecDeque<String>,
 }
 
+/// The key of a thread in the open-interrupt map: the thread id within its caller's
+/// namespace, as the store names threads (principals never see each other's interrupts,
+/// store or none).
+pub(crate) fn key(principal: &crate::Principal, thread_id: &str) -> String {
+    if principal.is_anonymous() {
+        thread_id.to_owned()
+    } else {
+        // A unit separator cannot be in a principal's name (a tokens-file word).
+        format!("{}\u{1f}{thread_id}", principal.name())
+    }
+}
+
 impl InterruptStore {
     pub(crate) fn new(max_threads: usize) -> Self {
         InterruptStore {
@@ -69,17 +81,18 @@ impl InterruptStore {
         g.open.get(thread_id).cloned().unwrap_or_default()
     }
 
-    /// Records what the thread's latest `RUN_FINISHED` left open (empty: nothing).
-    pub(crate) fn set(&self, thread_id: &str, interrupts: Vec<Interrupt>) {
+    /// Records what the thread's latest `RUN_FINISHED` left open (empty: nothing); `key`:
+    /// see [`key`].
+    pub(crate) fn set(&self, key: &str, interrupts: Vec<Interrupt>) {
         let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         if interrupts.is_empty() {
-            if g.open.remove(thread_id).is_some() {
-                g.order.retain(|t| t != thread_id);
+            if g.open.remove(key).is_some() {
+                g.order.retain(|t| t != key);
             }
             return;
         }
-        if g.open.insert(thread_id.to_owned(), interrupts).is_none() {
-            g.order.push_back(thread_id.to_owned());
+        if g.open.insert(key.to_owned(), interrupts).is_none() {
+            g.order.push_back(key.to_owned());
         }
         while g.open.len() > self.max_threads {
             let Some(oldest) = g.order.pop_front() else {
@@ -95,13 +108,14 @@ impl InterruptStore {
     /// resume passes unchecked (the agent sees it in the input).
     pub(crate) fn check(
         &self,
+        key: &str,
         thread_id: &str,
         resume: &[ResumeEntry],
         now: std::time::SystemTime,
     ) -> Result<Vec<Resumed>, ResumeError> {
         let open = {
             let g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-            match g.open.get(thread_id) {
+            match g.open.get(key) {
                 Some(open) => open.clone(),
                 None if resume.is_empty() => return Ok(Vec::new()),
                 // Nothing is open: every entry names an unknown interrupt (C2).
@@ -193,7 +207,7 @@ mod tests {
     fn every_open_interrupt_must_be_answered() {
         let s = store_with(&["a", "b"]);
         let err = s
-            .check("t", &[ResumeEntry::resolved("a", json!(true))], at(0))
+            .check("t", "t", &[ResumeEntry::resolved("a", json!(true))], at(0))
             .unwrap_err();
         assert_eq!(err.missing, ["b"]);
         assert!(
@@ -202,6 +216,7 @@ mod tests {
         );
         let ok = s
             .check(
+                "t",
                 "t",
                 &[
                     ResumeEntry::cancelled("b"),
@@ -221,6 +236,7 @@ mod tests {
         let err = s
             .check(
                 "t",
+                "t",
                 &[
                     ResumeEntry::resolved("a", json!(1)),
                     ResumeEntry::cancelled("zzz"),
@@ -236,21 +252,21 @@ mod tests {
         let s = InterruptStore::new(10);
         // interrupts.md C2/C8: a resume must refer to an open interrupt.
         let err = s
-            .check("t", &[ResumeEntry::cancelled("x")], at(0))
+            .check("t", "t", &[ResumeEntry::cancelled("x")], at(0))
             .unwrap_err();
         assert_eq!(err.unknown, ["x"]);
         assert_eq!(err.code(), "resume_unknown_interrupt");
-        assert!(s.check("t", &[], at(0)).unwrap().is_empty());
+        assert!(s.check("t", "t", &[], at(0)).unwrap().is_empty());
     }
 
     #[test]
     fn no_resume_at_all_is_refused() {
         let s = store_with(&["a"]);
-        let err = s.check("t", &[], at(0)).unwrap_err();
+        let err = s.check("t", "t", &[], at(0)).unwrap_err();
         assert_eq!(err.missing, ["a"]);
         assert_eq!(err.code(), "resume_missing");
         let err = store_with(&["a", "b"])
-            .check("t", &[ResumeEntry::cancelled("a")], at(0))
+            .check("t", "t", &[ResumeEntry::cancelled("a")], at(0))
             .unwrap_err();
         assert_eq!(err.code(), "resume_incomplete");
     }
@@ -262,16 +278,16 @@ mod tests {
         i.expires_at = Some("1970-01-01T00:00:01Z".into());
         s.set("t", vec![i]);
         let err = s
-            .check("t", &[ResumeEntry::resolved("a", json!(1))], at(5000))
+            .check("t", "t", &[ResumeEntry::resolved("a", json!(1))], at(5000))
             .unwrap_err();
         assert_eq!(err.expired, ["a"]);
         assert_eq!(err.code(), "resume_expired");
         assert!(
-            s.check("t", &[ResumeEntry::cancelled("a")], at(5000))
+            s.check("t", "t", &[ResumeEntry::cancelled("a")], at(5000))
                 .is_ok()
         );
         assert!(
-            s.check("t", &[ResumeEntry::resolved("a", json!(1))], at(10))
+            s.check("t", "t", &[ResumeEntry::resolved("a", json!(1))], at(10))
                 .is_ok()
         );
     }

@@ -839,6 +839,8 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
             Err(res) => return res,
         },
     };
+    // The thread's open interrupts are found under the caller's own name for it.
+    let interrupt_key = crate::interrupts::key(&principal, &input.thread_id);
     let mut started = RunStarted::new(input.thread_id.clone(), input.run_id.clone())
         .with_protocol_version(PROTOCOL_VERSION);
     started.parent_run_id = input.parent_run_id.clone();
@@ -850,7 +852,7 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         Some(options) => {
             match crate::store::prepare(options, &principal, &mut input, &started).await {
                 Ok(p) => {
-                    inner.interrupts.set(&input.thread_id, p.pending.clone());
+                    inner.interrupts.set(&interrupt_key, p.pending.clone());
                     Some(p)
                 }
                 Err(res) => return res,
@@ -862,6 +864,7 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     // thread's open interrupts, or names none, ends the run with RUN_ERROR.
     let (resumed, refused) = if config.check_resume {
         match inner.interrupts.check(
+            &interrupt_key,
             &input.thread_id,
             input.resume(),
             std::time::SystemTime::now(),
@@ -914,6 +917,7 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     let _ = sink.push_runtime(started.into(), false);
     let run = Arc::new(RunShared::new(
         sink,
+        interrupt_key,
         input.thread_id.clone(),
         input.run_id.clone(),
         input.state.clone(),

@@ -386,3 +386,52 @@ async fn concurrent_runs_are_limited_per_principal() {
         .await;
     assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED");
 }
+
+/// An agent that asks for a confirmation on every run.
+fn asking() -> AgentServer {
+    AgentServer::new(agent_fn(|_input, ctx| async move {
+        ctx.interrupt(aguikit_core::Interrupt::new("confirm-1", "confirmation"));
+        Ok(Finish::success())
+    }))
+    .path("/agent")
+}
+
+/// Issue 36 item 4: a principal never sees another's open interrupts through a thread id
+/// they share, with a store or without one (the server's interrupt map was keyed by the
+/// client's thread id alone: Bob's run on Alice's id was refused, naming her interrupt).
+#[tokio::test]
+async fn open_interrupts_are_the_callers_own() {
+    let mut servers = vec![asking().access(Access::default().auth(tokens()))];
+    #[cfg(feature = "store")]
+    servers.push(
+        asking()
+            .access(Access::default().auth(tokens()))
+            .store(StoreOptions::new(Arc::new(MemoryStore::new()))),
+    );
+    for server in servers {
+        let addr = serve(&server).await;
+        let mut n = 0;
+        let mut run = async |token: &str| {
+            n += 1;
+            let mut body = input("shared-id", "hi");
+            body["runId"] = json!(format!("run-{n}"));
+            let res = post_as(addr, Some(token), &body).await;
+            let status = res.status;
+            if status != 200 {
+                panic!("{token}: {status} {}", res.text().await);
+            }
+            let events = res.events().await;
+            events.last().cloned().unwrap_or_default()
+        };
+        let alice = run(ALICE).await;
+        assert_eq!(alice["outcome"]["type"], "interrupt", "{alice}");
+        // Bob's thread of that id has nothing open: his run goes on.
+        let bob = run(BOB).await;
+        assert_eq!(bob["type"], "RUN_FINISHED", "{bob}");
+        assert!(!bob.to_string().contains("resume_missing"), "{bob}");
+        // Alice's is still open: hers is refused until she answers.
+        let again = run(ALICE).await;
+        assert_eq!(again["code"], "resume_missing", "{again}");
+        assert!(again.to_string().contains("confirm-1"), "{again}");
+    }
+}
