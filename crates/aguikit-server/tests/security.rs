@@ -401,14 +401,16 @@ fn asking() -> AgentServer {
 /// client's thread id alone: Bob's run on Alice's id was refused, naming her interrupt).
 #[tokio::test]
 async fn open_interrupts_are_the_callers_own() {
-    let mut servers = vec![asking().access(Access::default().auth(tokens()))];
+    #[cfg_attr(not(feature = "store"), allow(unused_mut))]
+    let mut servers = vec![(asking().access(Access::default().auth(tokens())), false)];
     #[cfg(feature = "store")]
-    servers.push(
+    servers.push((
         asking()
             .access(Access::default().auth(tokens()))
             .store(StoreOptions::new(Arc::new(MemoryStore::new()))),
-    );
-    for server in servers {
+        true,
+    ));
+    for (server, stored) in servers {
         let addr = serve(&server).await;
         let mut n = 0;
         let mut run = async |token: &str| {
@@ -429,6 +431,15 @@ async fn open_interrupts_are_the_callers_own() {
         let bob = run(BOB).await;
         assert_eq!(bob["type"], "RUN_FINISHED", "{bob}");
         assert!(!bob.to_string().contains("resume_missing"), "{bob}");
+        // A run id used twice is refused naming the thread as the caller names it.
+        if stored {
+            let mut body = input("shared-id", "hi");
+            body["runId"] = json!("run-1");
+            let res = post_as(addr, Some(ALICE), &body).await;
+            assert_eq!(res.status, 409);
+            let text = res.text().await;
+            assert!(text.contains(r#"thread \"shared-id\""#), "{text}");
+        }
         // Alice's is still open: hers is refused until she answers.
         let again = run(ALICE).await;
         assert_eq!(again["code"], "resume_missing", "{again}");

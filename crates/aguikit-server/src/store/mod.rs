@@ -507,11 +507,14 @@ fn stored_started(
 fn claim_error(e: StoreError) -> Response {
     match e {
         StoreError::ThreadBusy { thread, run } => busy(&thread, &run),
-        e @ StoreError::RunExists { .. } => error(
+        // Messages name the thread as its caller does, not by its key in the store.
+        StoreError::RunExists { thread, run } => error(
             StatusCode::CONFLICT,
             "run_exists",
             format!(
-                "{e}: a run id is used once per thread (resume a broken stream with Last-Event-ID)"
+                "run {run:?} already exists in thread {:?}: a run id is used once per thread \
+                 (resume a broken stream with Last-Event-ID)",
+                aguikit_store::split_thread_key(&thread).1
             ),
             Value::Null,
         ),
@@ -521,6 +524,7 @@ fn claim_error(e: StoreError) -> Response {
 
 /// The `409 thread_busy` for a run or a delete refused while `run` is in progress.
 fn busy(thread: &str, run: &str) -> Response {
+    let thread = aguikit_store::split_thread_key(thread).1;
     error(
         StatusCode::CONFLICT,
         "thread_busy",
