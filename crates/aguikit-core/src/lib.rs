@@ -40,10 +40,6 @@ mod time;
 pub mod usage;
 pub mod warning;
 
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-struct ReadmeDoctests;
-
 pub use capabilities::AgentCapabilities;
 pub use codec::media::WireFormat;
 pub use content::{Content, ContentPart, MediaPart, PartSource, TextPart};
