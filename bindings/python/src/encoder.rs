@@ -18,7 +18,14 @@ const PROTO: &str = "application/vnd.ag-ui.event+proto";
 
 /// The JSON of one event as the official Python SDK writes it (`model_dump_json(by_alias=
 /// True)` of its model), and whether it still needs checking against the schema.
-fn event_json(py: Python<'_>, event: &Bound<'_, PyAny>) -> PyResult<(Vec<u8>, bool)> {
+/// `prefix` followed by the event's JSON text (the prefix is written first so that the SSE
+/// frame is built in place, with no copy of the JSON); whether that text must be checked as
+/// an event (a dict's; a model's is one).
+fn event_json(
+    py: Python<'_>,
+    event: &Bound<'_, PyAny>,
+    prefix: &[u8],
+) -> PyResult<(Vec<u8>, bool)> {
     // JSON text: read as Python reads it (`json.loads`: integers of any size), then
     // written as the dict it is.
     let parsed;
@@ -40,6 +47,7 @@ fn event_json(py: Python<'_>, event: &Bound<'_, PyAny>) -> PyResult<(Vec<u8>, bo
     };
     if event.is_instance_of::<PyDict>() {
         let mut w = Writer::new(py);
+        w.out.extend_from_slice(prefix);
         return match w.event(event) {
             Ok(()) => Ok((w.out, true)),
             Err(e) => Err(match e {
@@ -50,11 +58,12 @@ fn event_json(py: Python<'_>, event: &Bound<'_, PyAny>) -> PyResult<(Vec<u8>, bo
     }
     if pywrite::is_sdk_model(event)? {
         let mut w = Writer::new(py);
+        w.out.extend_from_slice(prefix);
         return match w.any(event) {
             Ok(()) => Ok((w.out, false)),
             // A value inside the model that only pydantic knows how to write: the model
             // writes itself.
-            Err(e) => Ok((input::fallback(py, event, e)?, false)),
+            Err(e) => Ok(([prefix, &input::fallback(py, event, e)?].concat(), false)),
         };
     }
     if event.hasattr("model_dump_json")? {
@@ -63,7 +72,7 @@ fn event_json(py: Python<'_>, event: &Bound<'_, PyAny>) -> PyResult<(Vec<u8>, bo
         let json: PyBackedStr = event
             .call_method("model_dump_json", (), Some(&kwargs))?
             .extract()?;
-        return Ok((json.as_bytes().to_vec(), false));
+        return Ok(([prefix, json.as_bytes()].concat(), false));
     }
     Err(pywrite::not_an_event(event))
 }
@@ -90,8 +99,9 @@ pub struct EventEncoder {
 
 impl EventEncoder {
     fn bytes(&self, py: Python<'_>, event: &Bound<'_, PyAny>, out: &mut Vec<u8>) -> PyResult<()> {
-        let (json, check) = event_json(py, event)?;
+        const DATA: &[u8] = b"data: ";
         if self.proto {
+            let (json, _) = event_json(py, event, b"")?;
             let e = Event::from_json_slice(&json)
                 .map_err(|e| errors::encode_error(py, &format!("not an AG-UI event: {e}")))?;
             let start = out.len();
@@ -112,16 +122,19 @@ impl EventEncoder {
             out[start..start + 4].copy_from_slice(&len.to_be_bytes());
             return Ok(());
         }
-        if check && let Err(e) = Event::from_json_slice(&json) {
+        let (mut frame, check) = event_json(py, event, DATA)?;
+        if check && let Err(e) = Event::from_json_slice(&frame[DATA.len()..]) {
             return Err(errors::encode_error(
                 py,
                 &format!("not an AG-UI event: {e}"),
             ));
         }
-        out.reserve(json.len() + 8);
-        out.extend_from_slice(b"data: ");
-        out.extend_from_slice(&json);
-        out.extend_from_slice(b"\n\n");
+        frame.extend_from_slice(b"\n\n");
+        if out.is_empty() {
+            *out = frame;
+        } else {
+            out.extend_from_slice(&frame);
+        }
         Ok(())
     }
 
