@@ -155,7 +155,9 @@ pub use interrupts::{ResumeError, Resumed};
 pub use listen::HEALTH_PATH;
 pub use negotiate::{PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, WireFormat, negotiate};
 pub use reasoning::{Reasoning, ReasoningMessage};
-pub use server::{AgentServer, BODY_RATE_GRACE, RouterExt, ShutdownHandle, serve, shutdown_signal};
+pub use server::{
+    AgentServer, BODY_RATE_GRACE, BodyRoom, RouterExt, ShutdownHandle, serve, shutdown_signal,
+};
 pub use step::Step;
 #[cfg(feature = "store")]
 pub use store::StoreOptions;

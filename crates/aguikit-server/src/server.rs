@@ -347,6 +347,39 @@ impl AgentServer {
         serve(listener, self.router(), [self.shutdown_handle()], signal).await
     }
 
+    /// Reads the body of `request` as this server reads a run input, for a route of the
+    /// application's own beside the agent's: at most `limit` bytes (`413`, a declared
+    /// `Content-Length` over it refused unread), with room in the server's body budgets
+    /// (the global one and `principal`'s; `503 busy` when none is free within
+    /// [`ServerConfig::body_wait`]), at the server's pace (`408` past
+    /// [`ServerConfig::body_timeout`] or under [`ServerConfig::min_body_rate`]). The room is
+    /// held until the returned [`BodyRoom`] is dropped: keep it while the body is in
+    /// memory. An error is the response to send.
+    #[allow(clippy::result_large_err)]
+    pub async fn read_body(
+        &self,
+        principal: &Principal,
+        request: Request,
+        limit: usize,
+    ) -> Result<(Vec<u8>, BodyRoom), Response> {
+        let declared = declared_length(request.headers(), limit)?;
+        let inner = &self.inner;
+        let config = &inner.config;
+        let mine = inner.principal_budget(principal);
+        read_body(
+            request.into_body(),
+            limit,
+            declared,
+            [&mine, &inner.body_budget],
+            config.body_wait,
+            Pace {
+                timeout: config.body_timeout,
+                min_rate: config.min_body_rate,
+            },
+        )
+        .await
+    }
+
     /// Handles one request (for use outside axum routing, e.g. in a custom service); the
     /// access checks apply.
     pub async fn handle(&self, request: Request) -> Response {
@@ -507,9 +540,31 @@ impl Pace {
     }
 }
 
-/// Room for a request body, given back when dropped: in the global budget and in its
-/// principal's.
-struct BodyRoom(Option<OwnedSemaphorePermit>, Option<OwnedSemaphorePermit>);
+/// Room for a request body, given back when dropped: in the server's global body budget
+/// ([`ServerConfig::max_body_bytes_in_flight`]) and in its principal's
+/// ([`ServerConfig::max_body_bytes_in_flight_per_principal`]). See
+/// [`AgentServer::read_body`].
+#[derive(Debug)]
+pub struct BodyRoom(Option<OwnedSemaphorePermit>, Option<OwnedSemaphorePermit>);
+
+/// The `Content-Length` a request declares, or its `413` when that is over `limit` (the
+/// body is then refused unread).
+#[allow(clippy::result_large_err)]
+fn declared_length(headers: &header::HeaderMap, limit: usize) -> Result<Option<u64>, Response> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    match declared {
+        Some(len) if len > limit as u64 => Err(error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!("the request body exceeds the limit of {limit} bytes"),
+            json!({"limit": limit}),
+        )),
+        _ => Ok(declared),
+    }
+}
 
 impl BodyRoom {
     fn merge(&mut self, more: BodyRoom) {
@@ -735,24 +790,10 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
             Value::Null,
         );
     }
-    let declared = parts
-        .headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if let Some(len) = declared
-        && len > config.max_body_bytes as u64
-    {
-        return error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            format!(
-                "the request body exceeds the limit of {} bytes",
-                config.max_body_bytes
-            ),
-            json!({"limit": config.max_body_bytes}),
-        );
-    }
+    let declared = match declared_length(&parts.headers, config.max_body_bytes) {
+        Ok(d) => d,
+        Err(res) => return res,
+    };
     // Quotas and rate limits before the body is read: a caller past them holds no room
     // and no time. (A resume with Last-Event-ID starts no run: it is not counted.)
     #[cfg(feature = "store")]

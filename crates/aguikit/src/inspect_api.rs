@@ -39,10 +39,6 @@ pub const MAX_CONCURRENT: usize = 2;
 /// How many inspections one principal runs at once.
 pub const MAX_CONCURRENT_PER_PRINCIPAL: usize = 1;
 
-/// How long a recording may take to arrive (a slow sender holds an inspection slot no
-/// longer than this).
-pub const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
-
 // The media type of length-prefixed protobuf.
 use aguikit_core::codec::media::PROTO_MEDIA_TYPE as PROTO;
 
@@ -520,17 +516,24 @@ fn refusal(
 }
 
 /// The handler of `POST /api/inspect`: a slot is taken first (`429 too_many_inspections`
-/// when the caller or the server is at its limit), then the body is read (up to
-/// [`MAX_BYTES`], else `413`; within [`BODY_TIMEOUT`], else `408`), then read and verified
-/// on a blocking thread, so that other connections and `/health` are served meanwhile.
-pub async fn handler(limits: Limits, request: axum::extract::Request) -> axum::response::Response {
+/// when the caller or the server is at its limit), then the body is read by `server`
+/// ([`AgentServer::read_body`](aguikit_server::AgentServer::read_body): up to
+/// [`MAX_BYTES`], else `413`; at the server's body pace, else `408`; in its body budgets,
+/// else `503 busy`), then read and verified on a blocking thread, so that other
+/// connections and `/health` are served meanwhile.
+pub async fn handler(
+    server: aguikit_server::AgentServer,
+    limits: Limits,
+    request: axum::extract::Request,
+) -> axum::response::Response {
     use axum::http::StatusCode;
     use axum::response::IntoResponse;
     let principal = request
         .extensions()
         .get::<aguikit_server::Principal>()
-        .map_or_else(String::new, |p| p.name().to_owned());
-    let Some(slot) = limits.try_acquire(&principal) else {
+        .cloned()
+        .unwrap_or_else(aguikit_server::Principal::anonymous);
+    let Some(slot) = limits.try_acquire(principal.name()) else {
         return refusal(
             StatusCode::TOO_MANY_REQUESTS,
             "too_many_inspections",
@@ -540,44 +543,23 @@ pub async fn handler(limits: Limits, request: axum::extract::Request) -> axum::r
             ),
         );
     };
-    let declared = request
-        .headers()
-        .get(axum::http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BYTES as u64) {
-        return refusal(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            format!("a recording of at most {MAX_BYTES} bytes can be inspected"),
-        );
-    }
     let proto = request
         .headers()
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.starts_with(PROTO));
-    let read = axum::body::to_bytes(request.into_body(), MAX_BYTES);
-    let body = match tokio::time::timeout(BODY_TIMEOUT, read).await {
-        Ok(Ok(body)) => body,
-        Ok(Err(e)) => {
-            return refusal(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                format!("a recording of at most {MAX_BYTES} bytes can be inspected ({e})"),
-            );
-        }
-        Err(_) => {
-            return refusal(
-                StatusCode::REQUEST_TIMEOUT,
-                "body_timeout",
-                format!(
-                    "the recording did not arrive within {} s",
-                    BODY_TIMEOUT.as_secs()
-                ),
-            );
-        }
+    // Read as the server reads a run input: its limits on size and pace, and room in its
+    // body budgets (given back once the recording is read).
+    let (body, room) = match server.read_body(&principal, request, MAX_BYTES).await {
+        Ok(read) => read,
+        Err(refused) => return refused,
     };
-    let result = tokio::task::spawn_blocking(move || (slot, inspect(body, proto))).await;
+    let result = tokio::task::spawn_blocking(move || {
+        let report = inspect(body, proto);
+        drop(room);
+        (slot, report)
+    })
+    .await;
     match result {
         Ok((slot, Ok(report))) => {
             // The answer is written on a blocking thread as the client reads it; the slot

@@ -109,15 +109,12 @@ pub fn router_for(
         // The console's debugger: the engine reads and verifies a recording (with the token),
         // a limited number at once.
         let inspect_limits = crate::inspect_api::Limits::default();
+        let inspect_server = guard.clone();
         router = router.route(
             "/api/inspect",
-            guard
-                .guarded(post(move |request: axum::extract::Request| {
-                    crate::inspect_api::handler(inspect_limits.clone(), request)
-                }))
-                .layer(axum::extract::DefaultBodyLimit::max(
-                    crate::inspect_api::MAX_BYTES,
-                )),
+            guard.guarded(post(move |request: axum::extract::Request| {
+                crate::inspect_api::handler(inspect_server.clone(), inspect_limits.clone(), request)
+            })),
         );
         let listing = serde_json::json!({ "agents": infos });
         router = router.route(
