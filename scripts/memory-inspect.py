@@ -23,18 +23,7 @@ import tempfile
 import threading
 import time
 
-
-def rss(pid, field):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(f"no {field}")
-
-
-def reset_peak(pid):
-    with open(f"/proc/{pid}/clear_refs", "w") as f:
-        f.write("5")
+from procmem import reset_peak, rss  # scripts/procmem.py
 
 
 def recording(path, mib):
