@@ -62,7 +62,16 @@ export async function debuggerChecks(t) {
     const path = join(dir, name);
     writeFileSync(path, body);
     await page.setInputFiles(T("recording-file"), path);
-    await page.waitForSelector(`${T("run-status")}[data-loaded="recording"][data-busy="false"]`, { state: "attached" });
+    // The status may already say "recording, not busy" from the file opened before: wait for
+    // this file's name in the banner too, so the checks never read the previous recording.
+    await page.waitForFunction(
+      ([status, banner, name]) => {
+        const s = document.querySelector(status);
+        const b = document.querySelector(banner);
+        return s?.dataset.loaded === "recording" && s.dataset.busy === "false" && !b.hidden && b.querySelector("code")?.textContent === name;
+      },
+      [T("run-status"), T("recording-banner"), name],
+    );
     return path;
   };
 
@@ -219,6 +228,7 @@ export async function debuggerChecks(t) {
       if (!verified) return;
       // The redacted recording, opened again, breaks where the original did.
       await openFile("redacted.jsonl", text);
+      await page.waitForFunction((sel) => !document.querySelector(sel).hidden, T("time-travel"));
       expect((await travelIndex()) === big.violation, `the redacted recording breaks at ${await travelIndex()}`);
       expect(/json-lines/.test(await page.textContent(T("recording-banner"))), "not read as JSON Lines");
     });
