@@ -23,6 +23,9 @@
 pub mod capabilities;
 pub mod codec;
 pub mod content;
+#[cfg(any(test, fuzzing))]
+#[doc(hidden)]
+pub mod differential;
 pub mod engine;
 pub mod event;
 pub mod fmt;

@@ -278,7 +278,7 @@ impl Event {
 ///
 /// `text` is `bytes` again when it is known to be UTF-8: serde_json then skips its own UTF-8
 /// checks, with the same results.
-pub(super) fn decode_serde(bytes: &[u8], text: Option<&str>) -> Result<Event, DecodeError> {
+pub(crate) fn decode_serde(bytes: &[u8], text: Option<&str>) -> Result<Event, DecodeError> {
     match scan_type(bytes) {
         TypeScan::Str(t) => match EventType::from_wire(t) {
             Some(et) => match text {

@@ -116,7 +116,7 @@ fn content_event(et: EventType, text: &str, i: usize) -> Option<Event> {
 }
 
 /// [`decode_or_else`] without a fallback: `None` where it would fall back.
-#[cfg(test)]
+#[cfg(any(test, fuzzing))]
 pub(crate) fn decode(text: &str) -> Option<Event> {
     decode_or_else(text, || Err(())).ok()
 }

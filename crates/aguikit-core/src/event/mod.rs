@@ -13,6 +13,8 @@ use serde_json::Value;
 mod activity;
 mod decode;
 mod fast;
+#[cfg(any(test, fuzzing))]
+pub(crate) use {decode::decode_serde, fast::decode as fast_decode};
 mod json;
 mod lifecycle;
 mod macros;

@@ -3,30 +3,13 @@
 
 use super::*;
 use crate::event::decode::decode_serde;
-use crate::warning;
 use proptest::prelude::*;
 
-/// Runs both paths on `text`. When the fast path takes the text it must give exactly what
-/// serde gives, serde must not have warned, and the public entry points must agree.
-/// Returns whether the fast path took it.
+/// Runs both paths on `text` (the differential check the `json_reader` fuzz target runs):
+/// when the fast path takes the text it must give exactly what serde gives, serde must not
+/// have warned, and the public entry points must agree. Returns whether the fast path took it.
 fn agree(text: &str) -> bool {
-    // The reference: serde from bytes (the entry points use it from text).
-    let (slow, warnings) = warning::collect(|| decode_serde(text.as_bytes(), None));
-    let Some(fast) = decode(text) else {
-        // The public entry points then give the serde result.
-        assert_eq!(Event::from_json_str(text), slow, "{text:?}");
-        assert_eq!(Event::from_json_slice(text.as_bytes()), slow, "{text:?}");
-        return false;
-    };
-    assert_eq!(
-        slow.as_ref(),
-        Ok(&fast),
-        "the fast path disagrees on {text:?}"
-    );
-    assert!(warnings.is_empty(), "{text:?}: serde warned {warnings:?}");
-    assert_eq!(Event::from_json_str(text).as_ref(), Ok(&fast));
-    assert_eq!(Event::from_json_slice(text.as_bytes()).as_ref(), Ok(&fast));
-    true
+    crate::differential::json_reader(text.as_bytes())
 }
 
 #[track_caller]
