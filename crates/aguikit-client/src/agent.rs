@@ -1,10 +1,12 @@
 //! [`HttpAgent`]: one AG-UI agent behind an HTTP endpoint, and its configuration.
 
+use crate::config::AgentConfig;
+pub use crate::config::{Limits, ReconnectPolicy, Timeouts};
 use crate::decode::WireFormat;
 use crate::error::ClientError;
+use crate::middleware::{Middleware, Next};
+use crate::run::RunShared;
 use crate::run::RunStream;
-use crate::shared::{AgentConfig, Middleware, Next, RunShared};
-pub use crate::shared::{Limits, ReconnectPolicy, Timeouts};
 use aguikit_core::RunAgentInput;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use std::sync::Arc;

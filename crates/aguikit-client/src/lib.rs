@@ -3,6 +3,7 @@
 #![warn(missing_debug_implementations, missing_docs)]
 
 pub mod agent;
+mod config;
 pub mod decode;
 pub mod error;
 pub mod interrupts;
@@ -10,7 +11,6 @@ pub mod middleware;
 pub mod partial_json;
 pub mod run;
 pub mod session;
-mod shared;
 mod transport;
 pub mod updates;
 

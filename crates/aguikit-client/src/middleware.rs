@@ -42,7 +42,46 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-pub use crate::shared::{EventStream, Middleware, Next};
+use crate::config::AgentConfig;
+use crate::run::RunShared;
+
+/// A stream of events or one final error: what middleware and transports produce.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<Event, ClientError>> + Send>>;
+
+/// Code between the caller and the transport (see the [module](crate::middleware) docs).
+pub trait Middleware: Send + Sync + 'static {
+    /// Runs the rest of the chain (through `next`) for `input`, or not, and returns the
+    /// events to hand outwards. Should be lazy: nothing should happen until the stream is
+    /// polled.
+    fn run(&self, input: RunAgentInput, next: Next) -> EventStream;
+}
+
+/// The rest of the chain, for a middleware. Cheap to clone; calling [`run`](Self::run) twice
+/// runs the rest of the chain twice (for example, to retry).
+#[derive(Clone)]
+pub struct Next {
+    pub(crate) config: Arc<AgentConfig>,
+    pub(crate) shared: Arc<RunShared>,
+    pub(crate) position: usize,
+}
+
+impl std::fmt::Debug for Next {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Next")
+            .field("position", &self.position)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Next {
+    pub(crate) fn new(config: Arc<AgentConfig>, shared: Arc<RunShared>) -> Self {
+        Next {
+            config,
+            shared,
+            position: 0,
+        }
+    }
+}
 
 impl Next {
     /// Runs the rest of the chain: the next middleware, or the HTTP transport.

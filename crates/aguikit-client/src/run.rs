@@ -11,8 +11,75 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-pub use crate::shared::ResponseInfo;
-use crate::shared::{EventStream, RunShared};
+use crate::middleware::EventStream;
+use futures_util::task::AtomicWaker;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// At most this many warnings are kept per run.
+const MAX_WARNINGS: usize = 200;
+
+/// What is known about a run's HTTP response(s), and what was stripped on the way.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResponseInfo {
+    /// The status of the last response.
+    pub status: Option<u16>,
+    /// The `Content-Type` of the last response.
+    pub content_type: Option<String>,
+    /// Reconnections made.
+    pub reconnects: u32,
+    /// Material the decoder dropped (unknown events, unknown fields, legacy `null`s), as
+    /// `event N: what` (at most 200).
+    pub warnings: Vec<String>,
+}
+
+/// State shared by the transport, the middleware chain and the [`RunStream`](crate::RunStream) of one run.
+#[derive(Debug, Default)]
+pub(crate) struct RunShared {
+    info: Mutex<ResponseInfo>,
+    aborted: AtomicBool,
+    pub(crate) waker: AtomicWaker,
+}
+
+impl RunShared {
+    pub(crate) fn info(&self) -> std::sync::MutexGuard<'_, ResponseInfo> {
+        // A poisoned lock only means a panic elsewhere; the data is still usable.
+        self.info.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn record_response(&self, status: u16, content_type: Option<String>) {
+        let mut info = self.info();
+        info.status = Some(status);
+        info.content_type = content_type;
+    }
+
+    pub(crate) fn record_reconnect(&self) {
+        self.info().reconnects += 1;
+    }
+
+    pub(crate) fn record_warnings(&self, index: usize, warnings: Vec<String>) {
+        if warnings.is_empty() {
+            return;
+        }
+        let mut info = self.info();
+        for w in warnings {
+            tracing::warn!(event = index, "{w}");
+            if info.warnings.len() < MAX_WARNINGS {
+                info.warnings.push(format!("event {index}: {w}"));
+            }
+        }
+    }
+
+    pub(crate) fn abort(&self) {
+        self.aborted.store(true, Ordering::SeqCst);
+        self.waker.wake();
+    }
+
+    pub(crate) fn is_aborted(&self) -> bool {
+        self.aborted.load(Ordering::SeqCst)
+    }
+}
 
 /// Aborts a run from anywhere (another task, a UI callback). Cheap to clone.
 ///

@@ -3,9 +3,11 @@
 //! It yields events as decoded from the wire (schema-checked, legacy `THINKING_*` events
 //! translated, chunks not yet expanded): what the innermost middleware sees.
 
+use crate::config::AgentConfig;
 use crate::decode::WireFormat;
 use crate::error::{ClientError, FramingError, Progress, TimeoutKind, excerpt_chars, with_causes};
-use crate::shared::{AgentConfig, EventStream, RunShared};
+use crate::middleware::EventStream;
+use crate::run::RunShared;
 use aguikit_core::codec::decoder::{FrameDecoder, FrameRef};
 use aguikit_core::codec::media::is_proto_media_type;
 use aguikit_core::engine::compat::CompatBoundary;

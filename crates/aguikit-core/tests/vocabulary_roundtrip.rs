@@ -69,3 +69,12 @@ fn the_events_own_writer_writes_serde_jsons_bytes() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked > 1000, "only {checked} events checked");
 }
+
+/// `Event` stays small: every event is moved several times on its way (decoder, pipeline,
+/// sink, store), and the rare base fields (`rawEvent`, `metadata`) are boxed for that reason
+/// (see `event/macros.rs`). A variant that grows it past this fails here, not silently.
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn an_event_is_208_bytes() {
+    assert_eq!(std::mem::size_of::<aguikit_core::Event>(), 208);
+}

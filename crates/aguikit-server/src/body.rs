@@ -3,7 +3,9 @@
 //!
 //! The agent future is polled by the response body itself, not spawned: it runs only as
 //! fast as the socket accepts bytes, it shares the connection's task, and when the client
-//! goes away hyper drops the body and with it the agent — cancellation is immediate.
+//! goes away hyper drops the body and with it the agent — cancellation is immediate. (A
+//! stored run is driven by its own task instead and goes on without its client: see the
+//! `store` module.)
 
 use crate::agent::AgentResult;
 use crate::context::RunShared;

@@ -5,7 +5,9 @@
 //! - `RUN_STARTED` first, and exactly one of `RUN_FINISHED` / `RUN_ERROR` last — from the
 //!   agent's [`Finish`] or [`AgentError`], a panic (code `panic`), a protocol violation
 //!   (code `protocol_violation`), a limit, or shutdown (code `shutdown`). A client that
-//!   goes away gets nothing more, and its agent is cancelled at once.
+//!   goes away gets nothing more. Without a store its agent is cancelled at once; with a
+//!   store (feature `store`) the run goes on to its end and is stored, so the client can read
+//!   it back or resume it, unless `StoreOptions::cancel_on_disconnect` is set.
 //! - Every outgoing event is checked by the same engine the client runs (chunk expansion
 //!   and verification); an invalid event is never sent: the run ends with `RUN_ERROR` and a
 //!   `tracing` warning.
