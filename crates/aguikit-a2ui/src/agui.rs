@@ -131,9 +131,12 @@ pub fn read_content(
 
 /// The `a2ui-surface` activities among a conversation's messages (as folded by the AG-UI
 /// engine), read in order.
-pub fn surfaces_from_messages(messages: &[Message], validator: &Validator) -> Vec<SurfaceActivity> {
+pub fn surfaces_from_messages<'a>(
+    messages: impl IntoIterator<Item = &'a Message>,
+    validator: &Validator,
+) -> Vec<SurfaceActivity> {
     messages
-        .iter()
+        .into_iter()
         .filter_map(|m| match m {
             Message::Activity(a) if a.activity_type == ACTIVITY_TYPE => {
                 Some(read_content(&a.id, &a.content, validator))
@@ -141,6 +144,58 @@ pub fn surfaces_from_messages(messages: &[Message], validator: &Validator) -> Ve
             _ => None,
         })
         .collect()
+}
+
+impl SurfaceActivity {
+    /// The activity as JSON: `messageId`, `status` (when any), `surfaces` (as
+    /// [`Surfaces::to_value`]) and `violations` (each with its `rule`, `severity`,
+    /// `message`, `operation` index, `surfaceId`, `componentId` and `path`).
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("messageId".into(), Value::String(self.message_id.clone()));
+        if let Some(s) = &self.status {
+            let word = match s {
+                Lifecycle::Building { .. } => "building",
+                Lifecycle::Retrying { .. } => "retrying",
+                Lifecycle::Failed { .. } => "failed",
+                Lifecycle::Other(w) => w.as_str(),
+            };
+            m.insert("status".into(), Value::String(word.to_string()));
+        }
+        m.insert("surfaces".into(), self.surfaces.to_value());
+        m.insert(
+            "violations".into(),
+            Value::Array(
+                self.findings
+                    .iter()
+                    .map(|f| violation_json(&f.violation, f.message))
+                    .collect(),
+            ),
+        );
+        Value::Object(m)
+    }
+}
+
+/// A violation as JSON, with the index of the operation it is about (when any).
+pub fn violation_json(v: &Violation, operation: Option<usize>) -> Value {
+    let mut m = Map::new();
+    m.insert("rule".into(), Value::String(v.rule.to_string()));
+    m.insert(
+        "severity".into(),
+        Value::String(v.severity().as_str().to_string()),
+    );
+    m.insert("message".into(), Value::String(v.message.clone()));
+    if let Some(i) = operation {
+        m.insert("operation".into(), Value::from(i));
+    }
+    if let Some(s) = &v.surface_id {
+        m.insert("surfaceId".into(), Value::String(s.clone()));
+    }
+    if let Some(c) = &v.component_id {
+        m.insert("componentId".into(), Value::String(c.clone()));
+    }
+    m.insert("path".into(), Value::String(v.path.clone()));
+    Value::Object(m)
 }
 
 /// A violation found in an event stream: the event's index and the activity's message id.

@@ -4,6 +4,7 @@
 //! prints JSON on standard output and exits 0 on success, 1 when the stream is invalid, and
 //! 2 on a usage or I/O error.
 
+mod a2ui;
 mod check;
 mod check_report;
 mod commands;
@@ -84,6 +85,14 @@ enum Command {
         /// specification advises.
         #[arg(long)]
         strict: bool,
+        /// Also check the A2UI surfaces of `a2ui-surface` activities (rules A1–A17): the
+        /// verdict gains `"a2ui": {"activities": N, "violations": [...]}`.
+        #[arg(long, conflicts_with = "strict")]
+        a2ui: bool,
+        /// The A2UI catalog to check components against (its common_types.json beside it or
+        /// in ../../json/); without it, the message schema and the semantic rules only.
+        #[arg(long, value_name = "FILE", requires = "a2ui")]
+        a2ui_catalog: Option<std::path::PathBuf>,
         #[command(flatten)]
         stream: stream::StreamOptions,
     },
@@ -91,6 +100,9 @@ enum Command {
     Apply {
         /// Input file or `-`.
         file: String,
+        /// Also print `"a2ui"`: the `a2ui-surface` activities folded into A2UI surfaces.
+        #[arg(long)]
+        a2ui: bool,
         #[command(flatten)]
         stream: stream::StreamOptions,
     },
@@ -145,9 +157,17 @@ fn main() -> ExitCode {
         Command::Verify {
             file,
             strict,
+            a2ui,
+            a2ui_catalog,
             stream,
-        } => stream::verify(&file, stream, strict),
-        Command::Apply { file, stream } => stream::apply(&file, stream),
+        } => {
+            if a2ui {
+                a2ui::verify(&file, stream, a2ui_catalog.as_deref())
+            } else {
+                stream::verify(&file, stream, strict)
+            }
+        }
+        Command::Apply { file, a2ui, stream } => stream::apply(&file, stream, a2ui),
         Command::Expand { file, stream } => stream::expand(&file, stream),
         Command::Compact { file, stream } => stream::compact(&file, stream),
         Command::Encode {

@@ -2,6 +2,7 @@
 //! checks of `agui check`, as text, Markdown, JSON or an HTML page (`GET /rules` of
 //! `agui serve`). Every violation the tools report names one of these ids.
 
+use aguikit_a2ui::rules::{RULES as A2UI_RULES, Rule as A2uiRule};
 use aguikit_core::engine::rules::{RULES, Rule, Stage, Verdict};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -116,7 +117,7 @@ fn verdict(v: Verdict) -> &'static str {
 
 /// The table as JSON.
 pub fn json() -> serde_json::Value {
-    serde_json::json!({"rules": RULES, "transportChecks": TRANSPORT_CHECKS})
+    serde_json::json!({"rules": RULES, "transportChecks": TRANSPORT_CHECKS, "a2uiRules": A2UI_RULES})
 }
 
 /// The table as text, one rule per line.
@@ -140,7 +141,30 @@ pub fn text() -> String {
             c.id, "check", c.title, c.explanation
         );
     }
+    for r in A2UI_RULES {
+        let _ = writeln!(
+            out,
+            "{:<7} {:<6} {:<15} {}: {}",
+            r.id,
+            r.severity.as_str(),
+            "a2ui",
+            r.title,
+            r.explanation
+        );
+    }
     out
+}
+
+/// What a renderer does with content that breaks an A2UI rule of this severity.
+fn a2ui_reference(r: &A2uiRule) -> &'static str {
+    match r.severity {
+        aguikit_a2ui::Severity::Error => {
+            "A renderer rejects the message or the surface (A2UI renderer guide); `agui verify --a2ui` fails."
+        }
+        aguikit_a2ui::Severity::Warning => {
+            "The surface renders with the value empty; `agui verify --a2ui` reports it and passes."
+        }
+    }
 }
 
 fn md_cell(s: &str) -> String {
@@ -173,6 +197,15 @@ pub fn markdown() -> String {
             [],
             &[c.title, c.explanation, c.reference].map(md_cell),
         );
+    }
+    out.push_str(
+        "\n## A2UI rules (`agui verify --a2ui`, `agui inspect`, `agui check`)\n\n\
+         A2UI v0.9 surfaces carried by `a2ui-surface` activities (`aguikit_a2ui::rules`).\n\n\
+         | id | severity | rule | why a message breaks it | a renderer | spec |\n|---|---|---|---|---|---|\n",
+    );
+    for r in A2UI_RULES {
+        let cells = [r.title, r.explanation, a2ui_reference(r), r.section].map(md_cell);
+        md_row(&mut out, r.id, [r.severity.as_str()], &cells);
     }
     out
 }
@@ -239,6 +272,19 @@ pub fn html() -> String {
             id = html_escape(c.id),
         );
     }
+    let mut a2ui = String::new();
+    for r in A2UI_RULES {
+        let _ = writeln!(
+            a2ui,
+            "<tr id=\"{id}\"><th><a href=\"#{id}\">{id}</a></th><td>{}</td><td><b>{}</b><br>{}</td><td>{}</td><td>{}</td></tr>",
+            r.severity.as_str(),
+            html_escape(r.title),
+            html_escape(r.explanation),
+            html_escape(a2ui_reference(r)),
+            html_escape(r.section),
+            id = html_escape(r.id),
+        );
+    }
     format!(
         r#"<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -263,6 +309,11 @@ code {{ font-family: ui-monospace, monospace; }}
 <table><thead><tr><th>id</th><th>check</th><th>the reference client</th></tr></thead>
 <tbody>
 {checks}</tbody></table>
+<h2>A2UI rules</h2>
+<p>A2UI v0.9 surfaces carried by <code>a2ui-surface</code> activities, checked by <code>agui verify --a2ui</code>, <code>agui inspect</code> and <code>agui check</code>.</p>
+<table><thead><tr><th>id</th><th>severity</th><th>rule</th><th>a renderer</th><th>spec</th></tr></thead>
+<tbody>
+{a2ui}</tbody></table>
 </body></html>
 "#
     )
@@ -273,7 +324,7 @@ code {{ font-family: ui-monospace, monospace; }}
 pub fn run(format: RulesFormat, id: Option<&str>) -> Result<ExitCode, String> {
     if let Some(id) = id {
         let entry = find(id).ok_or_else(|| {
-            format!("no rule or check {id:?}: `agui rules` lists them all (V1–V55, CH3–CH8, schema, the transport checks)")
+            format!("no rule or check {id:?}: `agui rules` lists them all (V1–V55, CH3–CH8, schema, the transport checks, A1–A17)")
         })?;
         crate::out::print(&one(&entry, format)?);
         return Ok(ExitCode::SUCCESS);
@@ -293,6 +344,7 @@ pub fn run(format: RulesFormat, id: Option<&str>) -> Result<ExitCode, String> {
 enum Entry {
     Rule(&'static Rule),
     Check(&'static TransportCheck),
+    A2ui(&'static A2uiRule),
 }
 
 /// The rule or check `id` names, in any case (`v16` is `V16`).
@@ -307,6 +359,12 @@ fn find(id: &str) -> Option<Entry> {
                 .iter()
                 .find(|c| c.id.eq_ignore_ascii_case(id))
                 .map(Entry::Check)
+        })
+        .or_else(|| {
+            A2UI_RULES
+                .iter()
+                .find(|r| r.id.eq_ignore_ascii_case(id))
+                .map(Entry::A2ui)
         })
 }
 
@@ -334,6 +392,17 @@ fn one(entry: &Entry, format: RulesFormat) -> Result<String, String> {
                 ("the reference client", c.reference),
             ],
         ),
+        Entry::A2ui(r) => (
+            r.id,
+            r.title,
+            vec![
+                ("kind", "A2UI rule"),
+                ("severity", r.severity.as_str()),
+                ("why a message breaks it", r.explanation),
+                ("a renderer", a2ui_reference(r)),
+                ("spec", r.section),
+            ],
+        ),
     };
     let mut out = String::new();
     match format {
@@ -341,6 +410,7 @@ fn one(entry: &Entry, format: RulesFormat) -> Result<String, String> {
             let value = match entry {
                 Entry::Rule(r) => serde_json::to_value(r),
                 Entry::Check(c) => serde_json::to_value(c),
+                Entry::A2ui(r) => serde_json::to_value(r),
             };
             out = value
                 .and_then(|v| serde_json::to_string_pretty(&v))
@@ -372,6 +442,9 @@ pub fn describe(id: &str) -> Option<(&'static str, &'static str, &'static str)> 
         .iter()
         .find(|c| c.id == id)
         .map(|c| (c.title, c.explanation, c.reference))
+        .or_else(|| {
+            aguikit_a2ui::rules::rule(id).map(|r| (r.title, r.explanation, a2ui_reference(r)))
+        })
 }
 
 #[cfg(test)]

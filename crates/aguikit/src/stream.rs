@@ -267,7 +267,7 @@ enum Ready {
 
 /// Feeds `p` an event read from protobuf that breaks the schema: it fails there, as its
 /// JSON would.
-fn push_undecodable(p: &mut Pipeline, u: &Undecodable) -> Result<(), PipelineError> {
+pub(crate) fn push_undecodable(p: &mut Pipeline, u: &Undecodable) -> Result<(), PipelineError> {
     p.push_decoded(Err(u.error.clone()), u.event_type.clone())
         .map(|_| ())
 }
@@ -333,7 +333,7 @@ const BATCH_BYTES: usize = 256 * 1024;
 const BATCHES_AHEAD: usize = 4;
 
 /// The verdict of a failed pipeline, as `verify` prints it.
-fn failure(e: &PipelineError) -> Value {
+pub(crate) fn failure(e: &PipelineError) -> Value {
     json!({"ok": false, "at": e.index, "rule": e.rule(), "error": e.to_string()})
 }
 
@@ -452,7 +452,9 @@ fn first_dropped(given: &Value, kept: &Value, at: &str) -> Option<String> {
 
 /// `agui apply`: `{"messages":[...],"state":...,"pendingInterrupts":[...]}`; an invalid
 /// stream prints the verdict instead and exits 1.
-pub fn apply(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
+/// `a2ui`: also `"a2ui"`, the `a2ui-surface` activities folded into surfaces (see
+/// `agui apply --a2ui`).
+pub fn apply(file: &str, opts: StreamOptions, a2ui: bool) -> Result<ExitCode, String> {
     let p = run_pipeline(file, opts, true)?;
     let mut out = stdout();
     if let Some(e) = p.error() {
@@ -473,6 +475,10 @@ pub fn apply(file: &str, opts: StreamOptions) -> Result<ExitCode, String> {
         drop(state);
         out.write_all(br#","pendingInterrupts":"#)?;
         serde_json::to_writer(&mut out, a.pending_interrupts())?;
+        if a2ui {
+            out.write_all(br#","a2ui":"#)?;
+            serde_json::to_writer(&mut out, &crate::a2ui::surfaces_json(a.messages()))?;
+        }
         out.write_all(b"}\n")?;
         Ok(ExitCode::SUCCESS)
     })();
