@@ -151,9 +151,74 @@ pub fn thread_key(owner: Option<&str>, id: &str) -> String {
     }
 }
 
-/// The owner and the id a [`thread_key`] names. A key that is not well formed (a store's
-/// own name for a thread made by a library) is an ownerless id.
+/// The store's name of thread `id` in `owner`'s namespace within `scope` (`None`: no
+/// scope, the same as [`thread_key`]).
+///
+/// A scope keeps the threads of one agent apart from another's when several agents share
+/// a store (a gateway's upstreams): agent `b`'s thread `x` is not agent `a`'s thread `x`,
+/// and [`ThreadQuery::scope`] lists one scope's threads. A scoped key is `\u{1}@`, the
+/// byte length of the scope in decimal, `:`, the scope, then the [`thread_key`] of
+/// `(owner, id)`; unscoped keys never begin with `\u{1}@`, so the threads of a store
+/// written before scopes existed are all unscoped.
+///
+/// ```
+/// use aguikit_store::{scoped_thread_key, split_thread_key, thread_key, thread_key_scope};
+/// let b = scoped_thread_key(Some("b"), Some("alice"), "t1");
+/// assert_ne!(b, scoped_thread_key(Some("a"), Some("alice"), "t1"));
+/// assert_ne!(b, thread_key(Some("alice"), "t1"));
+/// assert_eq!(split_thread_key(&b), (Some("alice"), "t1"));
+/// assert_eq!(thread_key_scope(&b), Some("b"));
+/// assert_eq!(thread_key_scope(&thread_key(None, "t1")), None);
+/// assert_eq!(scoped_thread_key(None, None, "t1"), thread_key(None, "t1"));
+/// ```
+pub fn scoped_thread_key(scope: Option<&str>, owner: Option<&str>, id: &str) -> String {
+    match scope {
+        None => thread_key(owner, id),
+        Some(scope) => format!("{}{}", scope_prefix(scope), thread_key(owner, id)),
+    }
+}
+
+/// What every key of `scope` begins with ([`scoped_thread_key`]).
+pub(crate) fn scope_prefix(scope: &str) -> String {
+    format!("{SCOPED}{}:{scope}", scope.len())
+}
+
+/// What scoped keys begin with, and unscoped ones never do.
+pub(crate) const SCOPED: &str = "\u{1}@";
+
+/// A scoped key taken apart: its scope and the [`thread_key`] inside it; `None` for a key
+/// without a scope (or not well formed).
+fn split_scope(key: &str) -> Option<(&str, &str)> {
+    let rest = key.strip_prefix(SCOPED)?;
+    let (len, tail) = rest.split_once(':')?;
+    if len.is_empty() || !len.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let len: usize = len.parse().ok()?;
+    if len > tail.len() || !tail.is_char_boundary(len) {
+        return None;
+    }
+    Some(tail.split_at(len))
+}
+
+/// The scope a [`scoped_thread_key`] names (`None`: an unscoped key).
+pub fn thread_key_scope(key: &str) -> Option<&str> {
+    split_scope(key).map(|(scope, _)| scope)
+}
+
+/// Whether `key` is in `scope` (`None`: has no scope), as [`ThreadQuery::scope`] filters:
+/// by the key's beginning, as the SQL stores do.
+pub(crate) fn in_scope(key: &str, scope: Option<&str>) -> bool {
+    match scope {
+        None => !key.starts_with(SCOPED),
+        Some(scope) => key.starts_with(&scope_prefix(scope)),
+    }
+}
+
+/// The owner and the id a [`thread_key`] (or [`scoped_thread_key`]) names. A key that is
+/// not well formed (a store's own name for a thread made by a library) is an ownerless id.
 pub fn split_thread_key(key: &str) -> (Option<&str>, &str) {
+    let key = split_scope(key).map_or(key, |(_, inner)| inner);
     let Some(rest) = key.strip_prefix('\u{1}') else {
         return (None, key);
     };
@@ -217,8 +282,12 @@ impl ThreadInfo {
 /// Which threads [`EventStore::list_threads`] returns.
 #[derive(Debug, Clone, Default)]
 pub struct ThreadQuery {
-    /// `Some(x)`: only the threads owned by `x`; `None`: every thread.
+    /// `Some(x)`: only the threads owned by `x`; `None`: every owner's.
     pub owner: Option<String>,
+    /// `Some(s)`: only the threads of scope `s` (stored under a [`scoped_thread_key`] of
+    /// `s`); `None`: only the threads without a scope (every thread of a store used
+    /// without scopes).
+    pub scope: Option<String>,
     /// The most threads in one page: clamped to 1..=1000, 0 meaning 50.
     pub limit: usize,
     /// Where to go on from: a [`ThreadPage::next_cursor`]; `None` for the first page.
@@ -429,7 +498,7 @@ pub trait EventStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<ThreadInfo>>;
 
     /// One page of threads, newest activity first (`updated_ms` descending, then
-    /// `thread_id` ascending), filtered by owner; `next_cursor` continues from the page's
+    /// `thread_id` ascending), filtered by owner and scope; `next_cursor` continues from the page's
     /// last thread (keyset pagination: a thread appended to meanwhile moves to the front
     /// and is not listed twice on later pages). A malformed cursor is
     /// [`StoreError::Invalid`].

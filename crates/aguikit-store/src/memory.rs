@@ -500,6 +500,7 @@ impl EventStore for MemoryStore {
                 .range((after, Bound::Unbounded))
                 .filter_map(|(_, id)| inner.threads.get(id).map(|t| (id, t)))
                 .filter(|(_, t)| query.owner.is_none() || t.owner == query.owner)
+                .filter(|(id, _)| crate::in_scope(id, query.scope.as_deref()))
                 .take(limit + 1)
                 .map(|(id, t)| info(id, t))
                 .collect();

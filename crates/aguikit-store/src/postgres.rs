@@ -1315,6 +1315,17 @@ impl EventStore for PostgresStore {
                 args.push(o);
                 sql += &format!(" AND t.owner = ${}", args.len());
             }
+            // A scope's threads are the keys that begin with its prefix; the unscoped ones,
+            // those that do not begin as scoped keys do (compared as bytes).
+            let (prefix, equal) = match &query.scope {
+                Some(s) => (crate::scope_prefix(s).into_bytes(), "="),
+                None => (crate::SCOPED.as_bytes().to_vec(), "<>"),
+            };
+            args.push(&prefix);
+            sql += &format!(
+                " AND substr(t.thread_id, 1, length(${p}::bytea)) {equal} ${p}::bytea",
+                p = args.len()
+            );
             let after = cursor.as_ref().map(|(ms, id)| (*ms as i64, id.as_bytes()));
             if let Some((ms, id)) = &after {
                 args.push(ms);

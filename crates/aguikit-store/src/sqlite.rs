@@ -1287,6 +1287,7 @@ impl EventStore for SqliteStore {
             let limit = page_limit(query.limit);
             let cursor = query.cursor.as_deref().map(decode_cursor).transpose()?;
             let owner = query.owner.clone();
+            let scope = query.scope.clone();
             let list = self
                 .read(move |c| {
                     let mut sql = format!("{THREAD_INFO} WHERE 1");
@@ -1295,6 +1296,15 @@ impl EventStore for SqliteStore {
                         args.push(Value::Text(o));
                         sql += &format!(" AND t.owner = ?{}", args.len());
                     }
+                    // A scope's threads are the keys that begin with its prefix; the
+                    // unscoped ones, those that do not begin as scoped keys do.
+                    let (prefix, equal) = match scope {
+                        Some(s) => (crate::scope_prefix(&s), "="),
+                        None => (crate::SCOPED.to_owned(), "<>"),
+                    };
+                    args.push(Value::Text(prefix));
+                    let p = args.len();
+                    sql += &format!(" AND substr(t.thread_id, 1, length(?{p})) {equal} ?{p}");
                     if let Some((ms, id)) = cursor {
                         args.push(Value::Integer(ms as i64));
                         args.push(Value::Text(id));

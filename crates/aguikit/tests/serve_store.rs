@@ -748,6 +748,131 @@ async fn threads_are_per_principal() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Threads are per agent: behind `--upstream a=URL --upstream b=URL` (one store), an
+/// agent's thread list holds the threads run through it only (and still only the caller's),
+/// and a thread of `a` is unknown through `b` on every thread route; a run through `b` on
+/// the id of `a`'s thread starts b's own thread, so a's history never reaches b. (Every
+/// agent's list used to show every agent's threads, and a run through `b` continued a's.)
+async fn threads_are_per_agent() {
+    let dir = std::env::temp_dir().join(format!("agui-serve-agents-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (ta, tb, tr) = (
+        "alice-token-0123456789abcdef",
+        "bob-token-0123456789abcdefgh",
+        "root-token-0123456789abcdefg",
+    );
+    let tokens = dir.join("tokens");
+    std::fs::write(&tokens, format!("alice {ta}\nbob {tb}\nroot {tr} admin\n")).unwrap();
+    let (mut up_a, url_a) = serve(&["--no-auth", "--store", "memory"]).await;
+    let (mut up_b, url_b) = serve(&["--no-auth", "--store", "memory"]).await;
+    let locator = format!("sqlite:{}", dir.join("x.db").display());
+    let (mut gateway, url) = serve_tokens(
+        tokens.to_str().unwrap(),
+        &[
+            "--store",
+            &locator,
+            "--upstream",
+            &format!("a={url_a}/agent"),
+            "--upstream",
+            &format!("b={url_b}/agent"),
+        ],
+    )
+    .await;
+    for (token, path, thread, text) in [
+        (ta, "/agents/a", "t1", "alice to a"),
+        (ta, "/agents/b", "t2", "alice to b"),
+        (ta, "/agent", "t3", "alice to the demo"),
+        (tb, "/agents/b", "t1", "bob to b"),
+    ] {
+        let (status, body) = http_as(&url, token, "POST", path, &said(thread, "r1", text)).await;
+        assert_eq!(status, 200, "{path} {thread}: {body}");
+    }
+    let listed = |v: &serde_json::Value| -> Vec<(String, String)> {
+        let mut l: Vec<(String, String)> = v["threads"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{v}"))
+            .iter()
+            .map(|t| {
+                (
+                    t["owner"].as_str().unwrap_or("").to_owned(),
+                    t["threadId"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        l.sort();
+        l
+    };
+    let pair = |o: &str, t: &str| (o.to_owned(), t.to_owned());
+    for (token, path, want) in [
+        (ta, "/agents/a", vec![pair("alice", "t1")]),
+        (ta, "/agents/b", vec![pair("alice", "t2")]),
+        (ta, "/agent", vec![pair("alice", "t3")]),
+        (tb, "/agents/a", vec![]),
+        (tb, "/agents/b", vec![pair("bob", "t1")]),
+        (tb, "/agent", vec![]),
+        // An admin sees every owner's threads, still per agent.
+        (
+            tr,
+            "/agents/b",
+            vec![pair("alice", "t2"), pair("bob", "t1")],
+        ),
+        (tr, "/agents/a", vec![pair("alice", "t1")]),
+    ] {
+        let (status, list) = http_as(&url, token, "GET", &format!("{path}/threads"), "").await;
+        assert_eq!(status, 200, "{path}: {list}");
+        assert_eq!(listed(&list), want, "{path} as {token}");
+    }
+    // Alice's thread t1 of a is unknown through b and through /agent, on every route.
+    for path in ["/agents/b", "/agent"] {
+        for (route, method) in [("", "GET"), ("/connect", "GET"), ("", "DELETE")] {
+            let (status, body) =
+                http_as(&url, ta, method, &format!("{path}/threads/t1{route}"), "").await;
+            assert_eq!(status, 404, "{method} {path}/threads/t1{route}: {body}");
+        }
+    }
+    // An admin naming alice's namespace does not reach another agent's threads either.
+    let (status, _) = http_as(&url, tr, "GET", "/agents/b/threads/t1?owner=alice", "").await;
+    assert_eq!(status, 404);
+    // Alice continuing "t1" through b starts b's own thread: nothing of a's in it.
+    let (status, body) = http_as(
+        &url,
+        ta,
+        "POST",
+        "/agents/b",
+        &said("t1", "r2", "alice to b again"),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, through_b) = http_as(&url, ta, "GET", "/agents/b/threads/t1", "").await;
+    assert_eq!(status, 200, "{through_b}");
+    assert_eq!(user_texts(&through_b), ["alice to b again"]);
+    assert_eq!(through_b["runs"].as_array().unwrap().len(), 1);
+    let (status, through_a) = http_as(&url, ta, "GET", "/agents/a/threads/t1", "").await;
+    assert_eq!(status, 200, "{through_a}");
+    assert_eq!(user_texts(&through_a), ["alice to a"]);
+    assert_eq!(through_a["runs"].as_array().unwrap().len(), 1);
+    // What reached upstream b: b's runs only (its own store keeps each thread it was sent).
+    let mut sent_to_b = Vec::new();
+    let (_, list) = http(&url_b, "GET", "/agent/threads", "").await;
+    let list: serde_json::Value = serde_json::from_str(&list).unwrap();
+    for t in list["threads"].as_array().unwrap() {
+        let id = t["threadId"].as_str().unwrap();
+        let (_, thread) = http(&url_b, "GET", &format!("/agent/threads/{id}"), "").await;
+        sent_to_b.extend(user_texts(&serde_json::from_str(&thread).unwrap()));
+    }
+    sent_to_b.sort();
+    assert_eq!(sent_to_b, ["alice to b", "alice to b again", "bob to b"]);
+    // Deleting b's t1 leaves a's.
+    let (status, _) = http_as(&url, ta, "DELETE", "/agents/b/threads/t1", "").await;
+    assert_eq!(status, 204);
+    let (status, _) = http_as(&url, ta, "GET", "/agents/a/threads/t1", "").await;
+    assert_eq!(status, 200);
+    for child in [&mut gateway, &mut up_a, &mut up_b] {
+        child.kill().await.unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A stored run has a size cap (`--max-run-bytes`): the agent's reply to a long message
 /// passes it, and the run ends there with `RUN_ERROR` (code `run_too_large`), live and
 /// stored; what is stored stays under the cap and verifies. (A run through the gateway
@@ -852,6 +977,10 @@ fn main() {
         libtest_mimic::Trial::test("threads_are_per_principal", || {
             block_on(threads_are_per_principal())
         }),
+        libtest_mimic::Trial::test(
+            "threads_are_per_agent",
+            || block_on(threads_are_per_agent()),
+        ),
         libtest_mimic::Trial::test("double_submits_on_one_thread_get_one_run", || {
             block_on(double_submits_on_one_thread_get_one_run())
         }),

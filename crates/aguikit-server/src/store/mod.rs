@@ -35,6 +35,11 @@
 //! `?owner=NAME` (`?owner=` alone: the threads stored without authentication, which have no
 //! owner); a run always goes to its principal's own namespace.
 //!
+//! **Threads are per agent** when several agents share a store, each with its own
+//! [`StoreOptions::scope`]: an agent's routes list and name its own threads only, so another
+//! agent's thread is unknown there (`404`; a run on its id starts a thread of this agent),
+//! and no agent is handed another's history.
+//!
 //! **One run at a time per thread.** A run is claimed by storing its `RUN_STARTED` with a
 //! lease, in one atomic step of the store that refuses it while another run of the thread
 //! is in progress ([`aguikit_store::EventStore::append_leased`]): a double submit gets one
@@ -66,7 +71,7 @@ use crate::context::RunShared;
 use crate::server::RunGuard;
 use aguikit_core::event::RunStarted;
 use aguikit_core::{Event, RunAgentInput};
-use aguikit_store::{EventStore, FirstRun, StoreError, ThreadInfo, ThreadQuery, thread_key};
+use aguikit_store::{EventStore, FirstRun, StoreError, ThreadInfo, ThreadQuery};
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -124,13 +129,18 @@ async fn visible(
 /// namespace, or, with `?owner=NAME`, of `NAME`'s (`?owner=` alone: the threads stored
 /// without an owner), which only admins and `NAME` itself may name. `None` for a namespace
 /// the caller may not read: answered as an unknown thread.
-fn named_key(principal: &Principal, id: &str, uri: &axum::http::Uri) -> Option<String> {
+fn named_key(
+    options: &StoreOptions,
+    principal: &Principal,
+    id: &str,
+    uri: &axum::http::Uri,
+) -> Option<String> {
     match query_of(uri).get("owner") {
-        None => Some(thread_key(principal.owner(), id)),
+        None => Some(options.key(principal.owner(), id)),
         Some(owner) => {
             let owner = percent_decoded(owner)?;
             let owner = (!owner.is_empty()).then_some(owner.as_str());
-            (principal.is_admin() || owner == principal.owner()).then(|| thread_key(owner, id))
+            (principal.is_admin() || owner == principal.owner()).then(|| options.key(owner, id))
         }
     }
 }
@@ -353,7 +363,7 @@ pub(crate) async fn prepare(
     input: &mut RunAgentInput,
     started: &RunStarted,
 ) -> Result<Prepared, Response> {
-    let key = thread_key(principal.owner(), &input.thread_id);
+    let key = options.key(principal.owner(), &input.thread_id);
     // A thread deleted while it is read is prepared again: the run then makes a new one.
     for _ in 0..3 {
         match prepare_once(options, principal, &key, input, started).await {
@@ -684,6 +694,7 @@ pub(crate) async fn threads(
     for _ in 0..LIST_PAGES {
         let q = ThreadQuery {
             owner: owner.clone(),
+            scope: options.scope.clone(),
             // Never more than the page has room for, so the store's cursor is where the
             // page ends.
             limit: limit - threads.len(),
@@ -728,7 +739,7 @@ pub(crate) async fn thread(
     uri: axum::http::Uri,
 ) -> Response {
     let store = &*options.store;
-    let Some(thread) = named_key(&principal, &id, &uri) else {
+    let Some(thread) = named_key(&options, &principal, &id, &uri) else {
         return no_thread(&id);
     };
     if let Err(res) = visible(store, &principal, &thread, &id).await {
@@ -780,7 +791,7 @@ pub(crate) async fn delete(
     uri: axum::http::Uri,
 ) -> Response {
     let store = &*options.store;
-    let Some(thread) = named_key(&principal, &id, &uri) else {
+    let Some(thread) = named_key(&options, &principal, &id, &uri) else {
         return no_thread(&id);
     };
     if let Err(res) = visible(store, &principal, &thread, &id).await {
@@ -858,7 +869,7 @@ pub(crate) async fn connect(
     keep_alive: Option<Duration>,
 ) -> Response {
     let store = options.store.clone();
-    let Some(thread) = named_key(&principal, &id, &uri) else {
+    let Some(thread) = named_key(&options, &principal, &id, &uri) else {
         return no_thread(&id);
     };
     let info = match visible(&*store, &principal, &thread, &id).await {
@@ -937,7 +948,7 @@ pub(crate) async fn reattach(
 ) -> Option<Response> {
     let store = options.store.clone();
     let id = thread;
-    let key = thread_key(principal.owner(), id);
+    let key = options.key(principal.owner(), id);
     let thread = key.as_str();
     if store.run(thread, run_id).await.is_err() {
         // No such run (or thread): the request starts it. A malformed Last-Event-ID is

@@ -35,6 +35,13 @@ pub struct StoreOptions {
     /// an agent or upstream that streams without end fills neither the store nor the
     /// memory of whoever reads the thread back.
     pub max_run_bytes: u64,
+    /// The agent's scope in a store shared by several agents (`None`, the default: none).
+    /// Threads are stored under their [`scoped_thread_key`](aguikit_store::scoped_thread_key)
+    /// and the thread routes see only the scope's threads: another agent's thread is
+    /// unknown here (`404` on the thread routes, a new thread for a run), so one agent's
+    /// history never reaches another. Give each agent sharing a store its own scope, or
+    /// keep one of them unscoped (the threads stored before it had a scope stay its own).
+    pub scope: Option<String>,
     /// Folded threads kept between runs, so a new run folds only what was appended since.
     pub(super) folds: Arc<FoldCache>,
 }
@@ -107,6 +114,7 @@ impl StoreOptions {
             cancel_on_disconnect: false,
             lease: Duration::from_secs(30),
             max_run_bytes: DEFAULT_MAX_RUN_BYTES,
+            scope: None,
             folds: Arc::default(),
         }
     }
@@ -119,6 +127,17 @@ impl StoreOptions {
         /// Sets [`max_run_bytes`](Self::max_run_bytes) (at least 1 KiB).
         max_run_bytes(bytes: u64) => max_run_bytes = bytes.max(1024);
     }
+
+    /// Sets [`scope`](Self::scope).
+    pub fn scope(mut self, scope: impl Into<String>) -> Self {
+        self.scope = Some(scope.into());
+        self
+    }
+
+    /// The store's name of thread `id` of `owner` in this scope.
+    pub(super) fn key(&self, owner: Option<&str>, id: &str) -> String {
+        aguikit_store::scoped_thread_key(self.scope.as_deref(), owner, id)
+    }
 }
 
 impl std::fmt::Debug for StoreOptions {
@@ -127,6 +146,7 @@ impl std::fmt::Debug for StoreOptions {
             .field("cancel_on_disconnect", &self.cancel_on_disconnect)
             .field("lease", &self.lease)
             .field("max_run_bytes", &self.max_run_bytes)
+            .field("scope", &self.scope)
             .finish()
     }
 }

@@ -1225,6 +1225,127 @@ async fn owners_have_their_own_threads_of_one_id(open: Open) {
     assert_eq!(s.lease(&bob, "r2").await.unwrap(), Some(FAR));
 }
 
+/// Every page of `scope`'s threads (of `owner`), `limit` at a time: (owner, id) sorted;
+/// each listed thread's key is in `scope`.
+async fn scoped_list(
+    s: &Store,
+    scope: Option<&str>,
+    owner: Option<&str>,
+    limit: usize,
+) -> Vec<(String, String)> {
+    use aguikit_store::thread_key_scope;
+    let mut q = ThreadQuery {
+        owner: owner.map(str::to_owned),
+        scope: scope.map(str::to_owned),
+        limit,
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    loop {
+        let page = s.list_threads(&q).await.unwrap();
+        for t in &page.threads {
+            assert_eq!(thread_key_scope(&t.thread_id), scope, "{t:?}");
+            out.push((t.owner.clone().unwrap_or_default(), t.id().to_owned()));
+        }
+        match page.next_cursor {
+            Some(c) => q.cursor = Some(c),
+            None => break,
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Scopes (one per agent sharing the store) keep their threads apart: thread `t` of
+/// alice in scope `a`, in scope `ab`, in scope `b` and unscoped are four threads, each
+/// listed only in its scope (with its owner filter, a page at a time), named by its id;
+/// deleting one leaves the others.
+async fn scopes_have_their_own_threads_of_one_id(open: Open) {
+    use aguikit_store::{scoped_thread_key, split_thread_key, thread_key_scope};
+    let s = open().await;
+    let scopes = [None, Some("a"), Some("ab"), Some("b"), Some("é'%_\"")];
+    for scope in scopes {
+        let key = scoped_thread_key(scope, Some("alice"), "t");
+        let first = whole_run("t", "r1", scope.unwrap_or("none"));
+        let r = s
+            .append_if_new(&key, Some("alice"), false, "r1", &first, FAR)
+            .await;
+        assert_eq!(r.unwrap(), FirstRun::Stored(1..10), "{scope:?}");
+        assert_eq!(thread_key_scope(&key), scope);
+        assert_eq!(split_thread_key(&key), (Some("alice"), "t"));
+    }
+    // Two more of bob's in scope b, one ownerless in scope a.
+    for id in ["u", "v"] {
+        let key = scoped_thread_key(Some("b"), Some("bob"), id);
+        s.append_if_new(
+            &key,
+            Some("bob"),
+            false,
+            "r1",
+            &whole_run(id, "r1", "bob"),
+            FAR,
+        )
+        .await
+        .unwrap();
+    }
+    let ownerless = scoped_thread_key(Some("a"), None, "w");
+    append_ok(&s, &ownerless, "r1", &whole_run("w", "r1", "w")).await;
+    let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(o, i)| (o.to_string(), i.to_string()))
+            .collect()
+    };
+    assert_eq!(
+        scoped_list(&s, None, None, 10).await,
+        pairs(&[("alice", "t")])
+    );
+    assert_eq!(
+        scoped_list(&s, Some("a"), None, 1).await,
+        pairs(&[("", "w"), ("alice", "t")])
+    );
+    assert_eq!(
+        scoped_list(&s, Some("a"), Some("alice"), 1).await,
+        pairs(&[("alice", "t")])
+    );
+    assert_eq!(
+        scoped_list(&s, Some("ab"), None, 10).await,
+        pairs(&[("alice", "t")])
+    );
+    assert_eq!(
+        scoped_list(&s, Some("b"), None, 1).await,
+        pairs(&[("alice", "t"), ("bob", "u"), ("bob", "v")])
+    );
+    assert_eq!(
+        scoped_list(&s, Some("b"), Some("bob"), 10).await,
+        pairs(&[("bob", "u"), ("bob", "v")])
+    );
+    assert_eq!(
+        scoped_list(&s, Some("é'%_\""), None, 10).await,
+        pairs(&[("alice", "t")])
+    );
+    assert_eq!(scoped_list(&s, Some("c"), None, 10).await, pairs(&[]));
+    // Each holds its own run.
+    for scope in scopes {
+        let key = scoped_thread_key(scope, Some("alice"), "t");
+        let content = &replay(&events_of(&s, &key).await).0[0]["content"];
+        assert_eq!(content, &format!("Hello {}", scope.unwrap_or("none")));
+    }
+    // Events name the thread by its id, whatever its scope.
+    let b = scoped_thread_key(Some("b"), Some("alice"), "t");
+    let wrong = s.append(&b, "x", &[started("u", "x")]).await;
+    assert!(matches!(wrong, Err(StoreError::Invalid(_))), "{wrong:?}");
+    assert!(s.delete_thread(&b).await.unwrap());
+    assert_unknown_thread(s.thread(&b).await);
+    for scope in [None, Some("a"), Some("ab")] {
+        let key = scoped_thread_key(scope, Some("alice"), "t");
+        assert_eq!(s.thread(&key).await.unwrap().last_seq, 9, "{scope:?}");
+    }
+    assert_eq!(
+        scoped_list(&s, Some("b"), None, 10).await,
+        pairs(&[("bob", "u"), ("bob", "v")])
+    );
+}
+
 /// A run that ends waiting on an interrupt (`RUN_FINISHED` with an `interrupt` outcome) is
 /// `interrupted`, in its run and the thread's `last_status`, as stored (read back by another
 /// instance); it holds nothing: the next run (its resume) starts at once, and ends
@@ -1670,6 +1791,7 @@ async fn all_pages(
                 owner: owner.map(str::to_owned),
                 limit,
                 cursor: cursor.take(),
+                ..Default::default()
             })
             .await
             .unwrap();
@@ -1976,6 +2098,7 @@ pub fn cases() -> Vec<(&'static str, Case)> {
         case!(racing_runs_on_one_thread_are_serialised),
         case!(server_writes_never_make_a_thread),
         case!(owners_have_their_own_threads_of_one_id),
+        case!(scopes_have_their_own_threads_of_one_id),
         case!(interrupted_runs_are_listed_as_such),
         case!(backend undecodable_events_hide_nothing),
         case!(sound_stores_pass_their_checks),

@@ -10,6 +10,9 @@ use axum::response::{Html, IntoResponse};
 use axum::routing::{get, post};
 use std::time::Duration;
 
+/// Where the main agent is mounted (the others at `/agents/NAME`).
+const MAIN_PATH: &str = "/agent";
+
 /// An agent `agui serve` mounts, and what `GET /agents` says of it.
 pub struct Mounted {
     /// The agent.
@@ -37,7 +40,7 @@ impl AgentInfo {
     pub fn main(kind: &'static str, upstream: Option<String>) -> AgentInfo {
         AgentInfo {
             name: "agent".into(),
-            path: "/agent".into(),
+            path: MAIN_PATH.into(),
             kind,
             upstream,
         }
@@ -80,7 +83,15 @@ pub fn router_for(
                 server = server.cors(cors.clone());
             }
             if let Some(store) = &store {
-                server = server.store(store.clone());
+                // The agents share the store, each named agent in a scope of its own:
+                // `/agents/b/threads` lists b's threads only, and a thread of another agent
+                // is unknown there. The agent at /agent keeps the unscoped threads (those
+                // stored before agents had scopes among them).
+                let store = match m.info.path == MAIN_PATH {
+                    true => store.clone(),
+                    false => store.clone().scope(m.info.name.clone()),
+                };
+                server = server.store(store);
             }
             server
         })
@@ -157,9 +168,8 @@ async fn health(
     let probe = async {
         store.health().await?;
         let one = aguikit_store::ThreadQuery {
-            owner: None,
             limit: 1,
-            cursor: None,
+            ..Default::default()
         };
         store.list_threads(&one).await.map(|_| ())
     };
