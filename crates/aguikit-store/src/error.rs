@@ -76,6 +76,19 @@ pub enum StoreError {
     /// The backend failed (I/O, database error, lost connection).
     #[error("store backend: {0}")]
     Backend(String),
+    /// The database was written in a storage format later than this version reads (a newer
+    /// aguikit changed how events are laid out): nothing was read or written.
+    #[error(
+        "the store {place} is in storage format {found}, written by a newer aguikit; this version reads formats up to {supported}: upgrade aguikit (every process sharing the store), or use another store"
+    )]
+    NewerFormat {
+        /// The file or schema.
+        place: String,
+        /// The format found.
+        found: i64,
+        /// The latest format this version reads.
+        supported: i64,
+    },
 }
 
 impl StoreError {
@@ -100,7 +113,8 @@ impl StoreError {
     /// A short machine-readable code (`unknown_thread`, `unknown_run`, ...), stable across
     /// releases. The store knows nothing of HTTP: `aguikit-server` maps each error to its
     /// status (404 for an unknown thread or run, 400 for a sequence out of range or invalid
-    /// input, 409 for a closed or existing run or a busy thread, 503 for a damaged store, 500 otherwise).
+    /// input, 409 for a closed or existing run or a busy thread, 503 for a damaged store or one in a
+    /// newer storage format, 500 otherwise).
     pub fn code(&self) -> &'static str {
         match self {
             StoreError::UnknownThread(_) => "unknown_thread",
@@ -113,6 +127,7 @@ impl StoreError {
             StoreError::Corrupt { .. } => "corrupt_event",
             StoreError::Damaged(_) => "store_damaged",
             StoreError::Backend(_) => "store_backend",
+            StoreError::NewerFormat { .. } => "store_newer_format",
         }
     }
 }

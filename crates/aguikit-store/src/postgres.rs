@@ -37,6 +37,10 @@
 //! every process sharing the schema at once: an earlier release does not find owned
 //! threads under their keys.
 //!
+//! **Storage format.** The `meta` table's `format` row is the schema's storage format (1
+//! for the layout above). A schema of a later format, written by a newer aguikit, is refused
+//! at connection with [`StoreError::NewerFormat`], which says so, rather than read wrongly.
+//!
 //! **One run at a time.** `append_v4` does what `append_v3` does under the same row lock,
 //! and refuses a run started with a lease while another run of the thread holds a live
 //! lease ([`crate::StoreError::ThreadBusy`]), closing stale runs first; `delete_v2`
@@ -191,6 +195,13 @@ impl Sql {
 
 /// The tables, the migration of older schemas, the indexes and the functions of schema
 /// `s` (idempotent).
+/// The storage format this version writes and the latest it reads, kept in the schema's
+/// `meta` table under `format`: 1 since threads are stored under their [`crate::thread_key`]
+/// and events several to a row (see `rows`); a schema without it is of this format or older
+/// (migrated at connection). A change to either layout takes the next number; a schema of
+/// a later format is refused at connection ([`StoreError::NewerFormat`]).
+const FORMAT_VERSION: i64 = 1;
+
 fn ddl(s: &str) -> String {
     format!(
         "CREATE SCHEMA IF NOT EXISTS {s};
@@ -850,10 +861,48 @@ impl PostgresStore {
         {
             let conn = pool.get().await?;
             // Two instances may create or migrate the schema at once: serialise with an
-            // advisory lock.
+            // advisory lock. A schema of a later storage format is left as it is.
             conn.client
                 .batch_execute(&format!(
-                    "BEGIN; SELECT pg_advisory_xact_lock(hashtext('aguikit-store:{schema}')); {} COMMIT;",
+                    "BEGIN; SELECT pg_advisory_xact_lock(hashtext('aguikit-store:{schema}'));
+                     CREATE SCHEMA IF NOT EXISTS {schema};
+                     CREATE TABLE IF NOT EXISTS {schema}.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                ))
+                .await
+                .map_err(pg)?;
+            let found = conn
+                .client
+                .query_opt(
+                    &format!("SELECT value FROM {schema}.meta WHERE key = 'format'"),
+                    &[],
+                )
+                .await
+                .map_err(pg)?
+                .map(|row| row.get::<_, String>(0));
+            let found = match found.map(|v| v.trim().parse::<i64>().map_err(|_| v)) {
+                None => None,
+                Some(Ok(n)) => Some(n),
+                Some(Err(v)) => {
+                    let _ = conn.client.batch_execute("ROLLBACK").await;
+                    return Err(StoreError::Damaged(format!(
+                        "schema {schema}: its storage format {v:?} (table meta) is not a number"
+                    )));
+                }
+            };
+            if let Some(found) = found.filter(|&f| f > FORMAT_VERSION) {
+                let _ = conn.client.batch_execute("ROLLBACK").await;
+                return Err(StoreError::NewerFormat {
+                    place: format!("schema {schema}"),
+                    found,
+                    supported: FORMAT_VERSION,
+                });
+            }
+            conn.client
+                .batch_execute(&format!(
+                    "{}
+                     INSERT INTO {schema}.meta (key, value) VALUES ('format', '{FORMAT_VERSION}')
+                         ON CONFLICT (key) DO NOTHING;
+                     COMMIT;",
                     ddl(schema)
                 ))
                 .await

@@ -37,6 +37,11 @@
 //! row per event; a file of an earlier version, one event per row, reads as such rows. A
 //! process of an earlier release would take a row of several events for a damaged one:
 //! upgrade every process sharing a file.
+//!
+//! **Storage format.** The file's `user_version` is its storage format (1 for the layout
+//! above, 0 for a file of an earlier release, migrated when opened). A file of a later
+//! format, written by a newer aguikit, is refused when opened with
+//! [`StoreError::NewerFormat`], which says so, rather than read wrongly.
 
 use crate::notify::Notifier;
 use crate::prepare::{Prepared, prepare_rows};
@@ -343,8 +348,28 @@ fn migrate(c: &Connection) -> Result<()> {
     Ok(())
 }
 
-/// The `user_version` of a file whose threads are stored under their [`crate::thread_key`].
-const KEYED_VERSION: i64 = 1;
+/// The storage format this version writes and the latest it reads, kept in the file's
+/// `user_version`: 0 for a file of an earlier release (threads of owners stored under their
+/// ids), 1 since threads are stored under their [`crate::thread_key`] and events several to a
+/// row (see `rows`). A change to either layout takes the next number; a file of a later
+/// format than this is refused at opening ([`StoreError::NewerFormat`]) instead of being
+/// read wrongly or taken for a damaged one.
+const FORMAT_VERSION: i64 = 1;
+
+/// Refuses a file of a storage format later than [`FORMAT_VERSION`].
+fn check_format(c: &Connection, path: &Path) -> Result<()> {
+    let found: i64 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(backend)?;
+    if found > FORMAT_VERSION {
+        return Err(StoreError::NewerFormat {
+            place: path.display().to_string(),
+            found,
+            supported: FORMAT_VERSION,
+        });
+    }
+    Ok(())
+}
 
 /// Moves the threads of a file written before threads had namespaces to their
 /// [`crate::thread_key`] (an owned thread was stored under its id), once: the file's
@@ -353,7 +378,7 @@ fn key_threads(c: &Connection) -> Result<()> {
     let version: i64 = c
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(backend)?;
-    if version >= KEYED_VERSION {
+    if version >= FORMAT_VERSION {
         return Ok(());
     }
     // The key of (owner, thread_id), as `thread_key` writes it.
@@ -368,7 +393,7 @@ fn key_threads(c: &Connection) -> Result<()> {
              SELECT {key} FROM threads t WHERE t.thread_id = leases.thread_id)
          WHERE thread_id IN (SELECT t.thread_id FROM threads t WHERE {moved});
          UPDATE threads AS t SET thread_id = {key} WHERE {moved};
-         PRAGMA user_version = {KEYED_VERSION};"
+         PRAGMA user_version = {FORMAT_VERSION};"
     ))
     .map_err(backend)
 }
@@ -488,6 +513,7 @@ impl SqliteStore {
                 let tx = writer
                     .transaction_with_behavior(TransactionBehavior::Immediate)
                     .map_err(backend)?;
+                check_format(&tx, &path)?;
                 tx.execute_batch(SCHEMA).map_err(backend)?;
                 migrate(&tx)?;
                 tx.execute_batch(INDEXES).map_err(backend)?;

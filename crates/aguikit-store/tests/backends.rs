@@ -464,6 +464,65 @@ fn sqlite_rows_hold_their_appends() -> Result<(), Failed> {
     Ok(())
 }
 
+/// A file of a later storage format (a newer aguikit wrote it) is refused at opening with
+/// a message that says so, and left as it was; the current format opens.
+fn sqlite_refuses_a_newer_format() -> Result<(), Failed> {
+    let path = sqlite_path();
+    let rt = rt();
+    rt.block_on(async {
+        let s = SqliteStore::open(&path).await.unwrap();
+        s.append("t", "r", &common::whole_run("t", "r", "m"))
+            .await
+            .unwrap();
+    });
+    let version = |p: &Path| -> i64 {
+        rusqlite::Connection::open(p)
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(
+        version(&path),
+        1,
+        "a new file is not marked with its format"
+    );
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 2")
+        .unwrap();
+    let refused = rt.block_on(SqliteStore::open(&path));
+    match refused {
+        Err(
+            e @ StoreError::NewerFormat {
+                found: 2,
+                supported: 1,
+                ..
+            },
+        ) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("newer aguikit") && text.contains("upgrade"),
+                "{text}"
+            );
+            assert_eq!(e.code(), "store_newer_format");
+        }
+        Err(e) => return Err(format!("expected NewerFormat, got {e:?}").into()),
+        Ok(_) => return Err("a file of a newer format was opened".into()),
+    }
+    assert_eq!(version(&path), 2, "the refused file was changed");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 1")
+        .unwrap();
+    rt.block_on(async {
+        let s = SqliteStore::open(&path).await.unwrap();
+        let n = common::whole_run("t", "r", "m").len();
+        assert_eq!(s.read("t", 1).await.unwrap().len(), n);
+    });
+    remove_db(&path);
+    Ok(())
+}
+
 fn remove_db(path: &Path) {
     for ext in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
@@ -607,6 +666,47 @@ fn pg_trial(
             std::panic::resume_unwind(panic);
         }
         Ok(())
+    })
+}
+
+/// A schema of a later storage format is refused at connection, and left as it was.
+#[cfg(feature = "postgres")]
+fn pg_refuses_a_newer_format(url: String, schema: String) -> BoxFuture<'static, ()> {
+    Box::pin(async move {
+        drop(
+            aguikit_store::PostgresStore::connect(&url, &schema)
+                .await
+                .unwrap(),
+        );
+        let c = pg_client(&url).await;
+        let q = format!("SELECT value FROM {schema}.meta WHERE key = 'format'");
+        let format = async |c: &tokio_postgres::Client| -> String {
+            c.query_one(&q, &[]).await.unwrap().get(0)
+        };
+        assert_eq!(
+            format(&c).await,
+            "1",
+            "a new schema is not marked with its format"
+        );
+        c.batch_execute(&format!(
+            "UPDATE {schema}.meta SET value = '7' WHERE key = 'format'"
+        ))
+        .await
+        .unwrap();
+        match aguikit_store::PostgresStore::connect(&url, &schema).await {
+            Err(
+                e @ StoreError::NewerFormat {
+                    found: 7,
+                    supported: 1,
+                    ..
+                },
+            ) => {
+                assert!(e.to_string().contains(&schema), "{e}");
+            }
+            Err(e) => panic!("expected NewerFormat, got {e:?}"),
+            Ok(_) => panic!("a schema of a newer format was used"),
+        }
+        assert_eq!(format(&c).await, "7", "the refused schema was changed");
     })
 }
 
@@ -990,7 +1090,11 @@ type PgCase = fn(String, String) -> BoxFuture<'static, ()>;
 type PgCase = ();
 
 #[cfg(feature = "postgres")]
-const PG_ONLY: [(&str, PgCase); 8] = [
+const PG_ONLY: [(&str, PgCase); 9] = [
+    (
+        "postgres::refuses_a_newer_format",
+        pg_refuses_a_newer_format,
+    ),
     (
         "postgres::connects_to_a_schema_of_the_previous_version",
         pg_opens_previous_version,
@@ -1025,7 +1129,8 @@ const PG_ONLY: [(&str, PgCase); 8] = [
     ),
 ];
 #[cfg(not(feature = "postgres"))]
-const PG_ONLY: [(&str, PgCase); 8] = [
+const PG_ONLY: [(&str, PgCase); 9] = [
+    ("postgres::refuses_a_newer_format", ()),
     ("postgres::connects_to_a_schema_of_the_previous_version", ()),
     ("postgres::owned_threads_move_to_their_keys", ()),
     ("postgres::rows_hold_their_appends", ()),
@@ -1100,6 +1205,10 @@ fn main() {
     trials.push(Trial::test(
         "sqlite::reports_damaged_files",
         sqlite_reports_damaged_files,
+    ));
+    trials.push(Trial::test(
+        "sqlite::refuses_a_newer_format",
+        sqlite_refuses_a_newer_format,
     ));
     trials.push(Trial::test(
         "sqlite::a_closed_store_leaves_its_data_in_its_file",

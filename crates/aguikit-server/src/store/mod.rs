@@ -94,7 +94,7 @@ pub(crate) fn store_status(e: &StoreError) -> StatusCode {
         StoreError::RunClosed { .. }
         | StoreError::RunExists { .. }
         | StoreError::ThreadBusy { .. } => StatusCode::CONFLICT,
-        StoreError::Damaged(_) => StatusCode::SERVICE_UNAVAILABLE,
+        StoreError::Damaged(_) | StoreError::NewerFormat { .. } => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
