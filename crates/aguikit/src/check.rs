@@ -393,6 +393,38 @@ async fn check_one(
         };
         problem(Some(e.index), Some(ty), e.rule(), error_message(e));
     }
+    // A2UI surfaces (`a2ui-surface` activities): their errors are violations with the A2UI
+    // rule ids, their warnings notes.
+    let mut a2ui = aguikit_a2ui::agui::ActivityFolder::default();
+    for (i, r) in response.events.iter().enumerate() {
+        let Ok(v) = &r.event else { continue };
+        if v.get("activityType").and_then(Value::as_str) != Some(aguikit_a2ui::agui::ACTIVITY_TYPE)
+            || error.as_ref().is_some_and(|e| e.index <= i)
+        {
+            continue;
+        }
+        let Ok(event) = serde_json::from_value::<aguikit_core::Event>(v.clone()) else {
+            continue;
+        };
+        let ty = v.get("type").and_then(Value::as_str).map(str::to_owned);
+        for f in a2ui.push(i, &event) {
+            let place = [
+                f.violation.surface_id.as_deref(),
+                f.violation.component_id.as_deref(),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" / ");
+            let message = format!("{} ({place} {})", f.violation.message, f.violation.path);
+            if f.violation.is_error() {
+                problem(Some(i), ty.clone(), f.violation.rule, message);
+            } else {
+                run.notes
+                    .push(format!("event {i}: {}: {message}", f.violation.rule));
+            }
+        }
+    }
     // The engine drops them as the reference pipeline does, but the official client's
     // transport rejects them, and no event may be anything but an object.
     for (i, r) in response.events.iter().enumerate() {

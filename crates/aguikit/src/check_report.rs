@@ -123,12 +123,13 @@ fn testcase(out: &mut String, run: &RunCheck, rules_url: &str) {
     out.push_str("    </testcase>\n");
 }
 
-/// Every rule SARIF's driver lists: the engine's, then the transport checks.
+/// Every rule SARIF's driver lists: the engine's, the transport checks, then the A2UI rules.
 fn rule_ids() -> Vec<&'static str> {
     RULES
         .iter()
         .map(|r| r.id)
         .chain(TRANSPORT_CHECKS.iter().map(|c| c.id))
+        .chain(aguikit_a2ui::RULES.iter().map(|r| r.id))
         .collect()
 }
 
@@ -139,9 +140,14 @@ pub fn sarif(report: &CheckReport, rules_url: &str) -> Value {
         .iter()
         .map(|id| {
             let (title, explanation, reference) = describe(id).unwrap_or(("", "", ""));
+            let a2ui = aguikit_a2ui::rules::rule(id);
             let stage = aguikit_core::engine::rules::rule(id)
                 .map(|r| json!(r.stage))
-                .unwrap_or(json!("transport"));
+                .unwrap_or(json!(if a2ui.is_some() { "a2ui" } else { "transport" }));
+            let level = match a2ui.map(|r| r.severity) {
+                Some(aguikit_a2ui::Severity::Warning) => "warning",
+                _ => "error",
+            };
             json!({
                 "id": id,
                 "name": title,
@@ -149,7 +155,7 @@ pub fn sarif(report: &CheckReport, rules_url: &str) -> Value {
                 "fullDescription": {"text": explanation},
                 "help": {"text": format!("{explanation} Reference client: {reference}")},
                 "helpUri": link(rules_url, id),
-                "defaultConfiguration": {"level": "error"},
+                "defaultConfiguration": {"level": level},
                 "properties": {"stage": stage},
             })
         })
@@ -247,7 +253,10 @@ mod tests {
         assert_eq!(s["version"], "2.1.0");
         let run = &s["runs"][0];
         let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
-        assert_eq!(rules.len(), RULES.len() + TRANSPORT_CHECKS.len());
+        assert_eq!(
+            rules.len(),
+            RULES.len() + TRANSPORT_CHECKS.len() + aguikit_a2ui::RULES.len()
+        );
         let results = run["results"].as_array().unwrap();
         assert_eq!(results.len(), 1);
         let r = &results[0];
@@ -260,5 +269,32 @@ mod tests {
             r["locations"][0]["logicalLocations"][0]["name"],
             "plain/event 3"
         );
+    }
+
+    #[test]
+    fn a2ui_violations_link_to_their_rules() {
+        let mut r = report();
+        let v = Violation {
+            input: "plain".into(),
+            index: Some(2),
+            event_type: Some("ACTIVITY_SNAPSHOT".into()),
+            rule: "A7".into(),
+            message: "Component 'root' references non-existent component 'x'".into(),
+        };
+        r.runs[0].violations = vec![v.clone()];
+        r.violations = vec![v];
+        let s = sarif(&r, "https://r/RULES.md");
+        let run = &s["runs"][0];
+        let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+        let k = run["results"][0]["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rules[k]["id"], "A7");
+        assert_eq!(rules[k]["name"], "Dangling reference");
+        assert_eq!(rules[k]["properties"]["stage"], "a2ui");
+        let a13 = rules.iter().find(|r| r["id"] == "A13").unwrap();
+        assert_eq!(a13["defaultConfiguration"]["level"], "warning");
+        let x = junit(&r, "https://r/RULES.md");
+        assert!(x.contains("<failure type=\"A7\""), "{x}");
+        assert!(x.contains("Help: https://r/RULES.md#A7"), "{x}");
+        assert!(x.contains("Dangling reference"), "{x}");
     }
 }

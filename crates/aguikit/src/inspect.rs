@@ -283,6 +283,10 @@ struct Verdict {
     failing_label: Option<String>,
     /// The type of the last `RUN_STARTED`, `RUN_FINISHED` or `RUN_ERROR`.
     last_run_event: Option<String>,
+    /// The `a2ui-surface` activities, folded and checked (A2UI rules A1–A17).
+    a2ui: aguikit_a2ui::agui::ActivityFolder,
+    /// What breaks an A2UI rule, by event.
+    a2ui_findings: Vec<aguikit_a2ui::agui::EventFinding>,
 }
 
 fn verify(stream: &mut dyn Replay) -> Result<Verdict, ReadError> {
@@ -299,6 +303,8 @@ fn verify(stream: &mut dyn Replay) -> Result<Verdict, ReadError> {
         names: HashMap::new(),
         failing_label: None,
         last_run_event: None,
+        a2ui: aguikit_a2ui::agui::ActivityFolder::default(),
+        a2ui_findings: Vec::new(),
     };
     let mut applied_warnings = 0;
     stream.each(&mut |frame| {
@@ -333,7 +339,16 @@ fn verify(stream: &mut dyn Replay) -> Result<Verdict, ReadError> {
             (Err(u), _) => p
                 .push_decoded(Err(u.error.clone()), u.event_type.clone())
                 .map(|_| ()),
-            (Ok(json), Ok(_)) => p.push_json(json).map(|_| ()),
+            (Ok(json), Ok(_)) => {
+                let pushed = p.push_json(json).map(|_| ());
+                if pushed.is_ok()
+                    && let Ok(event) = aguikit_core::Event::from_json_slice(json)
+                {
+                    let found = v.a2ui.push(i, &event);
+                    v.a2ui_findings.extend(found);
+                }
+                pushed
+            }
             (Ok(_), Err(e)) => push_not_json(&mut p, e),
         };
         // The reducer's warnings carry no index: they belong to the event just pushed.
@@ -537,6 +552,49 @@ pub fn render(
             paint.paint(sgr::BOLD, "pending interrupts"),
             list.join(", ")
         )?;
+    }
+    let activities = verdict.a2ui.activities().count();
+    if activities > 0 {
+        let surfaces: usize = verdict.a2ui.activities().map(|a| a.surfaces.len()).sum();
+        writeln!(
+            out,
+            "{} {surfaces} surface{} in {activities} a2ui-surface activit{}, {} A2UI violation{}",
+            paint.paint(sgr::BOLD, "a2ui"),
+            plural(surfaces),
+            if activities == 1 { "y" } else { "ies" },
+            verdict.a2ui_findings.len(),
+            plural(verdict.a2ui_findings.len()),
+        )?;
+        for f in &verdict.a2ui_findings {
+            let v = &f.violation;
+            let mut place = Vec::new();
+            if let Some(s) = &v.surface_id {
+                place.push(format!("surface {s}"));
+            }
+            if let Some(c) = &v.component_id {
+                place.push(format!("component {c}"));
+            }
+            if !v.path.is_empty() {
+                place.push(v.path.clone());
+            }
+            let mark = if v.is_error() { "✗" } else { "!" };
+            writeln!(
+                out,
+                "  {} event {} rule {} ({}): {}",
+                paint.paint(
+                    if v.is_error() {
+                        sgr::BOLD_RED
+                    } else {
+                        sgr::YELLOW
+                    },
+                    mark
+                ),
+                f.event,
+                v.rule,
+                place.join(", "),
+                cut(v.message.clone())
+            )?;
+        }
     }
     writeln!(out)?;
     match &verdict.error {

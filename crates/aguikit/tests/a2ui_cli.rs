@@ -54,3 +54,28 @@ fn apply_adds_surfaces_only_when_asked() {
     assert_eq!(surface["components"][1]["text"], json!("hi"));
     assert_eq!(v["a2ui"][0]["violations"][0]["rule"], json!("A7"));
 }
+
+#[test]
+fn inspect_lists_a2ui_violations_and_keeps_the_verdict() {
+    let dir = std::env::temp_dir().join(format!("agui-a2ui-inspect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.jsonl");
+    std::fs::write(&file, STREAM).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_agui"))
+        .args(["inspect", "--color", "never"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("a2ui 1 surface in 1 a2ui-surface activity, 1 A2UI violation"),
+        "{text}"
+    );
+    assert!(
+        text.contains("event 2 rule A7 (surface s1, component root, /children/1)"),
+        "{text}"
+    );
+    // The AG-UI stream itself is valid: inspect's verdict and exit code are unchanged.
+    assert!(text.contains("✓ valid"), "{text}");
+    assert_eq!(out.status.code(), Some(0));
+}
