@@ -463,11 +463,31 @@ fn render_item(c: Completed) -> Option<RenderItem> {
 }
 
 /// Reads a streamed JSON array of A2UI messages (or a single message object) and yields
-/// each message (as JSON) as it completes.
+/// each message (as JSON) as it completes — and, with [`push_items`](Self::push_items),
+/// each component of an `updateComponents` as soon as it completes, before its message
+/// does.
 #[derive(Debug, Clone)]
 pub struct MessageStreamParser {
     scanner: JsonScanner,
     single: Option<bool>,
+    /// The surface id of the message being read, once its `surfaceId` has arrived.
+    surface: Option<(usize, String)>,
+}
+
+/// What [`MessageStreamParser::push_items`] yields.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamedItem {
+    /// A complete message.
+    Message(Value),
+    /// A complete component of the `updateComponents` message being read.
+    Component {
+        /// The index of the message in the stream.
+        message: usize,
+        /// The message's `surfaceId`, if it came before the components.
+        surface_id: Option<String>,
+        /// The component.
+        component: Value,
+    },
 }
 
 impl Default for MessageStreamParser {
@@ -480,13 +500,25 @@ impl MessageStreamParser {
     /// A parser with these limits.
     pub fn new(limits: StreamLimits) -> Self {
         MessageStreamParser {
-            scanner: JsonScanner::new(1, limits),
+            // Depth 4: the components of `[{"updateComponents": {"components": [...]}}]`.
+            scanner: JsonScanner::new(4, limits),
             single: None,
+            surface: None,
         }
     }
 
     /// Feeds a chunk; returns the messages it completed.
     pub fn push(&mut self, chunk: &str) -> Result<Vec<Value>, StreamError> {
+        Ok(only_messages(self.push_items(chunk)?))
+    }
+
+    /// Ends the stream.
+    pub fn finish(&mut self) -> Result<Vec<Value>, StreamError> {
+        Ok(only_messages(self.finish_items()?))
+    }
+
+    /// Feeds a chunk; returns the components and messages it completed, in order.
+    pub fn push_items(&mut self, chunk: &str) -> Result<Vec<StreamedItem>, StreamError> {
         if self.single.is_none()
             && let Some(b) = chunk.trim_start().bytes().next()
         {
@@ -497,25 +529,74 @@ impl MessageStreamParser {
         Ok(self.pick(done))
     }
 
-    /// Ends the stream.
-    pub fn finish(&mut self) -> Result<Vec<Value>, StreamError> {
+    /// Ends the stream; returns what completed with its end.
+    pub fn finish_items(&mut self) -> Result<Vec<StreamedItem>, StreamError> {
         let mut done = Vec::new();
         self.scanner.finish(&mut done)?;
         Ok(self.pick(done))
     }
 
-    fn pick(&self, done: Vec<Completed>) -> Vec<Value> {
+    fn pick(&mut self, done: Vec<Completed>) -> Vec<StreamedItem> {
         let single = self.single == Some(true);
-        done.into_iter()
-            .filter(|c| {
-                if single {
-                    c.path.is_empty()
-                } else {
-                    c.path.len() == 1
+        let mut out = Vec::new();
+        for c in done {
+            let (message, rest) = if single {
+                (0, c.path.as_slice())
+            } else {
+                match c.path.split_first() {
+                    Some((Seg::Index(i), rest)) => (*i, rest),
+                    _ => continue,
                 }
-            })
-            .map(|c| c.value)
-            .collect()
+            };
+            match rest {
+                [] => out.push(StreamedItem::Message(c.value)),
+                [Seg::Key(_), Seg::Key(k)] if k == "surfaceId" => {
+                    if let Value::String(s) = c.value {
+                        self.surface = Some((message, s));
+                    }
+                }
+                [Seg::Key(op), Seg::Key(k), Seg::Index(_)]
+                    if op == "updateComponents" && k == "components" =>
+                {
+                    let surface_id = self
+                        .surface
+                        .as_ref()
+                        .filter(|(m, _)| *m == message)
+                        .map(|(_, s)| s.clone());
+                    out.push(StreamedItem::Component {
+                        message,
+                        surface_id,
+                        component: c.value,
+                    });
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+fn only_messages(items: Vec<StreamedItem>) -> Vec<Value> {
+    items
+        .into_iter()
+        .filter_map(|i| match i {
+            StreamedItem::Message(m) => Some(m),
+            StreamedItem::Component { .. } => None,
+        })
+        .collect()
+}
+
+fn tagged(item: StreamedItem) -> TaggedItem {
+    match item {
+        StreamedItem::Message(m) => TaggedItem::Message(m),
+        StreamedItem::Component {
+            surface_id,
+            component,
+            ..
+        } => TaggedItem::Component {
+            surface_id,
+            component,
+        },
     }
 }
 
@@ -526,6 +607,14 @@ pub enum TaggedItem {
     Text(String),
     /// One complete A2UI message from inside a block.
     Message(Value),
+    /// One complete component of an `updateComponents` message still being read (its
+    /// surface id, when that came first); the message follows once complete.
+    Component {
+        /// The message's `surfaceId`, if it has arrived.
+        surface_id: Option<String>,
+        /// The component.
+        component: Value,
+    },
     /// A block that could not be read (the rest of that block is skipped).
     Error(StreamError),
 }
@@ -618,8 +707,8 @@ impl TaggedTextParser {
                 feed_block(block, &body, &mut out);
                 if closed.is_some() {
                     if !block.failed && block.started {
-                        match block.parser.finish() {
-                            Ok(ms) => out.extend(ms.into_iter().map(TaggedItem::Message)),
+                        match block.parser.finish_items() {
+                            Ok(items) => out.extend(items.into_iter().map(tagged)),
                             Err(e) => out.push(TaggedItem::Error(e)),
                         }
                     }
@@ -640,8 +729,8 @@ impl TaggedTextParser {
             Some(mut b) => {
                 feed_block(&mut b, &rest, &mut out);
                 if !b.failed {
-                    match b.parser.finish() {
-                        Ok(ms) => out.extend(ms.into_iter().map(TaggedItem::Message)),
+                    match b.parser.finish_items() {
+                        Ok(items) => out.extend(items.into_iter().map(tagged)),
                         Err(e) => out.push(TaggedItem::Error(e)),
                     }
                 }
@@ -673,8 +762,8 @@ fn feed_block(block: &mut Block, body: &str, out: &mut Vec<TaggedItem>) {
         return;
     }
     block.started = true;
-    match block.parser.push(&cleaned) {
-        Ok(ms) => out.extend(ms.into_iter().map(TaggedItem::Message)),
+    match block.parser.push_items(&cleaned) {
+        Ok(items) => out.extend(items.into_iter().map(tagged)),
         Err(e) => {
             block.failed = true;
             out.push(TaggedItem::Error(e));
@@ -753,6 +842,35 @@ mod tests {
             let r = s.feed(bad, &mut out).and_then(|_| s.finish(&mut out));
             assert!(r.is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn message_streams_yield_components_before_their_message() {
+        let mut p = MessageStreamParser::default();
+        let items = p
+            .push_items(r#"[{"version": "v0.9", "updateComponents": {"surfaceId": "s", "components": [{"id": "a", "component": "Text"}, {"id": "b""#)
+            .unwrap();
+        assert_eq!(
+            items,
+            vec![StreamedItem::Component {
+                message: 0,
+                surface_id: Some("s".into()),
+                component: json!({"id": "a", "component": "Text"}),
+            }]
+        );
+        let items = p.push_items(r#", "component": "Text"}]}}]"#).unwrap();
+        assert!(
+            matches!(&items[0], StreamedItem::Component { component, .. } if component["id"] == "b")
+        );
+        assert!(
+            matches!(&items[1], StreamedItem::Message(m) if m["updateComponents"]["components"].as_array().map(Vec::len) == Some(2))
+        );
+        assert!(p.finish().unwrap().is_empty());
+        let mut single = MessageStreamParser::default();
+        let ms = single
+            .push(r#"{"version": "v0.9", "deleteSurface": {"surfaceId": "s"}}"#)
+            .unwrap();
+        assert_eq!(ms.len(), 1);
     }
 
     #[test]
