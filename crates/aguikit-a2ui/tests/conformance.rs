@@ -472,3 +472,69 @@ fn basic_catalog_examples() {
 fn minimal_catalog_examples() {
     check_examples("minimal", 7);
 }
+
+/// Mutated and cut copies of every basic example go through the streaming parsers, the
+/// validator and the reducer: whatever comes out, nothing panics, and an intact copy fed
+/// in any chunking gives the same messages.
+#[test]
+fn mangled_examples_never_panic() {
+    let validator = Validator::with_catalog(spec_catalog("basic"));
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n.max(1) as u64) as usize
+    };
+    let specials = [
+        b'{', b'}', b'[', b']', b'"', b',', b':', b'0', b'a', b'\\', b'~', b'/',
+    ];
+    for (file, msgs) in examples("basic") {
+        let text = serde_json::to_string(&msgs).unwrap_or_default();
+        // Any chunking of the intact text gives the same messages.
+        let mut p = aguikit_a2ui::stream::MessageStreamParser::default();
+        let mut got = Vec::new();
+        let mut rest = text.as_str();
+        while !rest.is_empty() {
+            let mut cut = (1 + next(40)).min(rest.len());
+            while !rest.is_char_boundary(cut) {
+                cut += 1;
+            }
+            got.extend(
+                p.push(&rest[..cut])
+                    .unwrap_or_else(|e| panic!("{file}: {e}")),
+            );
+            rest = &rest[cut..];
+        }
+        got.extend(p.finish().unwrap_or_else(|e| panic!("{file}: {e}")));
+        assert_eq!(got, msgs, "{file}");
+        for _ in 0..20 {
+            let mut bytes = text.clone().into_bytes();
+            for _ in 0..1 + next(3) {
+                let i = next(bytes.len());
+                if bytes[i].is_ascii() {
+                    bytes[i] = specials[next(specials.len())];
+                }
+            }
+            let mangled = String::from_utf8_lossy(&bytes).into_owned();
+            let cut = next(mangled.len());
+            let cut = (cut..=mangled.len())
+                .find(|c| mangled.is_char_boundary(*c))
+                .unwrap_or(0);
+            let mut tp = TaggedTextParser::default();
+            let mut messages = Vec::new();
+            for part in [OPEN, &mangled[..cut], &mangled[cut..]] {
+                for item in tp.push(part) {
+                    if let TaggedItem::Message(m) = item {
+                        messages.push(m);
+                    }
+                }
+            }
+            tp.finish();
+            let (_, surfaces) = validator.validate_with_surfaces(&messages);
+            let _ = surfaces.to_value();
+        }
+    }
+}
+
+const OPEN: &str = "Here it is: <a2ui-json>";
