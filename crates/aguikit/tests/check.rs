@@ -162,6 +162,22 @@ fn each_fault_alone_is_named() {
 }
 
 #[test]
+fn a2ui_surface_violations_are_reported_with_their_rule() {
+    let (code, report) = check(&format!("{}/a2ui-dangling", scripted()));
+    assert_eq!(code, 1, "{report:#}");
+    let first = &report["runs"][0]["violations"];
+    assert_eq!(first.as_array().unwrap().len(), 1, "{first:#}");
+    assert_eq!(first[0]["rule"], "A7", "{first:#}");
+    assert_eq!(first[0]["index"], 1, "{first:#}");
+    assert_eq!(first[0]["eventType"], "ACTIVITY_SNAPSHOT", "{first:#}");
+    let message = first[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("'gone'") && message.contains("/children/0"),
+        "{message}"
+    );
+}
+
+#[test]
 fn a_stalled_stream_times_out_and_nothing_listening_exits_2() {
     let out = agui(&[
         "check",

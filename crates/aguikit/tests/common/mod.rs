@@ -314,6 +314,15 @@ fn answer(mut conn: TcpStream) -> std::io::Result<()> {
     };
     let reply = match path {
         "/ok" => stream("text/event-stream", sse(&[RS, TS, TC, TE, RF])),
+        // An A2UI surface whose root lists a child that does not exist (rule A7).
+        "/a2ui-dangling" => stream(
+            "text/event-stream",
+            sse(&[
+                RS,
+                r#"{"type":"ACTIVITY_SNAPSHOT","messageId":"a2ui-surface-s","activityType":"a2ui-surface","replace":true,"content":{"a2ui_operations":[{"version":"v0.9","createSurface":{"surfaceId":"s","catalogId":"basic"}},{"version":"v0.9","updateComponents":{"surfaceId":"s","components":[{"id":"root","component":"Column","children":["gone"]}]}}]}}"#,
+                RF,
+            ]),
+        ),
         "/chunks" => stream(
             "text/event-stream",
             sse(&[
