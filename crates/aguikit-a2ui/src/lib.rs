@@ -3,6 +3,7 @@
 
 pub mod agui;
 pub mod catalog;
+pub mod emit;
 pub mod message;
 pub mod pointer;
 pub mod rules;
