@@ -252,6 +252,7 @@ impl AgentServer {
             );
             let o = options.clone();
             let o2 = options.clone();
+            let o3 = options.clone();
             let thread = get(
                 move |Extension(p): Extension<Principal>,
                       Path(id): Path<String>,
@@ -264,6 +265,14 @@ impl AgentServer {
                       Path(id): Path<String>,
                       uri: axum::http::Uri| {
                     crate::store::delete(o2.clone(), p, id, uri)
+                },
+            )
+            .patch(
+                move |Extension(p): Extension<Principal>,
+                      Path(id): Path<String>,
+                      uri: axum::http::Uri,
+                      body: axum::body::Body| {
+                    crate::store::update(o3.clone(), p, id, uri, body)
                 },
             );
             let o = options.clone();

@@ -336,6 +336,16 @@ impl EventStore for Damaged {
     ) -> BoxFuture<'a, aguikit_server::aguikit_store::Result<bool>> {
         self.inner.delete_thread(thread)
     }
+    fn update_thread<'a>(
+        &'a self,
+        thread: &'a str,
+        update: &'a aguikit_server::aguikit_store::ThreadUpdate,
+    ) -> BoxFuture<
+        'a,
+        aguikit_server::aguikit_store::Result<aguikit_server::aguikit_store::ThreadInfo>,
+    > {
+        self.inner.update_thread(thread, update)
+    }
     fn check_integrity(&self) -> BoxFuture<'_, aguikit_server::aguikit_store::Result<()>> {
         self.inner.check_integrity()
     }

@@ -446,3 +446,170 @@ async fn open_interrupts_are_the_callers_own() {
         assert!(again.to_string().contains("confirm-1"), "{again}");
     }
 }
+
+/// `PATCH /agent/threads/{id}` (rename, fork origin) and `GET /agent/threads?q=` (search)
+/// reach the caller's own threads only, and refuse what they cannot take.
+#[cfg(feature = "store")]
+#[tokio::test]
+async fn threads_are_renamed_and_searched_by_their_owner_only() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let server = guarded_with_store(&runs);
+    let addr = serve(&server).await;
+    for (token, thread, text) in [
+        (ALICE, "alice-thread", "Plan a trip"),
+        (BOB, "bob-thread", "my secret plan"),
+    ] {
+        let res = post_as(addr, Some(token), &input(thread, text)).await;
+        assert_eq!(res.status, 200);
+        res.events().await;
+    }
+    let listed = |token: &'static str, q: &str| {
+        let q = q.to_owned();
+        async move {
+            let res = get(addr, token, &format!("/agent/threads?q={q}")).await;
+            assert_eq!(res.status, 200, "q={q}");
+            let j = res.json().await;
+            j["threads"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["threadId"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    // Search: the caller's own threads, by title or content, without case.
+    assert_eq!(listed(ALICE, "PLAN").await, ["alice-thread"]);
+    assert_eq!(listed(BOB, "plan").await, ["bob-thread"]);
+    assert!(listed(ALICE, "secret").await.is_empty());
+    assert_eq!(listed(BOB, "my+secret").await, ["bob-thread"]);
+    assert_eq!(listed(ALICE, "a%20trip").await, ["alice-thread"]);
+    assert_eq!(listed(ALICE, "").await, ["alice-thread"]);
+    for bad in ["%zz".to_owned(), "x".repeat(201)] {
+        let res = get(addr, ALICE, &format!("/agent/threads?q={bad}")).await;
+        assert_eq!(res.status, 400, "q={bad}");
+        let j = res.json().await;
+        assert_eq!(
+            (j["error"].as_str(), j["field"].as_str()),
+            (Some("invalid_query"), Some("q")),
+            "{j}"
+        );
+    }
+    assert_eq!(
+        listed(ALICE, Box::leak("é".repeat(200).into_boxed_str()))
+            .await
+            .len(),
+        0
+    );
+
+    let patch = |token: Option<&'static str>, path: &'static str, body: Vec<u8>| async move {
+        let auth = token.map(|t| format!("Bearer {t}"));
+        let mut headers = vec![("Host", "localhost"), ("Content-Type", "application/json")];
+        if let Some(a) = &auth {
+            headers.push(("Authorization", a.as_str()));
+        }
+        request(addr, "PATCH", path, &headers, &body).await
+    };
+    let body = |v: Value| serde_json::to_vec(&v).unwrap();
+    // Only with a token, and only one's own thread: Bob's id names a thread of his own.
+    let res = patch(
+        None,
+        "/agent/threads/alice-thread",
+        body(json!({"title": "x"})),
+    )
+    .await;
+    assert_eq!(res.status, 401);
+    let res = patch(
+        Some(BOB),
+        "/agent/threads/alice-thread",
+        body(json!({"title": "mine"})),
+    )
+    .await;
+    assert_eq!(res.status, 404);
+    assert_eq!(res.json().await["error"], "unknown_thread");
+    // A rename, white space collapsed: answered with the listing entry, and kept.
+    let res = patch(
+        Some(ALICE),
+        "/agent/threads/alice-thread",
+        body(json!({"title": "  Trip\n to\tOslo "})),
+    )
+    .await;
+    assert_eq!(res.status, 200);
+    let j = res.json().await;
+    assert_eq!(
+        (j["threadId"].as_str(), j["title"].as_str()),
+        (Some("alice-thread"), Some("Trip to Oslo")),
+        "{j}"
+    );
+    let thread = get(addr, ALICE, "/agent/threads/alice-thread")
+        .await
+        .json()
+        .await;
+    assert_eq!(thread["title"], "Trip to Oslo");
+    assert_eq!(thread["forkOf"], Value::Null);
+    assert_eq!(listed(ALICE, "oslo").await, ["alice-thread"]);
+    let bobs = get(addr, BOB, "/agent/threads/bob-thread")
+        .await
+        .json()
+        .await;
+    assert_eq!(bobs["title"], "my secret plan");
+    // Where a fork comes from.
+    let fork = json!({"threadId": "bob-thread", "runId": "r9"});
+    let res = patch(
+        Some(ALICE),
+        "/agent/threads/alice-thread",
+        body(json!({"forkOf": fork})),
+    )
+    .await;
+    assert_eq!(res.status, 200);
+    let list = get(addr, ALICE, "/agent/threads").await.json().await;
+    assert_eq!(list["threads"][0]["forkOf"], fork);
+    assert_eq!(list["threads"][0]["title"], "Trip to Oslo");
+    let thread = get(addr, ALICE, "/agent/threads/alice-thread")
+        .await
+        .json()
+        .await;
+    assert_eq!(thread["forkOf"], fork);
+    // What is refused, naming the field.
+    let long = "t".repeat(201);
+    for (sent, field) in [
+        (b"not json".to_vec(), ""),
+        (body(json!([1])), ""),
+        (body(json!({})), ""),
+        (body(json!({"name": "x"})), ""),
+        (body(json!({"title": ""})), "title"),
+        (body(json!({"title": " \n "})), "title"),
+        (body(json!({"title": 5})), "title"),
+        (body(json!({"title": "bell\u{7}"})), "title"),
+        (body(json!({"title": long})), "title"),
+        (body(json!({"forkOf": {"threadId": "x"}})), "forkOf"),
+        (
+            body(json!({"forkOf": {"threadId": "", "runId": "r"}})),
+            "forkOf",
+        ),
+        (body(json!({"forkOf": "x"})), "forkOf"),
+    ] {
+        let res = patch(Some(ALICE), "/agent/threads/alice-thread", sent.clone()).await;
+        assert_eq!(res.status, 400, "{}", String::from_utf8_lossy(&sent));
+        let j = res.json().await;
+        assert_eq!(
+            (j["error"].as_str(), j["field"].as_str()),
+            (Some("invalid_update"), Some(field)),
+            "{j}"
+        );
+    }
+    let huge = body(json!({"title": "x".repeat(9000)}));
+    let res = patch(Some(ALICE), "/agent/threads/alice-thread", huge).await;
+    assert_eq!(res.status, 413);
+    let res = patch(
+        Some(ALICE),
+        "/agent/threads/no-such-thread",
+        body(json!({"title": "x"})),
+    )
+    .await;
+    assert_eq!(res.status, 404);
+    let thread = get(addr, ALICE, "/agent/threads/alice-thread")
+        .await
+        .json()
+        .await;
+    assert_eq!(thread["title"], "Trip to Oslo");
+}

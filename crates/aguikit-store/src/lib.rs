@@ -270,6 +270,31 @@ pub struct ThreadInfo {
     pub title: Option<String>,
     /// The status of the thread's most recently started run (`None` before any run).
     pub last_status: Option<RunStatus>,
+    /// The thread (of the same namespace) and run this thread was forked from, when a
+    /// client said so ([`EventStore::update_thread`]).
+    pub fork_of: Option<ForkOf>,
+}
+
+/// Where a forked thread comes from: a thread of the same namespace (by its id) and the
+/// run of it whose end the fork starts from. Serialised as `{"threadId", "runId"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkOf {
+    /// The thread's id (not its key: the fork's namespace is the thread's).
+    pub thread_id: String,
+    /// The run of that thread the fork starts after.
+    pub run_id: String,
+}
+
+/// What [`EventStore::update_thread`] changes: each field that is `Some`; `None` leaves
+/// the thread's value as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThreadUpdate {
+    /// A title given by a person: replaces the thread's title (the one derived from its
+    /// first user message included, which is then never derived again).
+    pub title: Option<String>,
+    /// Where the thread was forked from.
+    pub fork_of: Option<ForkOf>,
 }
 
 impl ThreadInfo {
@@ -292,6 +317,56 @@ pub struct ThreadQuery {
     pub limit: usize,
     /// Where to go on from: a [`ThreadPage::next_cursor`]; `None` for the first page.
     pub cursor: Option<String>,
+    /// `Some(text)`: only the threads whose title or stored events hold `text` (see
+    /// [`ThreadQuery::matches`]); `None` or an empty text: every thread.
+    pub search: Option<String>,
+}
+
+impl ThreadQuery {
+    /// Whether a thread with this title and these events' JSON matches
+    /// [`search`](Self::search): the text occurs, ASCII letters compared without case, in
+    /// the title, or in the JSON of one of the events as a JSON string writes it (so `"`
+    /// matches `\"`): message text and tool arguments and results, which every run's
+    /// `RUN_STARTED.input` repeats whole, but also event types and field names. Every
+    /// backend matches this way (the SQL ones in their query).
+    pub fn matches<'e>(
+        &self,
+        title: Option<&str>,
+        mut events: impl Iterator<Item = &'e [u8]>,
+    ) -> bool {
+        let Some(needles) = self.needles() else {
+            return true;
+        };
+        let found = |hay: &[u8], needle: &str| {
+            let needle = needle.as_bytes();
+            hay.windows(needle.len())
+                .any(|w| w.eq_ignore_ascii_case(needle))
+        };
+        title.is_some_and(|t| found(t.as_bytes(), &needles.title))
+            || events.any(|json| found(json, &needles.json))
+    }
+
+    /// What the backends look for, when [`search`](Self::search) asks for something.
+    pub(crate) fn needles(&self) -> Option<Needles> {
+        let text = self.search.as_deref().filter(|s| !s.is_empty())?;
+        let json = serde_json::to_string(text).unwrap_or_default();
+        let json = json
+            .strip_prefix('"')
+            .and_then(|j| j.strip_suffix('"'))
+            .unwrap_or_default();
+        Some(Needles {
+            title: text.to_ascii_lowercase(),
+            json: json.to_ascii_lowercase(),
+        })
+    }
+}
+
+/// A search's text in lower case (ASCII letters), as it is and as a JSON string writes it.
+pub(crate) struct Needles {
+    /// For titles.
+    pub title: String,
+    /// For the stored events' JSON.
+    pub json: String,
 }
 
 /// One page of [`EventStore::list_threads`].
@@ -515,6 +590,16 @@ pub trait EventStore: Send + Sync + 'static {
     /// it, and one that comes after finds no thread. A running run without a lease, or
     /// whose lease expired (its server died), does not hold the thread.
     fn delete_thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<bool>>;
+
+    /// Changes what `update` names of thread `thread` (its title, where it was forked
+    /// from) and returns the thread as it is then ([`StoreError::UnknownThread`] if
+    /// absent). Its events, runs and `updated_ms` stay as they are: a rename is not
+    /// activity, and does not move the thread in the list.
+    fn update_thread<'a>(
+        &'a self,
+        thread: &'a str,
+        update: &'a ThreadUpdate,
+    ) -> BoxFuture<'a, Result<ThreadInfo>>;
 
     /// Checks the backing database thoroughly (SQLite: `PRAGMA quick_check`, which reads
     /// the whole file; PostgreSQL: the tables and their columns): [`StoreError::Damaged`]
@@ -932,6 +1017,13 @@ impl<S: EventStore + ?Sized> EventStore for Arc<S> {
     fn delete_thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<bool>> {
         (**self).delete_thread(thread)
     }
+    fn update_thread<'a>(
+        &'a self,
+        thread: &'a str,
+        update: &'a ThreadUpdate,
+    ) -> BoxFuture<'a, Result<ThreadInfo>> {
+        (**self).update_thread(thread, update)
+    }
     fn check_integrity(&self) -> BoxFuture<'_, Result<()>> {
         (**self).check_integrity()
     }
@@ -1221,6 +1313,13 @@ mod tests {
         fn delete_thread<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<bool>> {
             named("delete_thread")
         }
+        fn update_thread<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a ThreadUpdate,
+        ) -> BoxFuture<'a, Result<ThreadInfo>> {
+            named("update_thread")
+        }
         fn check_integrity(&self) -> BoxFuture<'_, Result<()>> {
             named("check_integrity")
         }
@@ -1365,6 +1464,8 @@ mod tests {
             assert_eq!(name(s.claim_thread("t", None).await), "claim_thread");
             assert_eq!(name(s.list_threads(&q).await), "list_threads");
             assert_eq!(name(s.delete_thread("t").await), "delete_thread");
+            let u = ThreadUpdate::default();
+            assert_eq!(name(s.update_thread("t", &u).await), "update_thread");
             assert_eq!(name(s.check_integrity().await), "check_integrity");
             assert_eq!(name(s.health().await), "health");
             assert_eq!(name(s.thread("t").await), "thread");

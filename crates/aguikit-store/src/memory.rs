@@ -3,9 +3,9 @@
 use crate::notify::Notifier;
 use crate::prepare::{Prepared, prepare};
 use crate::{
-    EventStore, FirstRun, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
-    ThreadInfo, ThreadPage, ThreadQuery, abandoned, decode_cursor, keeps_thread, now_ms,
-    page_limit, page_of,
+    EventStore, FirstRun, ForkOf, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
+    ThreadInfo, ThreadPage, ThreadQuery, ThreadUpdate, abandoned, decode_cursor, keeps_thread,
+    now_ms, page_limit, page_of,
 };
 use aguikit_core::Event;
 use futures_util::future::{BoxFuture, FutureExt};
@@ -29,6 +29,7 @@ struct Thread {
     created_ms: u64,
     updated_ms: u64,
     title: Option<String>,
+    fork_of: Option<ForkOf>,
 }
 
 #[derive(Default)]
@@ -58,6 +59,7 @@ impl Inner {
             created_ms: now,
             updated_ms: now,
             title: None,
+            fork_of: None,
         })
     }
 
@@ -501,11 +503,35 @@ impl EventStore for MemoryStore {
                 .filter_map(|(_, id)| inner.threads.get(id).map(|t| (id, t)))
                 .filter(|(_, t)| query.owner.is_none() || t.owner == query.owner)
                 .filter(|(id, _)| crate::in_scope(id, query.scope.as_deref()))
+                .filter(|(_, t)| {
+                    query.matches(t.title.as_deref(), t.events.iter().map(|(_, j)| &j[..]))
+                })
                 .take(limit + 1)
                 .map(|(id, t)| info(id, t))
                 .collect();
             Ok(page_of(list, limit))
         })();
+        std::future::ready(result).boxed()
+    }
+
+    fn update_thread<'a>(
+        &'a self,
+        thread: &'a str,
+        update: &'a ThreadUpdate,
+    ) -> BoxFuture<'a, Result<ThreadInfo>> {
+        let mut inner = self.lock();
+        let result = match inner.threads.get_mut(thread) {
+            Some(t) => {
+                if let Some(title) = &update.title {
+                    t.title = Some(title.clone());
+                }
+                if let Some(fork_of) = &update.fork_of {
+                    t.fork_of = Some(fork_of.clone());
+                }
+                Ok(info(thread, t))
+            }
+            None => Err(StoreError::UnknownThread(thread.to_owned())),
+        };
         std::future::ready(result).boxed()
     }
 
@@ -619,5 +645,6 @@ fn info(id: &str, t: &Thread) -> ThreadInfo {
         updated_ms: t.updated_ms,
         title: t.title.clone(),
         last_status: t.runs.last().map(|r| r.status),
+        fork_of: t.fork_of.clone(),
     }
 }

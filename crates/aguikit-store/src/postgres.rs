@@ -52,8 +52,9 @@ use crate::notify::Notifier;
 use crate::prepare::prepare_rows;
 use crate::rows::Decoded;
 use crate::{
-    EventStore, FirstRun, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
-    ThreadInfo, ThreadPage, ThreadQuery, decode_cursor, keeps_thread, now_ms, page_limit, page_of,
+    EventStore, FirstRun, ForkOf, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
+    ThreadInfo, ThreadPage, ThreadQuery, ThreadUpdate, decode_cursor, keeps_thread, now_ms,
+    page_limit, page_of,
 };
 use aguikit_core::Event;
 use futures_util::future::BoxFuture;
@@ -112,6 +113,10 @@ struct Sql {
     runs: String,
     lease_put: String,
     lease_get: String,
+    update: String,
+    /// The search term of [`Sql::list`] (see `ThreadQuery::matches`), `$T` and `$J` standing
+    /// for the parameters of the title's and the events' needles.
+    search: String,
 }
 
 impl Sql {
@@ -121,7 +126,8 @@ impl Sql {
                 (SELECT count(*) FROM {s}.runs r WHERE r.tid = t.tid),
                 t.owner, t.created_ms, t.updated_ms, t.title,
                 (SELECT r.status FROM {s}.runs r WHERE r.tid = t.tid
-                 ORDER BY r.first_seq DESC LIMIT 1)
+                 ORDER BY r.first_seq DESC LIMIT 1),
+                t.fork_thread, t.fork_run
              FROM {s}.threads t"
         );
         Sql {
@@ -159,7 +165,7 @@ impl Sql {
                      RETURNING thread_id, last_seq, owner, created_ms, updated_ms, title
                  )
                  SELECT thread_id, last_seq, 0::bigint, owner, created_ms, updated_ms, title,
-                     NULL::text
+                     NULL::text, NULL::bytea, NULL::bytea
                  FROM ins
                  UNION ALL
                  ({info} WHERE t.thread_id = $1 AND NOT EXISTS (SELECT 1 FROM ins))"
@@ -189,6 +195,18 @@ impl Sql {
             lease_get: format!(
                 "SELECT until_ms FROM {s}.leases WHERE thread_id = $1 AND run_id = $2"
             ),
+            update: format!(
+                "UPDATE {s}.threads SET title = coalesce($2, title),
+                     fork_thread = coalesce($3, fork_thread), fork_run = coalesce($4, fork_run)
+                 WHERE thread_id = $1"
+            ),
+            // lower() under the C collation folds ASCII letters only, as the other
+            // backends do.
+            search: format!(
+                "(position($T in lower(convert_from(t.title, 'UTF8') COLLATE \"C\")) > 0
+                  OR EXISTS (SELECT 1 FROM {s}.events e WHERE e.tid = t.tid
+                      AND position($J in lower(convert_from(e.body, 'UTF8') COLLATE \"C\")) > 0))"
+            ),
         }
     }
 }
@@ -214,7 +232,9 @@ fn ddl(s: &str) -> String {
              ADD COLUMN IF NOT EXISTS owner BYTEA,
              ADD COLUMN IF NOT EXISTS created_ms BIGINT NOT NULL DEFAULT 0,
              ADD COLUMN IF NOT EXISTS updated_ms BIGINT NOT NULL DEFAULT 0,
-             ADD COLUMN IF NOT EXISTS title BYTEA;
+             ADD COLUMN IF NOT EXISTS title BYTEA,
+             ADD COLUMN IF NOT EXISTS fork_thread BYTEA,
+             ADD COLUMN IF NOT EXISTS fork_run BYTEA;
          CREATE TABLE IF NOT EXISTS {s}.runs (
              tid BIGINT NOT NULL,
              run_id BYTEA NOT NULL,
@@ -609,6 +629,8 @@ const EXPECTED: [(&str, &[&str]); 4] = [
             "created_ms",
             "updated_ms",
             "title",
+            "fork_thread",
+            "fork_run",
         ],
     ),
     (
@@ -831,6 +853,16 @@ fn thread_info(r: &Row) -> ThreadInfo {
         last_status: r
             .get::<_, Option<&str>>(7)
             .map(|s| RunStatus::parse(s).unwrap_or(RunStatus::Running)),
+        fork_of: match (
+            r.get::<_, Option<Vec<u8>>>(8),
+            r.get::<_, Option<Vec<u8>>>(9),
+        ) {
+            (Some(thread), Some(run)) => Some(ForkOf {
+                thread_id: text(thread),
+                run_id: text(run),
+            }),
+            _ => None,
+        },
     }
 }
 
@@ -1375,6 +1407,14 @@ impl EventStore for PostgresStore {
                 " AND substr(t.thread_id, 1, length(${p}::bytea)) {equal} ${p}::bytea",
                 p = args.len()
             );
+            let needles = query.needles();
+            if let Some(n) = &needles {
+                args.push(&n.title);
+                args.push(&n.json);
+                let (t, j) = (args.len() - 1, args.len());
+                let term = self.inner.sql.search.replace("$T", &format!("${t}"));
+                sql += &format!(" AND {}", term.replace("$J", &format!("${j}")));
+            }
             let after = cursor.as_ref().map(|(ms, id)| (*ms as i64, id.as_bytes()));
             if let Some((ms, id)) = &after {
                 args.push(ms);
@@ -1395,6 +1435,32 @@ impl EventStore for PostgresStore {
             let mut c = self.inner.pool.get().await?;
             let rows = c.query(&sql, &args).await?;
             Ok(page_of(rows.iter().map(thread_info).collect(), limit))
+        })
+    }
+
+    fn update_thread<'a>(
+        &'a self,
+        thread: &'a str,
+        update: &'a ThreadUpdate,
+    ) -> BoxFuture<'a, Result<ThreadInfo>> {
+        Box::pin(async move {
+            let mut c = self.inner.pool.get().await?;
+            let title = update.title.as_deref().map(str::as_bytes);
+            let fork_thread = update.fork_of.as_ref().map(|f| f.thread_id.as_bytes());
+            let fork_run = update.fork_of.as_ref().map(|f| f.run_id.as_bytes());
+            let changed = c
+                .execute(
+                    &self.inner.sql.update,
+                    &[&thread.as_bytes(), &title, &fork_thread, &fork_run],
+                )
+                .await?;
+            if changed == 0 {
+                return Err(StoreError::unknown_thread(thread));
+            }
+            c.query_opt(&self.inner.sql.thread_info, &[&thread.as_bytes()])
+                .await?
+                .map(|r| thread_info(&r))
+                .ok_or_else(|| StoreError::unknown_thread(thread))
         })
     }
 

@@ -47,9 +47,9 @@ use crate::notify::Notifier;
 use crate::prepare::{Prepared, prepare_rows};
 use crate::rows::{Decoded, Packed};
 use crate::{
-    EventStore, FirstRun, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
-    ThreadInfo, ThreadPage, ThreadQuery, abandoned, decode_cursor, keeps_thread, now_ms,
-    page_limit, page_of,
+    EventStore, FirstRun, ForkOf, RawEvent, Result, RunInfo, RunStatus, StoreError, StoredEvent,
+    ThreadInfo, ThreadPage, ThreadQuery, ThreadUpdate, abandoned, decode_cursor, keeps_thread,
+    now_ms, page_limit, page_of,
 };
 use aguikit_core::Event;
 use futures_util::future::BoxFuture;
@@ -106,7 +106,9 @@ CREATE TABLE IF NOT EXISTS threads (
     owner TEXT,
     created_ms INTEGER NOT NULL DEFAULT 0,
     updated_ms INTEGER NOT NULL DEFAULT 0,
-    title TEXT
+    title TEXT,
+    fork_thread TEXT,
+    fork_run TEXT
 );
 CREATE TABLE IF NOT EXISTS runs (
     tid INTEGER NOT NULL,
@@ -138,11 +140,13 @@ CREATE TABLE IF NOT EXISTS leases (
 
 /// Columns of `threads` added after the first release: `(name, declaration)`, added by
 /// [`migrate`] to files that lack them.
-const THREAD_COLUMNS: [(&str, &str); 4] = [
+const THREAD_COLUMNS: [(&str, &str); 6] = [
     ("owner", "TEXT"),
     ("created_ms", "INTEGER NOT NULL DEFAULT 0"),
     ("updated_ms", "INTEGER NOT NULL DEFAULT 0"),
     ("title", "TEXT"),
+    ("fork_thread", "TEXT"),
+    ("fork_run", "TEXT"),
 ];
 
 /// Columns of `events` added after the first release (see [`THREAD_COLUMNS`]): `n`, the
@@ -164,7 +168,8 @@ CREATE INDEX IF NOT EXISTS runs_running ON runs (tid) WHERE status = 'running';
 const THREAD_INFO: &str = "SELECT t.thread_id, t.last_seq,
     (SELECT count(*) FROM runs r WHERE r.tid = t.tid),
     t.owner, t.created_ms, t.updated_ms, t.title,
-    (SELECT r.status FROM runs r WHERE r.tid = t.tid ORDER BY r.first_seq DESC LIMIT 1)
+    (SELECT r.status FROM runs r WHERE r.tid = t.tid ORDER BY r.first_seq DESC LIMIT 1),
+    t.fork_thread, t.fork_run
     FROM threads t";
 
 /// The rows of a thread's events from a sequence on: `(tid, seq)`, from the row holding
@@ -411,6 +416,13 @@ fn thread_info(r: &Row<'_>) -> rusqlite::Result<ThreadInfo> {
         last_status: r
             .get::<_, Option<String>>(7)?
             .map(|s| RunStatus::parse(&s).unwrap_or(RunStatus::Running)),
+        fork_of: match (
+            r.get::<_, Option<String>>(8)?,
+            r.get::<_, Option<String>>(9)?,
+        ) {
+            (Some(thread_id), Some(run_id)) => Some(ForkOf { thread_id, run_id }),
+            _ => None,
+        },
     })
 }
 
@@ -1314,6 +1326,7 @@ impl EventStore for SqliteStore {
             let cursor = query.cursor.as_deref().map(decode_cursor).transpose()?;
             let owner = query.owner.clone();
             let scope = query.scope.clone();
+            let needles = query.needles();
             let list = self
                 .read(move |c| {
                     let mut sql = format!("{THREAD_INFO} WHERE 1");
@@ -1331,6 +1344,19 @@ impl EventStore for SqliteStore {
                     args.push(Value::Text(prefix));
                     let p = args.len();
                     sql += &format!(" AND substr(t.thread_id, 1, length(?{p})) {equal} ?{p}");
+                    if let Some(n) = &needles {
+                        // ASCII letters without case (SQLite's lower() folds only those),
+                        // in the title or in a row of the thread's events (see
+                        // `ThreadQuery::matches`).
+                        args.push(Value::Text(n.title.clone()));
+                        args.push(Value::Text(n.json.clone()));
+                        let (q, j) = (args.len() - 1, args.len());
+                        sql += &format!(
+                            " AND (instr(lower(t.title), ?{q}) > 0 OR EXISTS (
+                                SELECT 1 FROM events e WHERE e.tid = t.tid
+                                AND instr(lower(CAST(e.body AS TEXT)), ?{j}) > 0))"
+                        );
+                    }
                     if let Some((ms, id)) = cursor {
                         args.push(Value::Integer(ms as i64));
                         args.push(Value::Text(id));
@@ -1355,6 +1381,40 @@ impl EventStore for SqliteStore {
                 .await?;
             Ok(page_of(list, limit))
         })
+    }
+
+    fn update_thread<'a>(
+        &'a self,
+        thread: &'a str,
+        update: &'a ThreadUpdate,
+    ) -> BoxFuture<'a, Result<ThreadInfo>> {
+        let thread = thread.to_owned();
+        let update = update.clone();
+        Box::pin(self.write(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
+            let fork = update.fork_of.as_ref();
+            let changed = tx
+                .execute(
+                    "UPDATE threads SET title = coalesce(?2, title),
+                         fork_thread = coalesce(?3, fork_thread), fork_run = coalesce(?4, fork_run)
+                     WHERE thread_id = ?1",
+                    params![
+                        thread,
+                        update.title,
+                        fork.map(|f| &f.thread_id),
+                        fork.map(|f| &f.run_id)
+                    ],
+                )
+                .map_err(backend)?;
+            if changed == 0 {
+                return Err(StoreError::UnknownThread(thread));
+            }
+            let info = thread_info_of(&tx, &thread)?.ok_or(StoreError::UnknownThread(thread))?;
+            tx.commit().map_err(backend)?;
+            Ok(info)
+        }))
     }
 
     fn delete_thread<'a>(&'a self, thread: &'a str) -> BoxFuture<'a, Result<bool>> {

@@ -71,7 +71,9 @@ use crate::context::RunShared;
 use crate::server::RunGuard;
 use aguikit_core::event::RunStarted;
 use aguikit_core::{Event, RunAgentInput};
-use aguikit_store::{EventStore, FirstRun, StoreError, ThreadInfo, ThreadQuery};
+use aguikit_store::{
+    EventStore, FirstRun, ForkOf, StoreError, ThreadInfo, ThreadQuery, ThreadUpdate,
+};
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -687,6 +689,20 @@ pub(crate) async fn threads(
     // Load runs' threads (`agui load`'s) are left out unless `?load=true`, and marked
     // `"load": true` when listed; the store is read on until the page is full, at most
     // `LIST_PAGES` times (then the page is short, with its `nextCursor`).
+    // `?q=TEXT`: only the threads whose title or stored events hold it (see
+    // `ThreadQuery::matches`).
+    let search = match query.get("q").map(|q| percent_decoded(q)) {
+        None => None,
+        Some(Some(q)) if q.chars().count() <= MAX_SEARCH_CHARS => Some(q).filter(|q| !q.is_empty()),
+        Some(_) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_query",
+                format!("q must be UTF-8 text of at most {MAX_SEARCH_CHARS} characters"),
+                json!({"field": "q"}),
+            );
+        }
+    };
     let with_load = query.get("load").is_some_and(|v| v == "true");
     let mut cursor = query.get("cursor").cloned().filter(|c| !c.is_empty());
     let mut threads: Vec<Value> = Vec::new();
@@ -699,6 +715,7 @@ pub(crate) async fn threads(
             // page ends.
             limit: limit - threads.len(),
             cursor: cursor.take(),
+            search: search.clone(),
         };
         let page = match options.store.list_threads(&q).await {
             Ok(page) => page,
@@ -722,6 +739,119 @@ pub(crate) async fn threads(
         cursor.clone_from(&next);
     }
     json_ok(json!({"threads": threads, "nextCursor": next}))
+}
+
+/// The longest search text `GET P/threads?q=` takes, in characters.
+const MAX_SEARCH_CHARS: usize = 200;
+
+/// The longest title `PATCH P/threads/{id}` takes, in characters.
+const MAX_TITLE_CHARS: usize = 200;
+
+/// The largest body `PATCH P/threads/{id}` reads, in bytes.
+const MAX_PATCH_BYTES: usize = 8 * 1024;
+
+/// The longest thread or run id a `forkOf` names, in bytes.
+const MAX_FORK_ID_BYTES: usize = 512;
+
+/// `PATCH P/threads/{id}` with `{"title"?: string, "forkOf"?: {"threadId", "runId"}}`:
+/// renames the caller's thread (whitespace collapsed; 1 to 200 characters, no control
+/// characters) and records where it was forked from (a thread of the same namespace).
+/// Answers the thread's listing entry, as `GET P/threads` lists it.
+pub(crate) async fn update(
+    options: StoreOptions,
+    principal: Principal,
+    id: String,
+    uri: axum::http::Uri,
+    body: Body,
+) -> Response {
+    let store = &*options.store;
+    let Some(thread) = named_key(&options, &principal, &id, &uri) else {
+        return no_thread(&id);
+    };
+    let bytes = match axum::body::to_bytes(body, MAX_PATCH_BYTES).await {
+        Ok(b) => b,
+        Err(_) => {
+            return error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!("a thread update is at most {MAX_PATCH_BYTES} bytes"),
+                Value::Null,
+            );
+        }
+    };
+    let update = match parse_update(&bytes) {
+        Ok(u) => u,
+        Err((field, message)) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_update",
+                message,
+                json!({"field": field}),
+            );
+        }
+    };
+    if let Err(res) = visible(store, &principal, &thread, &id).await {
+        return res;
+    }
+    match store.update_thread(&thread, &update).await {
+        Ok(info) => json_ok(json!(info)),
+        Err(StoreError::UnknownThread(_)) => no_thread(&id),
+        Err(e) => store_error(&e),
+    }
+}
+
+/// A `PATCH P/threads/{id}` body as a [`ThreadUpdate`], or the field at fault and why.
+fn parse_update(bytes: &[u8]) -> Result<ThreadUpdate, (&'static str, String)> {
+    let v: Value =
+        serde_json::from_slice(bytes).map_err(|e| ("", format!("the body is not JSON: {e}")))?;
+    let Some(o) = v.as_object() else {
+        return Err(("", "the body is not a JSON object".into()));
+    };
+    if let Some(k) = o.keys().find(|k| *k != "title" && *k != "forkOf") {
+        return Err((
+            "",
+            format!("unknown field {k:?}: expected title and forkOf"),
+        ));
+    }
+    let mut update = ThreadUpdate::default();
+    if let Some(t) = o.get("title") {
+        let Some(t) = t.as_str() else {
+            return Err(("title", "title is not a string".into()));
+        };
+        if t.chars().any(|c| c.is_control() && !c.is_whitespace()) {
+            return Err(("title", "title holds a control character".into()));
+        }
+        let title = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        let n = title.chars().count();
+        if n == 0 || n > MAX_TITLE_CHARS {
+            return Err((
+                "title",
+                format!("title must have 1 to {MAX_TITLE_CHARS} characters besides white space"),
+            ));
+        }
+        update.title = Some(title);
+    }
+    if let Some(f) = o.get("forkOf") {
+        let id = |k: &str| {
+            f.get(k)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty() && s.len() <= MAX_FORK_ID_BYTES)
+                .map(str::to_owned)
+        };
+        let (Some(thread_id), Some(run_id)) = (id("threadId"), id("runId")) else {
+            return Err((
+                "forkOf",
+                format!(
+                    "forkOf must be {{\"threadId\", \"runId\"}}: two strings of 1 to {MAX_FORK_ID_BYTES} bytes"
+                ),
+            ));
+        };
+        update.fork_of = Some(ForkOf { thread_id, run_id });
+    }
+    if update == ThreadUpdate::default() {
+        return Err(("", "nothing to change: give title or forkOf".into()));
+    }
+    Ok(update)
 }
 
 /// The start of the thread ids `agui load` gives its runs: `GET P/threads` leaves such
@@ -767,6 +897,7 @@ pub(crate) async fn thread(
         "threadId": info.id(),
         "owner": info.owner,
         "title": info.title,
+        "forkOf": info.fork_of,
         "messages": folded.seen["messages"],
         "state": folded.seen["state"],
         "pendingInterrupts": folded.seen["pendingInterrupts"],

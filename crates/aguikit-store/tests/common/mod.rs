@@ -9,7 +9,8 @@ pub mod rt;
 use aguikit_core::Event;
 use aguikit_core::engine::pipeline::Pipeline;
 use aguikit_store::{
-    EventStore, FirstRun, RunStatus, StoreError, StoredEvent, ThreadInfo, ThreadPage, ThreadQuery,
+    EventStore, FirstRun, ForkOf, RunStatus, StoreError, StoredEvent, ThreadInfo, ThreadPage,
+    ThreadQuery, ThreadUpdate,
 };
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
@@ -1763,6 +1764,156 @@ async fn threads_carry_title_status_and_times(open: Open) {
     );
 }
 
+/// The ids of the threads `search` finds (of `owner`'s, or every owner's), in list order,
+/// read a page of `limit` at a time.
+async fn found(s: &Store, owner: Option<&str>, search: &str, limit: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = s
+            .list_threads(&ThreadQuery {
+                owner: owner.map(str::to_owned),
+                limit,
+                cursor: cursor.take(),
+                search: Some(search.to_owned()),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        ids.extend(page.threads.iter().map(|t| t.id().to_owned()));
+        match page.next_cursor {
+            Some(c) => cursor = Some(c),
+            None => return ids,
+        }
+    }
+}
+
+/// `ThreadQuery::search` finds threads by title and by the text of their stored events
+/// (ASCII letters without case, as a JSON string writes the text, never as a pattern),
+/// within the owner asked for, page by page; `update_thread` renames a thread and records
+/// where it was forked from, without moving it in the list.
+async fn threads_are_searched_and_updated(open: Open) {
+    let s = open().await;
+    let user = |id: &str, text: &str| json!([{"id": id, "role": "user", "content": text}]);
+    let mut run = vec![started_with("a", "r1", user("u1", "Plan a trip to Oslo"))];
+    run.extend(text("m1", &["The fjo", "rds are lovely"]));
+    run.push(finished("a", "r1"));
+    append_ok(&s, "a", "r1", &run).await;
+    let quoted = user("u2", "Say \"hi\" to Åsa, 100% sure");
+    append_ok(
+        &s,
+        "b",
+        "r1",
+        &[started_with("b", "r1", quoted), finished("b", "r1")],
+    )
+    .await;
+    append_ok(&s, "c", "r1", &[started("c", "r1"), finished("c", "r1")]).await;
+    let bob = aguikit_store::thread_key(Some("bob"), "d");
+    s.claim_thread(&bob, Some("bob")).await.unwrap();
+    let owned = started_with("d", "r1", user("u3", "Oslo again"));
+    append_ok(&s, &bob, "r1", &[owned, finished("d", "r1")]).await;
+    let order = found(&s, None, "", 10).await;
+    assert_eq!(
+        order.len(),
+        4,
+        "an empty search lists every thread: {order:?}"
+    );
+
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    // The title, without case; another owner's thread only when every owner is listed.
+    assert_eq!(sorted(found(&s, None, "oSLO", 10).await), ["a", "d"]);
+    assert_eq!(found(&s, Some("bob"), "oslo", 10).await, ["d"]);
+    let alice = found(&s, Some("alice"), "oslo", 10).await;
+    assert!(alice.is_empty(), "{alice:?}");
+    // The events' text: a delta whole, as stored.
+    assert_eq!(found(&s, None, "RDS ARE", 10).await, ["a"]);
+    // Quotes as a JSON string writes them, letters beyond ASCII as they are (with their
+    // case), and no pattern characters.
+    assert_eq!(found(&s, None, "say \"hi\"", 10).await, ["b"]);
+    assert_eq!(found(&s, None, "Åsa", 10).await, ["b"]);
+    assert!(found(&s, None, "åsa", 10).await.is_empty());
+    assert_eq!(found(&s, None, "100%", 10).await, ["b"]);
+    for nothing in ["o%s", "l_v", "zzz-no-such-text"] {
+        let got = found(&s, None, nothing, 10).await;
+        assert!(got.is_empty(), "{nothing:?} found {got:?}");
+    }
+    // Paged: every match once, in list order.
+    let all = found(&s, None, "RUN_", 10).await;
+    assert_eq!(all, order, "every thread has a run");
+    assert_eq!(found(&s, None, "RUN_", 1).await, order);
+
+    // A rename; the thread keeps its place and its activity time.
+    let before = s.thread("a").await.unwrap();
+    let rename = ThreadUpdate {
+        title: Some("Fjord weekend".into()),
+        ..Default::default()
+    };
+    let after = s.update_thread("a", &rename).await.unwrap();
+    assert_eq!(after.title.as_deref(), Some("Fjord weekend"));
+    assert_eq!(after.updated_ms, before.updated_ms);
+    assert_eq!(after.last_seq, before.last_seq);
+    assert_eq!(after.fork_of, None);
+    assert_eq!(s.thread("a").await.unwrap(), after);
+    assert_eq!(found(&s, None, "", 10).await, order);
+    assert_eq!(found(&s, None, "weekend", 10).await, ["a"]);
+    // A fork's origin, kept with the title it had.
+    let fork = ForkOf {
+        thread_id: "a".into(),
+        run_id: "r1".into(),
+    };
+    let update = ThreadUpdate {
+        fork_of: Some(fork.clone()),
+        ..Default::default()
+    };
+    let b = s.update_thread("b", &update).await.unwrap();
+    assert_eq!(b.fork_of.as_ref(), Some(&fork));
+    assert!(
+        b.title.as_deref().is_some_and(|t| t.starts_with("Say")),
+        "{b:?}"
+    );
+    let v = serde_json::to_value(&b).unwrap();
+    assert_eq!(v["forkOf"], json!({"threadId": "a", "runId": "r1"}));
+    assert_eq!(serde_json::to_value(&after).unwrap()["forkOf"], Value::Null);
+    // Both, and the next run's first user message does not take the title back.
+    let both = ThreadUpdate {
+        title: Some("Named".into()),
+        fork_of: Some(ForkOf {
+            thread_id: "b".into(),
+            run_id: "r1".into(),
+        }),
+    };
+    s.update_thread("c", &both).await.unwrap();
+    let next = started_with("c", "r2", user("u4", "something else"));
+    append_ok(&s, "c", "r2", &[next, finished("c", "r2")]).await;
+    let c = s.thread("c").await.unwrap();
+    assert_eq!(c.title.as_deref(), Some("Named"));
+    assert_eq!(c.fork_of.map(|f| f.thread_id).as_deref(), Some("b"));
+    // Nothing asked: nothing changes. Listed as the thread is.
+    let same = s
+        .update_thread("b", &ThreadUpdate::default())
+        .await
+        .unwrap();
+    assert_eq!(same, s.thread("b").await.unwrap());
+    let listed = found(&s, None, "", 10).await;
+    assert_eq!(listed.len(), 4);
+    let page = s.list_threads(&ThreadQuery::default()).await.unwrap();
+    let c_listed = page.threads.iter().find(|t| t.id() == "c").unwrap();
+    assert_eq!(
+        c_listed.fork_of.as_ref().map(|f| f.run_id.as_str()),
+        Some("r1")
+    );
+    // Unknown threads, another owner's key included.
+    assert_unknown_thread(s.update_thread("nope", &rename).await);
+    assert_unknown_thread(s.update_thread("d", &rename).await);
+    assert_eq!(
+        s.thread(&bob).await.unwrap().title.as_deref(),
+        Some("Oslo again")
+    );
+}
+
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -2093,6 +2244,7 @@ pub fn cases() -> Vec<(&'static str, Case)> {
         case!(first_runs_of_new_threads_are_stored_with_their_claim),
         case!(threads_carry_title_status_and_times),
         case!(threads_are_paged_newest_first),
+        case!(threads_are_searched_and_updated),
         case!(deleted_threads_are_gone),
         case!(one_run_at_a_time_per_thread),
         case!(racing_runs_on_one_thread_are_serialised),

@@ -103,7 +103,7 @@ pub fn cors(origins: &[String]) -> Result<Option<CorsLayer>, String> {
     Ok(Some(
         CorsLayer::new()
             .allow_origin(AllowOrigin::list(list))
-            .allow_methods([Method::GET, Method::POST, Method::DELETE])
+            .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::PATCH])
             .allow_headers([
                 header::AUTHORIZATION,
                 header::CONTENT_TYPE,
