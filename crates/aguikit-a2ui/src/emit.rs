@@ -3,10 +3,10 @@
 //! `a2ui-surface-<id>`, `replace: true`, `content.a2ui_operations`; lifecycle snapshots with
 //! `content.status` before the surface paints).
 //!
-//! [`SurfaceEmitter`] builds the events; [`RenderToolCall`] turns a `render_a2ui` tool call
-//! into them as its arguments stream in: a `building` snapshot at the first delta, the
-//! surface as soon as the components received so far form a tree that paints (a `root`, no
-//! dangling reference), updated as more arrive, and the final, validated surface at the end.
+//! [`SurfaceEmitter`] builds the events; [`RenderToolCall`] follows a `render_a2ui` tool
+//! call as its arguments stream in ([`RenderStep`]s: progress, the surface once its
+//! components are complete and valid, again with its data, or why it is rejected); the
+//! [`middleware`](crate::middleware) puts them together in front of an agent.
 
 use crate::agui::{ACTIVITY_TYPE, OPERATIONS_KEY};
 use crate::message::{
@@ -116,6 +116,13 @@ impl SurfaceEmitter {
             .into()
     }
 
+    /// The surface is starting to be generated (`status: building`, no progress yet).
+    pub fn building_started(&self) -> Event {
+        let mut c = Map::new();
+        c.insert("status".into(), json!("building"));
+        self.snapshot(c)
+    }
+
     /// The surface is being generated: `progress_tokens` received so far.
     pub fn building(&self, progress_tokens: u64) -> Event {
         let mut c = Map::new();
@@ -157,10 +164,26 @@ impl SurfaceEmitter {
     }
 }
 
-/// A `render_a2ui` tool call becoming surface events as its arguments stream in.
+/// What a streamed `render_a2ui` call gives, step by step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RenderStep {
+    /// Still generating: about this many tokens of arguments so far.
+    Building(u64),
+    /// The surface (or a fuller one): these operations, the activity's whole content.
+    Surface(Vec<ServerMessage>),
+    /// The components do not validate: the caller retries or gives up.
+    Rejected(Vec<Violation>),
+}
+
+/// Progress is reported every this many (estimated) tokens.
+const PROGRESS_STEP: u64 = 20;
+
+/// A `render_a2ui` tool call becoming surface events as its arguments stream in, with the
+/// official middleware's timing: progress while the components stream, the surface
+/// (`createSurface` + `updateComponents`) once the `components` list is closed and valid,
+/// then again with `updateDataModel` (path `/`) once `data` is complete.
 #[derive(Debug, Clone)]
 pub struct RenderToolCall {
-    emitter: SurfaceEmitter,
     parser: RenderArgsParser,
     validator: Validator,
     catalog_id: String,
@@ -168,16 +191,18 @@ pub struct RenderToolCall {
     components: Vec<Component>,
     invalid: Vec<Violation>,
     data: Option<Value>,
-    deltas: u64,
-    painted: usize,
+    args_len: usize,
+    progress: u64,
+    emitted: bool,
+    rejected: bool,
+    data_done: bool,
+    failed: Option<StreamError>,
 }
 
 impl RenderToolCall {
-    /// The call `tool_call_id`; surfaces name `catalog_id` unless the arguments name
-    /// another; the final surface is checked with `validator`.
-    pub fn new(tool_call_id: &str, catalog_id: &str, validator: Validator) -> Self {
+    /// A call whose surfaces name `catalog_id`; components are checked with `validator`.
+    pub fn new(catalog_id: &str, validator: Validator) -> Self {
         RenderToolCall {
-            emitter: SurfaceEmitter::new(tool_call_id),
             parser: RenderArgsParser::default(),
             validator,
             catalog_id: catalog_id.to_string(),
@@ -185,71 +210,90 @@ impl RenderToolCall {
             components: Vec::new(),
             invalid: Vec::new(),
             data: None,
-            deltas: 0,
-            painted: 0,
+            args_len: 0,
+            progress: 0,
+            emitted: false,
+            rejected: false,
+            data_done: false,
+            failed: None,
         }
     }
 
-    /// The emitter (for `retrying` and `failed`).
-    pub fn emitter(&self) -> &SurfaceEmitter {
-        &self.emitter
+    /// Whether the surface has been given (its components were valid).
+    pub fn emitted(&self) -> bool {
+        self.emitted
     }
 
-    /// Takes an arguments delta; returns the events it gives: `building` at the first
-    /// delta, the surface whenever the components so far form a tree that paints and
-    /// it grew.
-    pub fn push_args(&mut self, delta: &str) -> Result<Vec<Event>, StreamError> {
-        self.deltas += 1;
-        let items = self.parser.push(delta)?;
-        self.take(items);
+    /// The surface id, once the arguments named it.
+    pub fn surface_id(&self) -> Option<&str> {
+        self.surface_id.as_deref()
+    }
+
+    /// Takes an arguments delta; returns the steps it gives. Arguments that stop being
+    /// JSON give one `Rejected` step (A17), then nothing more.
+    pub fn push_args(&mut self, delta: &str) -> Vec<RenderStep> {
+        if self.failed.is_some() {
+            return Vec::new();
+        }
+        self.args_len += delta.len();
         let mut out = Vec::new();
-        if self.deltas == 1 {
-            out.push(self.emitter.building(self.deltas));
+        match self.parser.push(delta) {
+            Ok(items) => self.take(items, &mut out),
+            Err(e) => {
+                self.failed = Some(e.clone());
+                if !self.emitted {
+                    self.rejected = true;
+                }
+                out.push(RenderStep::Rejected(vec![e.to_violation()]));
+                return out;
+            }
         }
-        if self.components.len() > self.painted && self.paints() {
-            self.painted = self.components.len();
-            out.push(self.emitter.operations(&self.ops()));
+        let tokens = (self.args_len as u64).div_ceil(4);
+        if !self.emitted && !self.rejected && tokens >= self.progress + PROGRESS_STEP {
+            self.progress = tokens;
+            out.insert(0, RenderStep::Building(tokens));
         }
-        Ok(out)
+        out
     }
 
-    /// Ends the arguments: the final surface, or what is wrong with it (the caller may
-    /// retry with [`SurfaceEmitter::retrying`] or give up with [`SurfaceEmitter::failed`]).
-    pub fn finish(&mut self) -> Result<Event, Vec<Violation>> {
-        match self.parser.finish() {
-            Ok(items) => self.take(items),
-            Err(e) => return Err(vec![e.to_violation()]),
+    /// Ends the arguments: what is wrong with the call, if its surface was never given
+    /// (no surfaceId, components never closed, invalid components).
+    pub fn finish(&mut self) -> Vec<Violation> {
+        if self.emitted {
+            return Vec::new();
         }
-        if !self.invalid.is_empty() {
-            return Err(self.invalid.clone());
+        if let Some(e) = &self.failed {
+            return vec![e.to_violation()];
+        }
+        let mut out = Vec::new();
+        if let Err(e) = self.parser.finish() {
+            out.push(e.to_violation());
         }
         if self.surface_id.is_none() {
-            return Err(vec![Violation::new(
+            out.push(Violation::new(
                 "A1",
                 "the render_a2ui arguments have no surfaceId",
-            )]);
+            ));
         }
-        let ops = self.ops();
-        let values: Vec<Value> = ops.iter().map(ServerMessage::to_value).collect();
-        let errors: Vec<Violation> = self
-            .validator
-            .validate(&values)
-            .into_iter()
-            .filter(|f| f.violation.is_error())
-            .map(|f| f.violation)
-            .collect();
-        if errors.is_empty() {
-            Ok(self.emitter.operations(&ops))
-        } else {
-            Err(errors)
+        if self.components.is_empty() {
+            out.push(Violation::new(
+                "A1",
+                "the render_a2ui arguments have no components",
+            ));
         }
+        out.extend(self.invalid.iter().cloned());
+        out
     }
 
-    fn take(&mut self, items: Vec<RenderItem>) {
+    fn take(&mut self, items: Vec<RenderItem>, out: &mut Vec<RenderStep>) {
         for item in items {
             match item {
                 RenderItem::SurfaceId(s) => self.surface_id = Some(s),
-                RenderItem::CatalogId(c) => self.catalog_id = c,
+                RenderItem::CatalogId(c) => {
+                    if c != "basic" && self.catalog_id.is_empty() {
+                        self.catalog_id = c;
+                    }
+                }
                 RenderItem::Component(_, c) => self.components.push(c),
                 RenderItem::InvalidComponent(i, errs) => {
                     self.invalid.extend(errs.into_iter().map(|e| {
@@ -257,38 +301,74 @@ impl RenderToolCall {
                         e.at(p)
                     }))
                 }
+                RenderItem::ComponentsDone(_) => {
+                    if self.emitted || self.rejected {
+                        continue;
+                    }
+                    let errors = self.check();
+                    if errors.is_empty() {
+                        self.emitted = true;
+                        out.push(RenderStep::Surface(self.ops(false)));
+                    } else {
+                        self.rejected = true;
+                        out.push(RenderStep::Rejected(errors));
+                    }
+                }
                 RenderItem::Data(d) => self.data = Some(d),
                 RenderItem::Other(..) => {}
+            }
+            if self.emitted && !self.data_done && self.data.is_some() {
+                self.data_done = true;
+                out.push(RenderStep::Surface(self.ops(true)));
             }
         }
     }
 
-    /// Whether the components so far form a tree that paints: a root, and every
-    /// reference resolves.
-    fn paints(&self) -> bool {
-        let Some(sid) = &self.surface_id else {
-            return false;
-        };
-        let values: Vec<Value> = self.ops().iter().map(ServerMessage::to_value).collect();
-        let (findings, surfaces) = self.validator.validate_with_surfaces(&values);
-        surfaces.get(sid).is_some_and(|s| s.root().is_some())
-            && !findings
-                .iter()
-                .any(|f| matches!(f.violation.rule, "A6" | "A7" | "A8" | "A9"))
+    /// The errors of the components as a new surface (catalog, references, root).
+    fn check(&self) -> Vec<Violation> {
+        let mut errors = self.invalid.clone();
+        if self.surface_id.is_none() {
+            errors.push(Violation::new(
+                "A1",
+                "the render_a2ui arguments name no surfaceId before their components end",
+            ));
+            return errors;
+        }
+        let values: Vec<Value> = self
+            .ops(false)
+            .iter()
+            .map(ServerMessage::to_value)
+            .collect();
+        errors.extend(
+            self.validator
+                .validate(&values)
+                .into_iter()
+                .filter(|f| f.violation.is_error())
+                .map(|f| f.violation),
+        );
+        errors
     }
 
-    fn ops(&self) -> Vec<ServerMessage> {
+    fn ops(&self, with_data: bool) -> Vec<ServerMessage> {
         let sid = self.surface_id.as_deref().unwrap_or_default();
-        let mut ops = vec![create_surface(sid, &self.catalog_id)];
-        if !self.components.is_empty() {
-            ops.push(update_components(sid, self.components.clone()));
-        }
-        if let Some(d) = &self.data {
-            ops.push(update_data(sid, None, Some(d.clone())));
+        let catalog = if self.catalog_id.is_empty() {
+            DEFAULT_CATALOG_ID
+        } else {
+            &self.catalog_id
+        };
+        let mut ops = vec![
+            create_surface(sid, catalog),
+            update_components(sid, self.components.clone()),
+        ];
+        if with_data && let Some(d) = &self.data {
+            ops.push(update_data(sid, Some("/"), Some(d.clone())));
         }
         ops
     }
 }
+
+/// The catalog id surfaces name when nothing names another (the official middleware's).
+pub const DEFAULT_CATALOG_ID: &str = "https://a2ui.org/specification/v0_9/basic_catalog.json";
 
 #[cfg(test)]
 mod tests {
@@ -296,47 +376,59 @@ mod tests {
     use crate::agui::{ActivityFolder, Lifecycle};
 
     #[test]
-    fn a_streamed_tool_call_becomes_surface_events() {
-        let args = r#"{"surfaceId": "flight", "components": [{"id": "root", "component": "Card", "child": "col"}, {"id": "col", "component": "Column", "children": ["t"]}, {"id": "t", "component": "Text", "text": {"path": "/status"}}], "data": {"status": "On time"}}"#;
-        let mut call = RenderToolCall::new("tc1", "basic", Validator::new());
-        let mut events = Vec::new();
-        for chunk in args.as_bytes().chunks(16) {
-            events.extend(call.push_args(std::str::from_utf8(chunk).unwrap()).unwrap());
-        }
-        events.push(call.finish().unwrap());
-        // building, the surface once root, col and t are all there, the final one.
-        assert_eq!(events.len(), 3, "{events:#?}");
-        let mut folder = ActivityFolder::default();
-        let mut statuses = Vec::new();
-        for (i, e) in events.iter().enumerate() {
-            assert!(folder.push(i, e).is_empty());
-            statuses.push(folder.activities().next().and_then(|a| a.status.clone()));
-        }
-        assert_eq!(
-            statuses[0],
-            Some(Lifecycle::Building {
-                progress_tokens: Some(1)
-            })
+    fn a_streamed_tool_call_gives_progress_then_the_surface_then_its_data() {
+        let filler = "x".repeat(200);
+        let args = format!(
+            r#"{{"surfaceId": "flight", "components": [{{"id": "root", "component": "Card", "child": "t"}}, {{"id": "t", "component": "Text", "text": {{"path": "/status"}}, "note": "{filler}"}}], "data": {{"status": "On time"}}}}"#
         );
-        let a = folder.activities().next().unwrap();
-        assert_eq!(a.message_id, "a2ui-surface-tc1");
-        let s = a.surfaces.get("flight").unwrap();
-        assert_eq!(s.catalog_id, "basic");
-        assert_eq!(s.components.len(), 3);
-        assert_eq!(s.data, json!({"status": "On time"}));
+        let mut call = RenderToolCall::new("", Validator::new());
+        let mut steps = Vec::new();
+        for chunk in args.as_bytes().chunks(16) {
+            steps.extend(call.push_args(std::str::from_utf8(chunk).unwrap()));
+        }
+        assert!(call.finish().is_empty());
+        let building = steps
+            .iter()
+            .filter(|s| matches!(s, RenderStep::Building(_)))
+            .count();
+        assert!(building >= 2, "{steps:?}");
+        let surfaces: Vec<&Vec<ServerMessage>> = steps
+            .iter()
+            .filter_map(|s| match s {
+                RenderStep::Surface(ops) => Some(ops),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(surfaces.len(), 2);
+        assert_eq!(surfaces[0].len(), 2);
+        assert_eq!(
+            surfaces[1][2],
+            update_data("flight", Some("/"), Some(json!({"status": "On time"})))
+        );
+        assert_eq!(surfaces[1][0], create_surface("flight", DEFAULT_CATALOG_ID));
+        // No progress once the surface is out.
+        let last_surface = steps
+            .iter()
+            .rposition(|s| matches!(s, RenderStep::Surface(_)));
+        let last_building = steps
+            .iter()
+            .rposition(|s| matches!(s, RenderStep::Building(_)));
+        assert!(last_building < last_surface);
     }
 
     #[test]
-    fn an_invalid_call_is_refused_with_its_rules() {
-        let mut call = RenderToolCall::new("tc2", "basic", Validator::new());
-        call.push_args(r#"{"surfaceId": "s", "components": [{"id": "root", "component": "Column", "children": ["x"]}]}"#)
-            .unwrap();
-        let errs = call.finish().unwrap_err();
+    fn an_invalid_call_is_rejected_with_its_rules() {
+        let mut call = RenderToolCall::new("basic", Validator::new());
+        let steps = call.push_args(
+            r#"{"surfaceId": "s", "components": [{"id": "root", "component": "Column", "children": ["x"]}]}"#,
+        );
+        let RenderStep::Rejected(errs) = &steps[0] else {
+            panic!("{steps:?}");
+        };
         assert_eq!(errs[0].rule, "A7");
-        let retry = call.emitter().retrying(2, 3, &errs);
-        let failed = call.emitter().failed("no valid surface", 3);
+        let e = SurfaceEmitter::new("tc");
         let mut folder = ActivityFolder::default();
-        folder.push(0, &retry);
+        folder.push(0, &e.retrying(2, 3, errs));
         assert!(matches!(
             folder.activities().next().and_then(|a| a.status.clone()),
             Some(Lifecycle::Retrying {
@@ -345,7 +437,7 @@ mod tests {
                 ..
             })
         ));
-        folder.push(1, &failed);
+        folder.push(1, &e.failed("no valid surface", 3));
         assert!(matches!(
             folder.activities().next().and_then(|a| a.status.clone()),
             Some(Lifecycle::Failed {
@@ -353,12 +445,16 @@ mod tests {
                 ..
             })
         ));
-        let mut call = RenderToolCall::new("tc3", "basic", Validator::new());
-        call.push_args(r#"{"components": [5]}"#).unwrap();
-        assert_eq!(call.finish().unwrap_err()[0].rule, "A1");
-        let mut call = RenderToolCall::new("tc4", "basic", Validator::new());
-        assert!(call.push_args("{oops").is_err());
-        assert_eq!(call.finish().unwrap_err()[0].rule, "A17");
+        let mut call = RenderToolCall::new("basic", Validator::new());
+        call.push_args(r#"{"components": [5]"#);
+        let errs = call.finish();
+        assert!(errs.iter().any(|v| v.rule == "A1"), "{errs:?}");
+        let mut call = RenderToolCall::new("basic", Validator::new());
+        assert!(
+            matches!(&call.push_args("{oops")[0], RenderStep::Rejected(v) if v[0].rule == "A17")
+        );
+        assert!(call.push_args("more").is_empty());
+        assert_eq!(call.finish()[0].rule, "A17");
     }
 
     #[test]

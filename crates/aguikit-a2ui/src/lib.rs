@@ -5,6 +5,7 @@ pub mod agui;
 pub mod catalog;
 pub mod emit;
 pub mod message;
+pub mod middleware;
 pub mod pointer;
 pub mod rules;
 pub mod schema;

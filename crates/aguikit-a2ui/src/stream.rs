@@ -397,6 +397,8 @@ pub enum RenderItem {
     Component(usize, Component),
     /// An element of `components` that is not a component (its index, the `A1` violations).
     InvalidComponent(usize, Vec<Violation>),
+    /// The `components` list is closed (how many elements it has).
+    ComponentsDone(usize),
     /// `data` (the initial data model).
     Data(Value),
     /// Another top-level argument.
@@ -448,7 +450,7 @@ fn render_item(c: Completed) -> Option<RenderItem> {
         [Seg::Key(k)] => Some(match (k.as_str(), c.value) {
             ("surfaceId", Value::String(s)) => RenderItem::SurfaceId(s),
             ("catalogId", Value::String(s)) => RenderItem::CatalogId(s),
-            ("components", Value::Array(_)) => return None,
+            ("components", Value::Array(a)) => RenderItem::ComponentsDone(a.len()),
             ("data", v) => RenderItem::Data(v),
             (_, v) => RenderItem::Other(k.clone(), v),
         }),
@@ -797,13 +799,14 @@ mod tests {
             first_component_at,
             Some(args.find(r#"["t"]}"#).unwrap() + 5)
         );
-        assert_eq!(all.len(), 4);
+        assert_eq!(all.len(), 5);
         assert_eq!(all[0], RenderItem::SurfaceId("s1".into()));
         let RenderItem::Component(1, t) = &all[2] else {
             panic!("{:?}", all[2]);
         };
         assert_eq!(t.properties["text"], json!("a \"quoted\" ]} text"));
-        assert_eq!(all[3], RenderItem::Data(json!({"n": [1, 2.5, true, null]})));
+        assert_eq!(all[3], RenderItem::ComponentsDone(2));
+        assert_eq!(all[4], RenderItem::Data(json!({"n": [1, 2.5, true, null]})));
     }
 
     #[test]
