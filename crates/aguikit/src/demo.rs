@@ -17,6 +17,9 @@ The demo agent at POST /agent reacts to what you write:
   research X         two subagents working concurrently
   approve            ends the run with an interrupt; the next run resumes it
   count to 5         updates shared state with JSON Patch deltas
+  flight status      an A2UI surface (a card) from a streamed render_a2ui tool call
+  book a table       an A2UI form with checks; its Book button answers in a new run
+  compare plans      an A2UI list of cards built from the data by a template
   fail               ends the run with RUN_ERROR";
 
 /// The demo agent. `delay` paces the streamed pieces so a person can watch them arrive.
@@ -219,10 +222,154 @@ impl DemoAgent {
     }
 }
 
+impl DemoAgent {
+    /// Streams a `render_a2ui` call for `args` and, beside it, the `a2ui-surface`
+    /// activities the A2UI middleware makes of it (building, then the surface once its
+    /// components are complete, then with its data), then the call's result.
+    async fn surface(&self, ctx: &RunContext, intro: &str, args: Value) -> AgentResult {
+        use aguikit_a2ui::emit::{
+            DEFAULT_CATALOG_ID, RENDER_TOOL, RenderStep, RenderToolCall, SurfaceEmitter,
+        };
+        let msg = self.say(ctx, intro).await?;
+        let call = ctx
+            .tool_call(RENDER_TOOL)
+            .parent_message(msg)
+            .start()
+            .await?;
+        let emitter = SurfaceEmitter::new(call.id());
+        ctx.emit(emitter.building_started()).await?;
+        let mut render = RenderToolCall::new(DEFAULT_CATALOG_ID, aguikit_a2ui::Validator::new());
+        let text = args.to_string();
+        for piece in text.as_bytes().chunks(48) {
+            let piece = String::from_utf8_lossy(piece).into_owned();
+            for step in render.push_args(&piece) {
+                let event = match step {
+                    RenderStep::Building(tokens) => emitter.building(tokens),
+                    RenderStep::Surface(ops) => emitter.operations(&ops),
+                    RenderStep::Rejected(errors) => emitter.failed(
+                        &errors
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join("; "),
+                        1,
+                    ),
+                };
+                ctx.emit(event).await?;
+            }
+            call.args(piece).await?;
+            self.pause().await;
+        }
+        call.result(json!({"status": "rendered"}).to_string())
+            .await?;
+        Ok(Finish::success())
+    }
+
+    /// A user's action on a surface (`forwardedProps.a2uiAction.userAction`), answered.
+    async fn action(&self, ctx: &RunContext, action: &Value) -> AgentResult {
+        let name = action.get("name").and_then(Value::as_str).unwrap_or("");
+        let context = action.get("context").cloned().unwrap_or(json!({}));
+        let text = match name {
+            "book" => {
+                let who = context.get("name").and_then(Value::as_str).unwrap_or("you");
+                let people = context
+                    .get("people")
+                    .map(|p| p.to_string())
+                    .unwrap_or_else(|| "2".into());
+                let date = context
+                    .get("date")
+                    .and_then(Value::as_str)
+                    .unwrap_or("tonight");
+                format!("Booked a table for {people} under the name {who}, {date}.")
+            }
+            "choose_plan" => format!(
+                "You chose the {} plan.",
+                context
+                    .get("plan")
+                    .and_then(Value::as_str)
+                    .unwrap_or("selected")
+            ),
+            other => format!("You pressed {other:?} on the surface."),
+        };
+        self.say(ctx, &text).await?;
+        Ok(Finish::success())
+    }
+}
+
+/// The `render_a2ui` arguments of the flight-status card.
+pub fn flight_surface() -> Value {
+    json!({
+        "surfaceId": "flight-status",
+        "components": [
+            {"id": "root", "component": "Card", "child": "body"},
+            {"id": "body", "component": "Column", "children": ["title", "route", "divider", "times"]},
+            {"id": "title", "component": "Text", "variant": "h3", "text": {"path": "/flight/number"}},
+            {"id": "route", "component": "Text", "text": {"path": "/flight/route"}},
+            {"id": "divider", "component": "Divider"},
+            {"id": "times", "component": "Row", "children": ["departs", "status"], "justify": "spaceBetween"},
+            {"id": "departs", "component": "Text", "text": {"path": "/flight/departs"}},
+            {"id": "status", "component": "Text", "variant": "h4", "text": {"path": "/flight/status"}}
+        ],
+        "data": {"flight": {"number": "AF 1234", "route": "Paris CDG → New York JFK", "departs": "Departs 10:35", "status": "On time"}}
+    })
+}
+
+/// The `render_a2ui` arguments of the table-booking form.
+pub fn booking_surface() -> Value {
+    json!({
+        "surfaceId": "book-table",
+        "components": [
+            {"id": "root", "component": "Card", "child": "form"},
+            {"id": "form", "component": "Column", "children": ["heading", "name", "people", "date", "submit"]},
+            {"id": "heading", "component": "Text", "variant": "h3", "text": "Book a table"},
+            {"id": "name", "component": "TextField", "label": "Name", "value": {"path": "/booking/name"},
+             "checks": [{"condition": {"call": "required", "args": {"value": {"path": "/booking/name"}}, "returnType": "boolean"}, "message": "Please enter a name."}]},
+            {"id": "people", "component": "Slider", "label": "People", "min": 1, "max": 12, "value": {"path": "/booking/people"}},
+            {"id": "date", "component": "DateTimeInput", "label": "Date", "enableDate": true, "value": {"path": "/booking/date"}},
+            {"id": "submit", "component": "Button", "variant": "primary", "child": "submit-label",
+             "action": {"event": {"name": "book", "context": {"name": {"path": "/booking/name"}, "people": {"path": "/booking/people"}, "date": {"path": "/booking/date"}}}}},
+            {"id": "submit-label", "component": "Text", "text": "Book"}
+        ],
+        "data": {"booking": {"name": "", "people": 2, "date": "2026-12-24"}}
+    })
+}
+
+/// The `render_a2ui` arguments of the plan comparison.
+pub fn plans_surface() -> Value {
+    json!({
+        "surfaceId": "compare-plans",
+        "components": [
+            {"id": "root", "component": "Column", "children": ["title", "plans"]},
+            {"id": "title", "component": "Text", "variant": "h3", "text": "Compare plans"},
+            {"id": "plans", "component": "List", "children": {"componentId": "plan", "path": "/plans"}},
+            {"id": "plan", "component": "Card", "child": "plan-row"},
+            {"id": "plan-row", "component": "Row", "children": ["plan-name", "plan-price", "plan-pick"], "justify": "spaceBetween"},
+            {"id": "plan-name", "component": "Text", "variant": "h4", "text": {"path": "name"}},
+            {"id": "plan-price", "component": "Text", "text": {"path": "price"}},
+            {"id": "plan-pick", "component": "Button", "child": "plan-pick-label",
+             "action": {"event": {"name": "choose_plan", "context": {"plan": {"path": "name"}}}}},
+            {"id": "plan-pick-label", "component": "Text", "text": "Choose"}
+        ],
+        "data": {"plans": [
+            {"name": "Basic", "price": "€5 / month"},
+            {"name": "Team", "price": "€15 / month"},
+            {"name": "Enterprise", "price": "€40 / month"}
+        ]}
+    })
+}
+
 impl Agent for DemoAgent {
     async fn run(&self, input: RunAgentInput, ctx: RunContext) -> AgentResult {
         if !input.resume().is_empty() {
             return self.resumed(&ctx, &input).await;
+        }
+        if let Some(action) = input
+            .forwarded_props
+            .as_ref()
+            .and_then(|p| p.get("a2uiAction"))
+            .and_then(|a| a.get("userAction"))
+        {
+            return self.action(&ctx, action).await;
         }
         let said = input
             .messages
@@ -237,6 +384,21 @@ impl Agent for DemoAgent {
             return Err(
                 AgentError::new("The demo agent was asked to fail.").with_code("demo_failure")
             );
+        }
+        if lower.contains("flight") {
+            return self
+                .surface(&ctx, "Here is your flight.", flight_surface())
+                .await;
+        }
+        if lower.contains("book a table") || lower.contains("table") {
+            return self
+                .surface(&ctx, "Fill in the booking form.", booking_surface())
+                .await;
+        }
+        if lower.contains("compare") {
+            return self
+                .surface(&ctx, "Here are the plans side by side.", plans_surface())
+                .await;
         }
         if let Some(n) = count_to(&lower) {
             return self.count(&ctx, &input, n).await;
@@ -316,5 +478,20 @@ mod tests {
         assert_eq!(city_in("weather in berlin?"), "Berlin");
         assert_eq!(city_in("weather"), "Paris");
         assert_eq!(fake_weather("Paris"), fake_weather("Paris"));
+    }
+
+    #[test]
+    fn the_surfaces_are_valid_a2ui() {
+        use aguikit_a2ui::emit::{DEFAULT_CATALOG_ID, RenderStep, RenderToolCall};
+        for args in [flight_surface(), booking_surface(), plans_surface()] {
+            let mut call = RenderToolCall::new(DEFAULT_CATALOG_ID, aguikit_a2ui::Validator::new());
+            let steps = call.push_args(&args.to_string());
+            assert!(call.finish().is_empty());
+            let surfaces = steps
+                .iter()
+                .filter(|s| matches!(s, RenderStep::Surface(_)))
+                .count();
+            assert_eq!(surfaces, 2, "{args}: {steps:?}");
+        }
     }
 }

@@ -1,8 +1,17 @@
 //! `agui verify --a2ui` and `agui apply --a2ui` on a stream with an `a2ui-surface` activity;
 //! without `--a2ui` both commands print what they printed before.
 
+mod common;
+
+#[allow(dead_code)] // the test uses the agent and its surfaces, not the help text
+#[path = "../src/demo.rs"]
+mod demo;
+
+use aguikit_server::{AgentServer, RouterExt};
 use serde_json::{Value, json};
 use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
 
 const STREAM: &str = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}
 {"type":"ACTIVITY_SNAPSHOT","messageId":"a2ui-surface-tc1","activityType":"a2ui-surface","replace":true,"content":{"status":"building","progressTokens":10}}
@@ -78,4 +87,110 @@ fn inspect_lists_a2ui_violations_and_keeps_the_verdict() {
     // The AG-UI stream itself is valid: inspect's verdict and exit code are unchanged.
     assert!(text.contains("✓ valid"), "{text}");
     assert_eq!(out.status.code(), Some(0));
+}
+
+/// The demo agent served in this process on a free loopback port; its `/agent` URL.
+fn demo_url() -> &'static str {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let url = format!("http://{}/agent", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let agent = AgentServer::new(demo::DemoAgent::new(Duration::ZERO)).path("/agent");
+                let router = axum::Router::new().agent("/agent", &agent);
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                axum::serve(listener, router).await.unwrap();
+            });
+        });
+        url
+    })
+}
+
+/// The demo's three A2UI scenarios, recorded, verify against the spec's basic catalog, and
+/// a user's action on the booking form is answered.
+#[test]
+fn the_demo_surfaces_verify_against_the_basic_catalog() {
+    let catalog = common::shared_dir().join("a2ui/specification/v0_9/catalogs/basic/catalog.json");
+    assert!(catalog.is_file(), "{} is missing", catalog.display());
+    let catalog = catalog.to_string_lossy().into_owned();
+    for (text, surface) in [
+        ("flight status", "flight-status"),
+        ("book a table", "book-table"),
+        ("compare plans", "compare-plans"),
+    ] {
+        let file = common::scratch(&format!("a2ui-demo-{}.jsonl", surface));
+        let out = common::agui(&[
+            "record",
+            demo_url(),
+            "--text",
+            text,
+            "-o",
+            &file.to_string_lossy(),
+        ]);
+        assert_eq!(out.code, 0, "{out:?}");
+        let out = common::agui(&[
+            "verify",
+            "--a2ui",
+            "--a2ui-catalog",
+            &catalog,
+            &file.to_string_lossy(),
+        ]);
+        let v = out.json();
+        assert_eq!(v["ok"], json!(true), "{text}: {v:#}");
+        assert_eq!(v["a2ui"]["violations"], json!([]), "{text}: {v:#}");
+        let out = common::agui(&["apply", "--a2ui", &file.to_string_lossy()]);
+        let applied = out.json();
+        let act = &applied["a2ui"][0];
+        assert_eq!(
+            act["surfaces"][0]["surfaceId"],
+            json!(surface),
+            "{applied:#}"
+        );
+        assert!(
+            act["surfaces"][0]["dataModel"]
+                .as_object()
+                .is_some_and(|m| !m.is_empty())
+        );
+        // The middleware's convention: the render_a2ui call is answered.
+        let results: Vec<&Value> = applied["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == json!("tool"))
+            .collect();
+        assert_eq!(results[0]["content"], json!(r#"{"status":"rendered"}"#));
+    }
+    let input = common::scratch("a2ui-action.json");
+    std::fs::write(
+        &input,
+        json!({"forwardedProps": {"a2uiAction": {"userAction": {
+            "name": "book", "surfaceId": "book-table", "sourceComponentId": "submit",
+            "context": {"name": "Ada", "people": 4, "date": "2026-12-24"}
+        }}}})
+        .to_string(),
+    )
+    .unwrap();
+    let file = common::scratch("a2ui-action.jsonl");
+    let out = common::agui(&[
+        "record",
+        demo_url(),
+        "--input",
+        &input.to_string_lossy(),
+        "-o",
+        &file.to_string_lossy(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let applied = common::agui(&["apply", &file.to_string_lossy()]).json();
+    let said = applied["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(said, "Booked a table for 4 under the name Ada, 2026-12-24.");
 }
