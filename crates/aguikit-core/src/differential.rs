@@ -16,7 +16,9 @@ use crate::warning;
 /// The fast reader and the serde path agree on `bytes`: the public entry points give what
 /// the serde path gives (the same event or the same error), and when the fast path takes
 /// the text it gives exactly that event, with no warning from serde (the fast path must not
-/// take what serde would warn about). Returns whether the fast path took the text.
+/// take what serde would warn about); the parts of a content event
+/// ([`Event::content_parts`]), when they answer, are that event. Returns whether the fast
+/// path took the text.
 pub fn json_reader(bytes: &[u8]) -> bool {
     let (slow, warnings) = warning::collect(|| decode_serde(bytes, None));
     assert_eq!(
@@ -34,6 +36,15 @@ pub fn json_reader(bytes: &[u8]) -> bool {
         "from_json_str disagrees with the serde path on {}",
         show(bytes)
     );
+    // The parts of a content event, when they answer, are the event the entry points give.
+    if let Some(parts) = Event::content_parts(text) {
+        assert_eq!(
+            Ok(parts.into_event()),
+            slow,
+            "content_parts disagrees with the serde path on {}",
+            show(bytes)
+        );
+    }
     let Some(fast) = fast_decode(text) else {
         return false;
     };

@@ -240,6 +240,29 @@ impl Event {
         super::fast::decode_or_else(text, || decode_serde(text.as_bytes(), Some(text)))
     }
 
+    /// The parts of a content event (`TEXT_MESSAGE_CONTENT`, `REASONING_MESSAGE_CONTENT`,
+    /// `TOOL_CALL_ARGS`) written as producers write it, `{"type":…,"messageId":"…",
+    /// "delta":"…"}` (`toolCallId` for tool calls) with nothing else but whitespace after:
+    /// the bulk of a chat stream, read without building the event (no allocation unless a
+    /// string holds escapes). `None` for anything else: read it with
+    /// [`Event::from_json_str`]. When it answers, [`ContentParts::into_event`] is exactly
+    /// what [`Event::from_json_str`] gives.
+    ///
+    /// [`ContentParts::into_event`]: super::ContentParts::into_event
+    ///
+    /// ```
+    /// use aguikit_core::{Event, EventType};
+    /// let text = r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"Hi"}"#;
+    /// let parts = Event::content_parts(text).unwrap();
+    /// assert_eq!((parts.event_type, &*parts.id, &*parts.delta), (EventType::TextMessageContent, "m", "Hi"));
+    /// assert_eq!(Ok(parts.into_event()), Event::from_json_str(text));
+    /// assert!(Event::content_parts(r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#).is_none());
+    /// ```
+    #[inline]
+    pub fn content_parts(text: &str) -> Option<super::ContentParts<'_>> {
+        super::fast::content_parts(text)
+    }
+
     /// Decodes one event from a parsed JSON value. See [`Event::from_json_slice`].
     pub fn from_value(v: Value) -> Result<Event, DecodeError> {
         let Value::Object(map) = v else {

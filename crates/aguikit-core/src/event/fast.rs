@@ -70,12 +70,55 @@ pub(crate) fn decode_or_else<E>(
     super::build_fast(et, &mut r, fallback)
 }
 
+/// A content event (`TEXT_MESSAGE_CONTENT`, `REASONING_MESSAGE_CONTENT` or
+/// `TOOL_CALL_ARGS`) in the layout producers write, read without building the [`Event`]:
+/// its strings are borrowed from the text unless they hold escapes. See
+/// [`Event::content_parts`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContentParts<'a> {
+    /// Which of the three events it is.
+    pub event_type: EventType,
+    /// `messageId` (`toolCallId` for `TOOL_CALL_ARGS`).
+    pub id: Cow<'a, str>,
+    /// `delta`.
+    pub delta: Cow<'a, str>,
+}
+
+impl ContentParts<'_> {
+    /// The event (what [`Event::from_json_str`] gives for the same text).
+    pub fn into_event(self) -> Event {
+        let (id, delta) = (self.id.into_owned(), self.delta.into_owned());
+        match self.event_type {
+            EventType::TextMessageContent => {
+                Event::TextMessageContent(TextMessageContent::new(id, delta))
+            }
+            EventType::ReasoningMessageContent => {
+                Event::ReasoningMessageContent(ReasoningMessageContent::new(id, delta))
+            }
+            _ => Event::ToolCallArgs(ToolCallArgs::new(id, delta)),
+        }
+    }
+}
+
+/// [`Event::content_parts`]: the content events with `{"type":"NAME"` first.
+#[inline]
+pub(crate) fn content_parts(text: &str) -> Option<ContentParts<'_>> {
+    let (et, after_type) = event_type(text)?;
+    content_parts_at(et, text, after_type?)
+}
+
 /// The content events as producers write them, `{"type":…,"messageId":"…","delta":"…"}`
 /// (`toolCallId` for tool calls) and nothing else, are matched as a whole: the bulk of a
 /// chat stream, read without looking up a single member name. `i` is where the `type`
 /// member ends. Anything else is left to the builders (`None`).
 #[inline]
 fn content_event(et: EventType, text: &str, i: usize) -> Option<Event> {
+    content_parts_at(et, text, i).map(ContentParts::into_event)
+}
+
+/// The parts of a content event in the layout [`content_event`] matches.
+#[inline]
+fn content_parts_at(et: EventType, text: &str, i: usize) -> Option<ContentParts<'_>> {
     const MESSAGE_ID: &str = r#","messageId":""#;
     const TOOL_CALL_ID: &str = r#","toolCallId":""#;
     const DELTA: &str = r#"","delta":""#;
@@ -102,17 +145,21 @@ fn content_event(et: EventType, text: &str, i: usize) -> Option<Event> {
     if !r.at_end() {
         return None;
     }
-    let id = String::from_tok(Tok::Str(text.get(id_start..id_end)?, id_escaped))?;
-    let delta = String::from_tok(Tok::Str(text.get(delta_start..delta_end)?, delta_escaped))?;
-    Some(match et {
-        EventType::TextMessageContent => {
-            Event::TextMessageContent(TextMessageContent::new(id, delta))
-        }
-        EventType::ReasoningMessageContent => {
-            Event::ReasoningMessageContent(ReasoningMessageContent::new(id, delta))
-        }
-        _ => Event::ToolCallArgs(ToolCallArgs::new(id, delta)),
+    Some(ContentParts {
+        event_type: et,
+        id: cow_str(text.get(id_start..id_end)?, id_escaped)?,
+        delta: cow_str(text.get(delta_start..delta_end)?, delta_escaped)?,
     })
+}
+
+/// A string's value from its raw text between the quotes: borrowed unless it has escapes.
+#[inline]
+fn cow_str(raw: &str, escaped: bool) -> Option<Cow<'_, str>> {
+    if escaped {
+        unescape(raw).map(Cow::Owned)
+    } else {
+        Some(Cow::Borrowed(raw))
+    }
 }
 
 /// [`decode_or_else`] without a fallback: `None` where it would fall back.

@@ -45,6 +45,7 @@ pub(crate) fn value_of_text(json: &[u8]) -> Value {
 
 pub use activity::{ActivityDelta, ActivitySnapshot};
 pub use decode::DecodeError;
+pub use fast::ContentParts;
 pub use lifecycle::{RunError, RunFinished, RunStarted, StepFinished, StepStarted};
 pub use reasoning::{
     ReasoningEncryptedValue, ReasoningEnd, ReasoningMessageChunk, ReasoningMessageContent,

@@ -25,6 +25,40 @@ fn falls_back(text: &str) {
 const TMC: &str = r#""type":"TEXT_MESSAGE_CONTENT""#;
 
 #[test]
+fn content_parts_borrow_plain_strings_and_answer_only_for_the_producers_layout() {
+    use std::borrow::Cow;
+    let p = Event::content_parts(r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c","delta":"{}"}  "#)
+        .expect("the layout producers write");
+    assert_eq!(p.event_type, EventType::ToolCallArgs);
+    assert!(matches!(
+        (&p.id, &p.delta),
+        (Cow::Borrowed("c"), Cow::Borrowed("{}"))
+    ));
+    let p = Event::content_parts(
+        r#"{"type":"REASONING_MESSAGE_CONTENT","messageId":"m\u00e9","delta":"a\nb\ud83d\ude00"}"#,
+    )
+    .expect("escapes");
+    assert_eq!(p.event_type, EventType::ReasoningMessageContent);
+    assert!(matches!(&p.id, Cow::Owned(s) if s == "m\u{e9}"));
+    assert_eq!(p.delta, "a\nb\u{1F600}");
+    let control = "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"d\u{1}\"}";
+    for other in [
+        r#"{"type":"TEXT_MESSAGE_CONTENT","delta":"d","messageId":"m"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"d","timestamp":1}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"d"}x"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT", "messageId":"m","delta":"d"}"#,
+        r#" {"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"d"}"#,
+        r#"{"type":"TOOL_CALL_ARGS","messageId":"m","delta":"d"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"\x"}"#,
+        control,
+    ] {
+        assert!(Event::content_parts(other).is_none(), "{other}");
+        agree(other);
+    }
+}
+
+#[test]
 fn plain_events_take_the_fast_path() {
     takes(r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"Hi"}"#);
     takes(r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"","delta":""}"#);
