@@ -4,15 +4,17 @@
 
 use crate::errors;
 use crate::input;
+use crate::stream::Item;
 use crate::stream::{self, DEFAULT_MAX_FRAME};
-use crate::topy::to_py;
-use aguikit_core::Event;
+use crate::topy::{list_to_py, with_converter};
 use aguikit_core::codec::proto::{self, ProtoFrameDecoder};
 use aguikit_core::codec::sse::SseDecoder as CoreSse;
+use aguikit_core::event::DecodeError;
+use aguikit_core::{Event, EventType};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyList;
-use std::ops::ControlFlow;
+use std::ops::{ControlFlow, Range};
 use std::sync::Mutex;
 
 /// `aguikit._models.to_models`: dicts to `ag_ui.core` models.
@@ -28,15 +30,78 @@ fn to_models<'py>(py: Python<'py>, list: Bound<'py, PyList>) -> PyResult<Bound<'
 
 /// The events as a list of dicts, or of models when `models`.
 fn listed<'py>(py: Python<'py>, events: &[Event], models: bool) -> PyResult<Bound<'py, PyList>> {
-    let items: Vec<Bound<'py, PyAny>> = events
-        .iter()
-        .map(|e| to_py(py, e))
-        .collect::<PyResult<_>>()?;
-    let list = PyList::new(py, items)?;
+    let list = list_to_py(py, events)?;
     if models {
         to_models(py, list)
     } else {
         Ok(list)
+    }
+}
+
+/// Events read, not yet Python objects: the content events (the bulk of a stream) as their
+/// parts, their strings in one buffer, the others as events.
+#[derive(Default)]
+struct Batch {
+    read: Vec<Read>,
+    text: String,
+}
+
+enum Read {
+    /// A content event: its type, and where its id and delta are in [`Batch::text`].
+    Content(EventType, Range<usize>, Range<usize>),
+    Event(Event),
+}
+
+impl Batch {
+    /// Reads one item of a recording.
+    fn read(&mut self, item: Item<'_>) -> Result<(), DecodeError> {
+        let text = match &item {
+            Item::Str(t) => Some(*t),
+            Item::Text(t) => std::str::from_utf8(t).ok(),
+            _ => None,
+        };
+        let event = match text {
+            Some(text) => {
+                if let Some(parts) = Event::content_parts(text) {
+                    let start = self.text.len();
+                    self.text.push_str(&parts.id);
+                    let mid = self.text.len();
+                    self.text.push_str(&parts.delta);
+                    self.read.push(Read::Content(
+                        parts.event_type,
+                        start..mid,
+                        mid..self.text.len(),
+                    ));
+                    return Ok(());
+                }
+                Event::from_json_str(text)?
+            }
+            None => item.decode()?,
+        };
+        self.read.push(Read::Event(event));
+        Ok(())
+    }
+
+    fn len(&self) -> usize {
+        self.read.len()
+    }
+
+    /// Moves the events read into `out` as Python objects.
+    fn convert(&mut self, py: Python<'_>, out: &mut Vec<Py<PyAny>>) -> PyResult<()> {
+        out.reserve(self.read.len());
+        let text = &self.text;
+        let done = with_converter(py, |c| {
+            for r in self.read.drain(..) {
+                let obj = match r {
+                    Read::Content(et, id, delta) => c.content(et, &text[id], &text[delta])?,
+                    Read::Event(e) => c.value(&e)?,
+                };
+                out.push(obj.unbind());
+            }
+            Ok(())
+        });
+        self.text.clear();
+        done
     }
 }
 
@@ -62,22 +127,33 @@ pub fn decode<'py>(
             "decode() takes bytes or str (a recording); for Python objects use them as they are",
         ));
     };
-    let mut events = Vec::new();
+    // Events are read in batches, each turned into Python objects as soon as it is full:
+    // a batch is small enough to stay in the processor's cache, and its memory is reused by
+    // the next. Reading takes no GIL (for large input); converting takes it back.
+    let mut batch = Batch::default();
+    let mut out: Vec<Py<PyAny>> = Vec::new();
     let mut failed = None;
+    let mut py_error = None;
     let broken = input::each_detached(py, &data, format, max_frame_size, |item| {
-        match item.decode() {
-            Ok(e) => {
-                events.push(e);
-                ControlFlow::Continue(())
-            }
-            Err(e) => {
-                failed = Some(e);
-                ControlFlow::Break(())
-            }
+        if let Err(e) = batch.read(item) {
+            failed = Some(e);
+            return ControlFlow::Break(());
         }
+        if batch.len() == BATCH
+            && let Err(e) = Python::attach(|py| batch.convert(py, &mut out))
+        {
+            py_error = Some(e);
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
     })?;
-    let index = events.len();
-    let list = listed(py, &events, models)?;
+    if let Some(e) = py_error {
+        return Err(e);
+    }
+    batch.convert(py, &mut out)?;
+    let index = out.len();
+    let list = PyList::new(py, out)?;
+    let list = if models { to_models(py, list)? } else { list };
     if let Some(e) = failed {
         return Err(errors::decode_error_with(
             py,
@@ -91,6 +167,9 @@ pub fn decode<'py>(
     }
     Ok(list)
 }
+
+/// Events read before their conversion into Python objects (see [`decode`]).
+const BATCH: usize = 256;
 
 struct SseState {
     decoder: CoreSse,
@@ -132,7 +211,7 @@ impl SseDecoder {
         if let Some(data) = data {
             st.decoder.push(data);
         }
-        let mut events = Vec::new();
+        let mut batch = Batch::default();
         let failure = loop {
             let SseState { decoder, frames } = &mut *st;
             let next = if end {
@@ -144,9 +223,8 @@ impl SseDecoder {
                 Ok(Some(frame)) => {
                     let index = *frames;
                     *frames += 1;
-                    match Event::from_json_str(frame.data) {
-                        Ok(e) => events.push(e),
-                        Err(e) => break Some((index, format!("frame {index}: {e}"))),
+                    if let Err(e) = batch.read(Item::Str(frame.data)) {
+                        break Some((index, format!("frame {index}: {e}")));
                     }
                 }
                 Ok(None) => break None,
@@ -157,7 +235,14 @@ impl SseDecoder {
             }
         };
         drop(st);
-        let list = listed(py, &events, self.models)?;
+        let mut out = Vec::with_capacity(batch.len());
+        batch.convert(py, &mut out)?;
+        let list = PyList::new(py, out)?;
+        let list = if self.models {
+            to_models(py, list)?
+        } else {
+            list
+        };
         match failure {
             None => Ok(list),
             Some((index, message)) => Err(errors::decode_error_with(py, &message, index, list)),

@@ -5,7 +5,7 @@
 use crate::errors;
 use crate::input::{self, Data};
 use crate::stream::{self, DEFAULT_MAX_FRAME, Item};
-use crate::topy::to_py;
+use crate::topy::{list_to_py, to_py};
 use aguikit_core::engine::apply::Applier as CoreApplier;
 use aguikit_core::engine::compact::Compactor;
 use aguikit_core::engine::expand::Expander;
@@ -38,6 +38,7 @@ impl Stop {
 fn push_item(p: &mut Pipeline, item: Item<'_>) -> Result<(), PipelineError> {
     match item {
         Item::Text(t) => p.push_json(t).map(drop),
+        Item::Str(t) => p.push_json(t.as_bytes()).map(drop),
         Item::Value(v) => p.push_value(v).map(drop),
         Item::Event(e) => p.push(*e).map(drop),
     }
@@ -195,6 +196,7 @@ fn each_event(
 fn item_type(item: &Item<'_>) -> String {
     match item {
         Item::Text(t) => json_type(t),
+        Item::Str(t) => json_type(t.as_bytes()),
         Item::Value(v) => v
             .get("type")
             .and_then(Value::as_str)
@@ -212,11 +214,7 @@ fn json_type(json: &[u8]) -> String {
 }
 
 fn events_list<'py>(py: Python<'py>, events: &[Event]) -> PyResult<Bound<'py, PyList>> {
-    let items: Vec<Bound<'py, PyAny>> = events
-        .iter()
-        .map(|e| to_py(py, e))
-        .collect::<PyResult<_>>()?;
-    PyList::new(py, items)
+    list_to_py(py, events)
 }
 
 /// Expands `*_CHUNK` events into START / CONTENT / END, as the reference client does before

@@ -38,8 +38,11 @@ impl Format {
 /// One event of a recording, as read (borrowed where it can be).
 #[derive(Debug)]
 pub enum Item<'a> {
-    /// The JSON text of one event (an SSE frame's data, a JSON line).
+    /// The JSON text of one event, not yet known to be UTF-8 (a JSON line).
     Text(&'a [u8]),
+    /// The JSON text of one event, already checked to be UTF-8 (an SSE frame's data: the
+    /// SSE decoder checks it).
+    Str(&'a str),
     /// One element of a JSON array or case file.
     Value(Value),
     /// A protobuf event.
@@ -51,6 +54,7 @@ impl Item<'_> {
     pub fn decode(self) -> Result<Event, aguikit_core::event::DecodeError> {
         match self {
             Item::Text(t) => Event::from_json_slice(t),
+            Item::Str(t) => Event::from_json_str(t),
             Item::Value(v) => Event::from_value(v),
             Item::Event(e) => Ok(*e),
         }
@@ -127,7 +131,7 @@ fn each_sse(
         match d.finish_ref() {
             Ok(Some(frame)) => {
                 n += 1;
-                if f(Item::Text(frame.data.as_bytes())).is_break() {
+                if f(Item::Str(frame.data)).is_break() {
                     return None;
                 }
             }

@@ -3,39 +3,190 @@
 //! that `json.loads` would give for its JSON, without writing or parsing any JSON.
 //!
 //! Struct field names (`type`, `messageId`, `delta`, ...) are `&'static str`s: each becomes a
-//! Python string once per process and is reused (the key cache), so a dict costs its values
-//! only. Integers beyond 64 bits cannot occur (serde_json reads them as floats).
+//! Python string once per thread and is reused (the field cache, looked up by the name's
+//! address), so a dict costs its values only. Each field also remembers the last short
+//! string it held: a stream repeats its event type and message id from one event to the
+//! next, and a repeat is the same Python string again (strings are immutable: only `is`
+//! can tell). Integers beyond 64 bits cannot occur (serde_json reads them as floats).
 
+use aguikit_core::EventType;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::type_object::PyTypeCheck;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
 use serde::ser::{self, Serialize};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// The longest string value a field remembers (ids and type names are shorter).
+const MAX_REMEMBERED: usize = 64;
+
+/// One struct field name's Python string, and the last short string value it held.
+struct Field {
+    name: Py<PyString>,
+    last_text: String,
+    last: Option<Py<PyString>>,
+}
+
+/// A hasher for the address and length of a `&'static str` (a pair of integers: no need
+/// for SipHash's defence against chosen keys).
+#[derive(Default)]
+struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+/// The Python strings kept between conversions (see the module docs).
+#[derive(Default)]
+struct Cache {
+    /// Field number by the address and length of the field name.
+    index: HashMap<(usize, usize), usize, BuildHasherDefault<AddrHasher>>,
+    fields: Vec<Field>,
+}
+
+impl Cache {
+    /// The number of the field `key`, added on first sight.
+    fn field(&mut self, py: Python<'_>, key: &'static str) -> usize {
+        let fields = &mut self.fields;
+        *self
+            .index
+            .entry((key.as_ptr() as usize, key.len()))
+            .or_insert_with(|| {
+                fields.push(Field {
+                    name: PyString::intern(py, key).unbind(),
+                    last_text: String::new(),
+                    last: None,
+                });
+                fields.len() - 1
+            })
+    }
+}
 
 thread_local! {
-    /// Python strings of struct field names, by the address and length of the `&'static str`.
-    static KEYS: RefCell<HashMap<(usize, usize), Py<PyString>>> = RefCell::new(HashMap::new());
+    /// This thread's cache, taken out for the length of a conversion (a conversion that
+    /// starts inside another, from a finalizer run by the garbage collector, starts with
+    /// an empty one).
+    static CACHE: Cell<Cache> = Cell::new(Cache::default());
 }
 
-/// The Python string of a field name (created once per thread and name).
-fn static_key<'py>(py: Python<'py>, key: &'static str) -> Bound<'py, PyString> {
-    let id = (key.as_ptr() as usize, key.len());
-    KEYS.with(|keys| {
-        let mut keys = keys.borrow_mut();
-        keys.entry(id)
-            .or_insert_with(|| PyString::intern(py, key).unbind())
-            .bind(py)
-            .clone()
-    })
+/// Converts values into Python objects with this thread's cache (see the module docs);
+/// made by [`with_converter`].
+pub struct Converter<'a, 'py> {
+    ser: Ser<'a, 'py>,
+    /// The fields of the content events ([`Converter::content`]), once looked up.
+    content_fields: Cell<Option<ContentFields>>,
 }
+
+/// The field numbers of `type`, `messageId`, `toolCallId` and `delta`.
+#[derive(Clone, Copy)]
+struct ContentFields {
+    kind: usize,
+    message_id: usize,
+    tool_call_id: usize,
+    delta: usize,
+}
+
+/// Runs `f` with a converter holding this thread's cache.
+pub fn with_converter<'py, R>(py: Python<'py>, f: impl FnOnce(&Converter<'_, 'py>) -> R) -> R {
+    let cache = RefCell::new(CACHE.try_with(Cell::take).unwrap_or_default());
+    let result = f(&Converter {
+        ser: Ser {
+            py,
+            cache: &cache,
+            field: None,
+        },
+        content_fields: Cell::new(None),
+    });
+    // At thread exit there is nowhere to keep it: it is dropped.
+    let _ = CACHE.try_with(|c| c.set(cache.into_inner()));
+    result
+}
+
+impl<'py> Converter<'_, 'py> {
+    /// `value` as Python objects.
+    pub fn value<T: Serialize + ?Sized>(&self, value: &T) -> PyResult<Bound<'py, PyAny>> {
+        value.serialize(self.ser).map_err(|e| e.0)
+    }
+
+    /// The dict of a content event from its parts ([`Event::content_parts`]): exactly what
+    /// [`Converter::value`] gives for the event, without building it.
+    ///
+    /// [`Event::content_parts`]: aguikit_core::Event::content_parts
+    pub fn content(
+        &self,
+        event_type: EventType,
+        id: &str,
+        delta: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let f = match self.content_fields.get() {
+            Some(f) => f,
+            None => {
+                let f = ContentFields {
+                    kind: self.ser.field(TYPE),
+                    message_id: self.ser.field(MESSAGE_ID),
+                    tool_call_id: self.ser.field(TOOL_CALL_ID),
+                    delta: self.ser.field(DELTA),
+                };
+                self.content_fields.set(Some(f));
+                f
+            }
+        };
+        let id_field = match event_type {
+            EventType::ToolCallArgs => f.tool_call_id,
+            _ => f.message_id,
+        };
+        let dict = PyDict::new(self.ser.py);
+        let kind = self.ser.string(Some(f.kind), event_type.as_str());
+        self.ser.set_field(&dict, f.kind, kind)?;
+        let id = self.ser.string(Some(id_field), id);
+        self.ser.set_field(&dict, id_field, id)?;
+        let delta = self.ser.string(Some(f.delta), delta);
+        self.ser.set_field(&dict, f.delta, delta)?;
+        Ok(dict.into_any())
+    }
+}
+
+/// The wire names of the content events' members (see [`Converter::content`]).
+const TYPE: &str = "type";
+const MESSAGE_ID: &str = "messageId";
+const TOOL_CALL_ID: &str = "toolCallId";
+const DELTA: &str = "delta";
 
 /// Converts `value` into Python objects.
 pub fn to_py<'py, T: Serialize + ?Sized>(
     py: Python<'py>,
     value: &T,
 ) -> PyResult<Bound<'py, PyAny>> {
-    value.serialize(Ser { py }).map_err(|e| e.0)
+    with_converter(py, |c| c.value(value))
+}
+
+/// Converts each of `values` into Python objects: a list.
+pub fn list_to_py<'py, T: Serialize>(
+    py: Python<'py>,
+    values: &[T],
+) -> PyResult<Bound<'py, PyList>> {
+    let items = with_converter(py, |c| {
+        values
+            .iter()
+            .map(|v| c.value(v))
+            .collect::<PyResult<Vec<_>>>()
+    })?;
+    PyList::new(py, items)
 }
 
 /// A conversion error (a `PyErr`, or a message from a `Serialize` impl).
@@ -62,23 +213,82 @@ impl From<PyErr> for Error {
     }
 }
 
+/// The serializer into Python objects. Its cache belongs to this conversion alone (one that
+/// Python code run meanwhile starts, from a finalizer, takes another), so a borrow of it
+/// may be held across calls into Python.
 #[derive(Clone, Copy)]
-struct Ser<'py> {
+struct Ser<'a, 'py> {
     py: Python<'py>,
+    cache: &'a RefCell<Cache>,
+    /// The struct field whose value this is (its strings are remembered), if any.
+    field: Option<usize>,
+}
+
+impl<'a, 'py> Ser<'a, 'py> {
+    /// The serializer of a value nested in this one (not a field's own string).
+    fn nested(self) -> Self {
+        Ser {
+            field: None,
+            ..self
+        }
+    }
+
+    /// The number of the field named `key` (its name is interned, made a Python string
+    /// once per thread).
+    fn field(self, key: &'static str) -> usize {
+        self.cache.borrow_mut().field(self.py, key)
+    }
+
+    /// The Python string of `v`, the value of `field` (remembered when short).
+    fn string(self, field: Option<usize>, v: &str) -> Bound<'py, PyString> {
+        let Some(i) = field.filter(|_| v.len() <= MAX_REMEMBERED) else {
+            return PyString::new(self.py, v);
+        };
+        let mut cache = self.cache.borrow_mut();
+        let field = &mut cache.fields[i];
+        if let Some(last) = &field.last
+            && field.last_text == v
+        {
+            return last.bind(self.py).clone();
+        }
+        let s = PyString::new(self.py, v);
+        field.last_text.clear();
+        field.last_text.push_str(v);
+        field.last = Some(s.clone().unbind());
+        s
+    }
+
+    /// Sets the field number `field` of `dict` (a new key) to `value`.
+    fn set_field(
+        self,
+        dict: &Bound<'py, PyDict>,
+        field: usize,
+        value: Bound<'py, impl PyTypeCheck>,
+    ) -> PyResult<()> {
+        let cache = self.cache.borrow();
+        dict.set_item(cache.fields[field].name.bind(self.py), value)
+    }
+
+    /// The Python string of a name the Rust types fix (an enum variant's).
+    fn name(self, key: &'static str) -> Bound<'py, PyString> {
+        let mut cache = self.cache.borrow_mut();
+        let i = cache.field(self.py, key);
+        cache.fields[i].name.bind(self.py).clone()
+    }
 }
 
 type R<'py> = Result<Bound<'py, PyAny>, Error>;
 
-impl<'py> ser::Serializer for Ser<'py> {
+impl<'a, 'py> ser::Serializer for Ser<'a, 'py> {
     type Ok = Bound<'py, PyAny>;
     type Error = Error;
-    type SerializeSeq = Seq<'py>;
-    type SerializeTuple = Seq<'py>;
-    type SerializeTupleStruct = Seq<'py>;
-    type SerializeTupleVariant = Seq<'py>;
-    type SerializeMap = Map<'py>;
-    type SerializeStruct = Map<'py>;
-    type SerializeStructVariant = Map<'py>;
+    type SerializeSeq = Seq<'a, 'py>;
+    type SerializeTuple = Seq<'a, 'py>;
+    type SerializeTupleStruct = Seq<'a, 'py>;
+    type SerializeTupleVariant = Seq<'a, 'py>;
+    type SerializeMap = Map<'a, 'py>;
+    type SerializeStruct = Map<'a, 'py>;
+    type SerializeStructVariant = Map<'a, 'py>;
 
     fn serialize_bool(self, v: bool) -> R<'py> {
         Ok(PyBool::new(self.py, v).to_owned().into_any())
@@ -118,7 +328,7 @@ impl<'py> ser::Serializer for Ser<'py> {
         self.serialize_str(v.encode_utf8(&mut b))
     }
     fn serialize_str(self, v: &str) -> R<'py> {
-        Ok(PyString::new(self.py, v).into_any())
+        Ok(self.string(self.field, v).into_any())
     }
     fn serialize_bytes(self, v: &[u8]) -> R<'py> {
         Ok(pyo3::types::PyBytes::new(self.py, v).into_any())
@@ -136,7 +346,7 @@ impl<'py> ser::Serializer for Ser<'py> {
         self.serialize_none()
     }
     fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> R<'py> {
-        Ok(static_key(self.py, variant).into_any())
+        Ok(self.name(variant).into_any())
     }
     fn serialize_newtype_struct<T: ?Sized + Serialize>(self, _: &'static str, value: &T) -> R<'py> {
         value.serialize(self)
@@ -149,20 +359,20 @@ impl<'py> ser::Serializer for Ser<'py> {
         value: &T,
     ) -> R<'py> {
         let dict = PyDict::new(self.py);
-        dict.set_item(static_key(self.py, variant), value.serialize(self)?)?;
+        dict.set_item(self.name(variant), value.serialize(self.nested())?)?;
         Ok(dict.into_any())
     }
-    fn serialize_seq(self, len: Option<usize>) -> Result<Seq<'py>, Error> {
+    fn serialize_seq(self, len: Option<usize>) -> Result<Seq<'a, 'py>, Error> {
         Ok(Seq {
-            ser: self,
+            ser: self.nested(),
             items: Vec::with_capacity(len.unwrap_or(0)),
             variant: None,
         })
     }
-    fn serialize_tuple(self, len: usize) -> Result<Seq<'py>, Error> {
+    fn serialize_tuple(self, len: usize) -> Result<Seq<'a, 'py>, Error> {
         self.serialize_seq(Some(len))
     }
-    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Seq<'py>, Error> {
+    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Seq<'a, 'py>, Error> {
         self.serialize_seq(Some(len))
     }
     fn serialize_tuple_variant(
@@ -171,20 +381,20 @@ impl<'py> ser::Serializer for Ser<'py> {
         _: u32,
         variant: &'static str,
         len: usize,
-    ) -> Result<Seq<'py>, Error> {
+    ) -> Result<Seq<'a, 'py>, Error> {
         let mut s = self.serialize_seq(Some(len))?;
         s.variant = Some(variant);
         Ok(s)
     }
-    fn serialize_map(self, _len: Option<usize>) -> Result<Map<'py>, Error> {
+    fn serialize_map(self, _len: Option<usize>) -> Result<Map<'a, 'py>, Error> {
         Ok(Map {
-            ser: self,
+            ser: self.nested(),
             dict: PyDict::new(self.py),
             key: None,
             variant: None,
         })
     }
-    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Map<'py>, Error> {
+    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Map<'a, 'py>, Error> {
         self.serialize_map(Some(len))
     }
     fn serialize_struct_variant(
@@ -193,7 +403,7 @@ impl<'py> ser::Serializer for Ser<'py> {
         _: u32,
         variant: &'static str,
         len: usize,
-    ) -> Result<Map<'py>, Error> {
+    ) -> Result<Map<'a, 'py>, Error> {
         let mut m = self.serialize_map(Some(len))?;
         m.variant = Some(variant);
         Ok(m)
@@ -201,13 +411,13 @@ impl<'py> ser::Serializer for Ser<'py> {
 }
 
 /// A list being built.
-pub struct Seq<'py> {
-    ser: Ser<'py>,
+pub struct Seq<'a, 'py> {
+    ser: Ser<'a, 'py>,
     items: Vec<Bound<'py, PyAny>>,
     variant: Option<&'static str>,
 }
 
-impl<'py> Seq<'py> {
+impl<'a, 'py> Seq<'a, 'py> {
     fn push<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
         self.items.push(value.serialize(self.ser)?);
         Ok(())
@@ -218,14 +428,14 @@ impl<'py> Seq<'py> {
             None => Ok(list),
             Some(v) => {
                 let dict = PyDict::new(self.ser.py);
-                dict.set_item(static_key(self.ser.py, v), list)?;
+                dict.set_item(self.ser.name(v), list)?;
                 Ok(dict.into_any())
             }
         }
     }
 }
 
-impl<'py> ser::SerializeSeq for Seq<'py> {
+impl<'a, 'py> ser::SerializeSeq for Seq<'a, 'py> {
     type Ok = Bound<'py, PyAny>;
     type Error = Error;
     fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
@@ -236,7 +446,7 @@ impl<'py> ser::SerializeSeq for Seq<'py> {
     }
 }
 
-impl<'py> ser::SerializeTuple for Seq<'py> {
+impl<'a, 'py> ser::SerializeTuple for Seq<'a, 'py> {
     type Ok = Bound<'py, PyAny>;
     type Error = Error;
     fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
@@ -247,7 +457,7 @@ impl<'py> ser::SerializeTuple for Seq<'py> {
     }
 }
 
-impl<'py> ser::SerializeTupleStruct for Seq<'py> {
+impl<'a, 'py> ser::SerializeTupleStruct for Seq<'a, 'py> {
     type Ok = Bound<'py, PyAny>;
     type Error = Error;
     fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
@@ -258,7 +468,7 @@ impl<'py> ser::SerializeTupleStruct for Seq<'py> {
     }
 }
 
-impl<'py> ser::SerializeTupleVariant for Seq<'py> {
+impl<'a, 'py> ser::SerializeTupleVariant for Seq<'a, 'py> {
     type Ok = Bound<'py, PyAny>;
     type Error = Error;
     fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
@@ -270,20 +480,20 @@ impl<'py> ser::SerializeTupleVariant for Seq<'py> {
 }
 
 /// A dict being built.
-pub struct Map<'py> {
-    ser: Ser<'py>,
+pub struct Map<'a, 'py> {
+    ser: Ser<'a, 'py>,
     dict: Bound<'py, PyDict>,
     key: Option<Bound<'py, PyAny>>,
     variant: Option<&'static str>,
 }
 
-impl<'py> Map<'py> {
+impl<'a, 'py> Map<'a, 'py> {
     fn done(self) -> R<'py> {
         match self.variant {
             None => Ok(self.dict.into_any()),
             Some(v) => {
                 let outer = PyDict::new(self.ser.py);
-                outer.set_item(static_key(self.ser.py, v), self.dict)?;
+                outer.set_item(self.ser.name(v), self.dict)?;
                 Ok(outer.into_any())
             }
         }
@@ -292,13 +502,13 @@ impl<'py> Map<'py> {
 
 /// A map key: only strings are keys in JSON; numbers and booleans are written as JSON
 /// writes them (serde_json does the same).
-struct KeySer<'py> {
-    py: Python<'py>,
+struct KeySer<'a, 'py> {
+    ser: Ser<'a, 'py>,
 }
 
-impl<'py> KeySer<'py> {
+impl<'a, 'py> KeySer<'a, 'py> {
     fn text(self, s: &str) -> R<'py> {
-        Ok(PyString::new(self.py, s).into_any())
+        Ok(PyString::new(self.ser.py, s).into_any())
     }
 }
 
@@ -310,7 +520,7 @@ macro_rules! key_display {
     )*};
 }
 
-impl<'py> ser::Serializer for KeySer<'py> {
+impl<'a, 'py> ser::Serializer for KeySer<'a, 'py> {
     type Ok = Bound<'py, PyAny>;
     type Error = Error;
     type SerializeSeq = ser::Impossible<Bound<'py, PyAny>, Error>;
@@ -344,7 +554,7 @@ impl<'py> ser::Serializer for KeySer<'py> {
         Err(ser::Error::custom("a map key must be a string"))
     }
     fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> R<'py> {
-        Ok(static_key(self.py, variant).into_any())
+        Ok(self.ser.name(variant).into_any())
     }
     fn serialize_newtype_struct<T: ?Sized + Serialize>(self, _: &'static str, value: &T) -> R<'py> {
         value.serialize(self)
@@ -397,11 +607,11 @@ impl<'py> ser::Serializer for KeySer<'py> {
     }
 }
 
-impl<'py> ser::SerializeMap for Map<'py> {
+impl<'a, 'py> ser::SerializeMap for Map<'a, 'py> {
     type Ok = Bound<'py, PyAny>;
     type Error = Error;
     fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> Result<(), Error> {
-        self.key = Some(key.serialize(KeySer { py: self.ser.py })?);
+        self.key = Some(key.serialize(KeySer { ser: self.ser })?);
         Ok(())
     }
     fn serialize_value<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
@@ -417,7 +627,7 @@ impl<'py> ser::SerializeMap for Map<'py> {
     }
 }
 
-impl<'py> ser::SerializeStruct for Map<'py> {
+impl<'a, 'py> ser::SerializeStruct for Map<'a, 'py> {
     type Ok = Bound<'py, PyAny>;
     type Error = Error;
     fn serialize_field<T: ?Sized + Serialize>(
@@ -425,8 +635,12 @@ impl<'py> ser::SerializeStruct for Map<'py> {
         key: &'static str,
         value: &T,
     ) -> Result<(), Error> {
-        let value = value.serialize(self.ser)?;
-        self.dict.set_item(static_key(self.ser.py, key), value)?;
+        let field = self.ser.field(key);
+        let value = value.serialize(Ser {
+            field: Some(field),
+            ..self.ser
+        })?;
+        self.ser.set_field(&self.dict, field, value)?;
         Ok(())
     }
     fn end(self) -> R<'py> {
@@ -434,7 +648,7 @@ impl<'py> ser::SerializeStruct for Map<'py> {
     }
 }
 
-impl<'py> ser::SerializeStructVariant for Map<'py> {
+impl<'a, 'py> ser::SerializeStructVariant for Map<'a, 'py> {
     type Ok = Bound<'py, PyAny>;
     type Error = Error;
     fn serialize_field<T: ?Sized + Serialize>(
