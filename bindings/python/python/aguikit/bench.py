@@ -5,13 +5,17 @@
 
 Needs ``ag-ui-protocol`` (the official SDK) installed. Measured in one process, the
 contenders alternating within each round, so that a noisy machine disturbs both alike;
-prints each round's ratio and the ratio of the medians:
+prints each round's figures and the median of each ratio over the rounds:
 
 - encode dicts: ``aguikit.EventEncoder().encode(dict)`` against the official
   ``EventEncoder().encode(model)`` (models built beforehand, not timed);
 - encode models: ``aguikit.EventEncoder().encode(model)`` against the same;
-- decode SSE: ``aguikit.decode(sse_bytes)`` (dicts) against splitting the frames,
-  ``json.loads`` and the SDK's pydantic validation (``TypeAdapter(Event)``);
+- decode SSE: ``aguikit.decode(sse_bytes)`` (a list of event dicts) against what a
+  Python consumer of the official SDK does: split the frames, ``json.loads`` each one's
+  data and validate it with the SDK's pydantic models (``TypeAdapter(Event)``); measured
+  twice, with Python's garbage collector on (the default) and off (``gc.disable()``: the
+  collector's passes over the objects built weigh more on the official side), each
+  contender starting from a collected heap;
 - verify + apply: ``aguikit.apply(sse_bytes)`` (decode, expand, verify, fold: the
   whole workload), in events per second.
 """
@@ -19,7 +23,10 @@ prints each round's ratio and the ratio of the medians:
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import os
+import platform
 import statistics
 import sys
 import time
@@ -31,6 +38,17 @@ def timed(f: Callable[[], object]) -> float:
     t = time.perf_counter()
     f()
     return time.perf_counter() - t
+
+
+def timed_gc(f: Callable[[], object], collector: bool) -> float:
+    """`f`'s time from a collected heap, with the garbage collector on or off."""
+    gc.collect()
+    if not collector:
+        gc.disable()
+    try:
+        return timed(f)
+    finally:
+        gc.enable()
 
 
 def main(argv: List[str] = None) -> int:
@@ -66,32 +84,41 @@ def main(argv: List[str] = None) -> int:
 
     assert len(aguikit.decode(sse_bytes)) == len(official_decode()) == n
 
-    rows: Dict[str, List[float]] = {k: [] for k in ("enc_dict", "enc_model", "decode", "apply", "verify")}
-    print(f"chat workload: {n} events encoded/decoded per round, {total} folded; {a.rounds} rounds")
+    rows: Dict[str, List[float]] = {
+        k: [] for k in ("enc_dict", "enc_model", "decode", "decode_nogc", "apply", "verify")
+    }
+    print(
+        f"chat workload: {n} events encoded/decoded per round, {total} folded; {a.rounds} rounds; "
+        f"Python {platform.python_version()}, {os.cpu_count()} CPUs; times are wall-clock"
+    )
     for r in range(a.rounds):
         t_off = timed(lambda: [official.encode(m) for m in models])
         t_dict = timed(lambda: [ours.encode(d) for d in dicts])
         t_model = timed(lambda: [ours.encode(m) for m in models])
-        t_offdec = timed(official_decode)
-        t_dec = timed(lambda: aguikit.decode(sse_bytes))
+        t_offdec = timed_gc(official_decode, True)
+        t_dec = timed_gc(lambda: aguikit.decode(sse_bytes), True)
+        t_offdec_nogc = timed_gc(official_decode, False)
+        t_dec_nogc = timed_gc(lambda: aguikit.decode(sse_bytes), False)
         t_apply = timed(lambda: aguikit.apply(full_sse))
         t_verify = timed(lambda: aguikit.verify(full_sse))
         rows["enc_dict"].append(t_off / t_dict)
         rows["enc_model"].append(t_off / t_model)
         rows["decode"].append(t_offdec / t_dec)
+        rows["decode_nogc"].append(t_offdec_nogc / t_dec_nogc)
         rows["apply"].append(total / t_apply)
         rows["verify"].append(total / t_verify)
         print(
             f"round {r + 1}: official encode {t_off / n * 1e6:.2f} us/event; "
             f"dicts {t_dict / n * 1e6:.2f} us ({t_off / t_dict:.1f}x), models {t_model / n * 1e6:.2f} us ({t_off / t_model:.1f}x); "
-            f"decode: json.loads+pydantic {t_offdec / n * 1e6:.2f} us/event, aguikit {t_dec / n * 1e6:.3f} us ({t_offdec / t_dec:.1f}x); "
+            f"decode: json.loads+pydantic {t_offdec / n * 1e6:.2f} us/event, aguikit {t_dec / n * 1e6:.3f} us ({t_offdec / t_dec:.1f}x), "
+            f"gc off {t_offdec_nogc / n * 1e6:.2f} / {t_dec_nogc / n * 1e6:.3f} us ({t_offdec_nogc / t_dec_nogc:.1f}x); "
             f"apply {total / t_apply / 1e6:.2f} M events/s, verify {total / t_verify / 1e6:.2f} M events/s",
             flush=True,
         )
     med = {k: statistics.median(v) for k, v in rows.items()}
     print(
         f"median: encode dicts {med['enc_dict']:.1f}x, encode models {med['enc_model']:.1f}x the official encoder; "
-        f"decode SSE {med['decode']:.1f}x json.loads+pydantic; "
+        f"decode SSE to dicts {med['decode']:.1f}x (gc off {med['decode_nogc']:.1f}x) json.loads + the SDK's pydantic validation; "
         f"verify+apply {med['apply'] / 1e6:.2f} M events/s (verify alone {med['verify'] / 1e6:.2f} M events/s)"
     )
     return 0
