@@ -27,13 +27,14 @@
 //! - **Quotas.** Runs per minute and concurrent runs per principal ([`Access::runs_per_minute`],
 //!   [`Access::concurrent_runs`]); over either, `429` with `Retry-After`.
 
+use crate::api_error::{ApiError, ErrorCode};
 use axum::extract::Request;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
-use serde_json::{Value, json};
+
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroU32;
@@ -352,30 +353,20 @@ impl Gate {
             && let Some(host) = host_of(request)
             && !self.host_allowed(&host)
         {
-            return Err(error(
-                StatusCode::MISDIRECTED_REQUEST,
-                "misdirected_host",
+            return Err(ApiError::new(
+                ErrorCode::MisdirectedHost,
                 format!(
                     "this server listens on loopback and does not answer for Host {host:?}; \
                      add it with --allowed-host (Access::allowed_hosts) if it is yours"
                 ),
-                Value::Null,
-            ));
+            )
+            .into_response());
         }
         match &self.access.auth {
             None => Ok(Principal::anonymous()),
             Some(auth) => auth.authenticate(request.headers()).ok_or_else(|| {
-                let mut res = error(
-                    StatusCode::UNAUTHORIZED,
-                    "unauthorized",
-                    "this server needs `Authorization: Bearer TOKEN` (agui serve prints the token in its console URL; set AGUI_TOKEN for the agui commands)",
-                    Value::Null,
-                );
-                res.headers_mut().insert(
-                    header::WWW_AUTHENTICATE,
-                    HeaderValue::from_static("Bearer"),
-                );
-                res
+                // With `WWW-Authenticate: Bearer`.
+                ApiError::new(ErrorCode::Unauthorized, "this server needs `Authorization: Bearer TOKEN` (agui serve prints the token in its console URL; set AGUI_TOKEN for the agui commands)").into_response()
             }),
         }
     }
@@ -437,15 +428,9 @@ impl Gate {
 
 fn too_many(message: String, wait: Duration) -> Response {
     let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-    let mut res = error(
-        StatusCode::TOO_MANY_REQUESTS,
-        "rate_limited",
-        message,
-        json!({"retryAfter": secs.max(1)}),
-    );
-    res.headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from(secs.max(1)));
-    res
+    ApiError::new(ErrorCode::RateLimited, message)
+        .retry_after(secs)
+        .into_response()
 }
 
 /// The request's `Host` (lowercase, without port), if any.
@@ -479,26 +464,6 @@ pub(crate) fn is_json(headers: &HeaderMap) -> bool {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
-}
-
-/// A JSON error response: `{"error": code, "message": ..., ...extra}`.
-pub(crate) fn error(
-    status: StatusCode,
-    code: &str,
-    message: impl Into<String>,
-    extra: Value,
-) -> Response {
-    crate::metrics::rejected(code);
-    let mut body = json!({"error": code, "message": message.into()});
-    if let (Value::Object(b), Value::Object(e)) = (&mut body, extra) {
-        b.extend(e);
-    }
-    let mut res = (status, body.to_string()).into_response();
-    res.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    res
 }
 
 /// The middleware of the agent's routes: admits the request (host, credentials) and puts

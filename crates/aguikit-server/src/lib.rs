@@ -18,19 +18,14 @@
 //!
 //! # Limits and errors
 //!
-//! All limits live in [`ServerConfig`]. Request errors are JSON
-//! (`{"error": code, "message": text, "field": path}`): `400 invalid_json`,
-//! `400 too_deep` (nesting past [`ServerConfig::max_depth`], with the path),
-//! `400 id_too_long` (with the field), `401 unauthorized`, `404 unknown_thread`, `409 run_exists`
-//! (store: the run id was used), `409 thread_busy` (store: another run of the thread is in
-//! progress),
-//! `413 body_too_large`, `415 unsupported_media_type` (a run must be `application/json`),
-//! `421 misdirected_host`, `422 invalid_input` (with the field's path),
-//! `429 rate_limited` (with `Retry-After`), `408 body_timeout` / `408 body_too_slow` (a
-//! body past [`ServerConfig::body_timeout`] or under [`ServerConfig::min_body_rate`]),
-//! `500 internal` (a handler panicked; under [`serve`]), `503 shutting_down`, `503 busy`
-//! (too many request bodies in memory), `503 too_many_connections` (past the connection
-//! limit; `GET /health` is still answered).
+//! All limits live in [`ServerConfig`]. Every error answer is an [`ApiError`]: JSON
+//! `{"error": code, "message": text, ...details}` (`field` with the path of a bad field,
+//! `limit`, `retryAfter` with a `Retry-After` header, ...), its code one of the table of
+//! [`ErrorCode`], each always with the same status: for example `400 too_deep` (nesting past
+//! [`ServerConfig::max_depth`]), `409 thread_busy` (store: another run of the thread is in
+//! progress), `408 body_too_slow` (a body under [`ServerConfig::min_body_rate`]), `500
+//! internal` (a handler panicked; under [`serve`]), `503 too_many_connections` (past the
+//! connection limit; `GET /health` is still answered).
 //!
 //! A `resume` that does not answer the thread's open interrupts ends the run with
 //! `RUN_ERROR` (codes `resume_missing`, `resume_unknown_interrupt`, `resume_incomplete`,
@@ -113,6 +108,7 @@
 pub mod access;
 mod activity;
 mod agent;
+mod api_error;
 mod body;
 mod config;
 mod context;
@@ -149,6 +145,7 @@ pub use agent::{
 };
 #[cfg(feature = "store")]
 pub use aguikit_store;
+pub use api_error::{ApiError, ErrorCode};
 pub use config::ServerConfig;
 pub use context::RunContext;
 pub use error::{AgentError, EmitError};

@@ -6,10 +6,12 @@
 //! on threads of their own ([`ServerConfig::connection_threads`](crate::ServerConfig)).
 
 use crate::access::LocalAddr;
+use crate::api_error::{ApiError, ErrorCode};
 use crate::server::ShutdownHandle;
 use axum::Router;
 use axum::body::Body;
-use axum::http::{HeaderValue, Response, StatusCode, header};
+use axum::http::{HeaderValue, Response, header};
+use axum::response::IntoResponse;
 use futures_util::FutureExt;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
@@ -356,32 +358,23 @@ impl Threads {
 
 /// The answer of a request whose handler panicked.
 fn internal_error() -> Response<Body> {
-    crate::metrics::rejected("internal");
-    let mut res = Response::new(Body::from(
-        r#"{"error":"internal","message":"the server failed while handling the request"}"#,
-    ));
-    *res.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
-    res.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    res
+    ApiError::new(
+        ErrorCode::Internal,
+        "the server failed while handling the request",
+    )
+    .into_response()
 }
 
 /// The answer beyond the connection limit.
 fn overloaded() -> Response<Body> {
-    crate::metrics::rejected("too_many_connections");
-    let mut res = Response::new(Body::from(
-        r#"{"error":"too_many_connections","message":"the server is at its connection limit; try again shortly"}"#,
-    ));
-    *res.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
-    let h = res.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    h.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    h.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    let mut res = ApiError::new(
+        ErrorCode::TooManyConnections,
+        "the server is at its connection limit; try again shortly",
+    )
+    .retry_after(1)
+    .into_response();
+    res.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
     res
 }
 

@@ -1,8 +1,9 @@
 //! The HTTP side: [`AgentServer`] (an axum handler with its limits), routing helpers, and
 //! [`serve`] with graceful shutdown.
 
-use crate::access::{Access, Gate, Principal, error};
+use crate::access::{Access, Gate, Principal};
 use crate::agent::{Agent, BoxedAgent};
+use crate::api_error::{ApiError, ErrorCode};
 use crate::body::{RunBody, driver};
 use crate::config::ServerConfig;
 use crate::context::{RunContext, RunShared};
@@ -15,11 +16,11 @@ use aguikit_core::{PROTOCOL_VERSION, RunAgentInput};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::Response;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, post};
 use futures_util::StreamExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -522,26 +523,21 @@ impl Pace {
     /// The answer when the body missed its deadline.
     fn refusal(&self, started: tokio::time::Instant, read: usize) -> Response {
         let mut res = if started.elapsed() >= self.timeout {
-            error(
-                StatusCode::REQUEST_TIMEOUT,
-                "body_timeout",
+            ApiError::new(
+                ErrorCode::BodyTimeout,
                 format!(
                     "the request body did not arrive within {} s (the limit)",
                     self.timeout.as_secs_f64()
                 ),
-                json!({"limit": self.timeout.as_secs_f64()}),
             )
+            .with("limit", self.timeout.as_secs_f64())
+            .into_response()
         } else {
-            error(
-                StatusCode::REQUEST_TIMEOUT,
-                "body_too_slow",
-                format!(
+            ApiError::new(ErrorCode::BodyTooSlow, format!(
                     "the request body arrives slower than {} bytes/s (the limit): {read} bytes in {:.1} s",
                     self.min_rate,
                     started.elapsed().as_secs_f64()
-                ),
-                json!({"limit": self.min_rate}),
-            )
+                )).with("limit", self.min_rate).into_response()
         };
         res.headers_mut()
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
@@ -565,12 +561,12 @@ fn declared_length(headers: &header::HeaderMap, limit: usize) -> Result<Option<u
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     match declared {
-        Some(len) if len > limit as u64 => Err(error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
+        Some(len) if len > limit as u64 => Err(ApiError::new(
+            ErrorCode::BodyTooLarge,
             format!("the request body exceeds the limit of {limit} bytes"),
-            json!({"limit": limit}),
-        )),
+        )
+        .with("limit", limit)
+        .into_response()),
         _ => Ok(declared),
     }
 }
@@ -600,23 +596,20 @@ async fn read_body(
 ) -> Result<(Vec<u8>, BodyRoom), Response> {
     let started = tokio::time::Instant::now();
     let too_large = || {
-        error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
+        ApiError::new(
+            ErrorCode::BodyTooLarge,
             format!("the request body exceeds the limit of {limit} bytes"),
-            json!({"limit": limit}),
         )
+        .with("limit", limit)
+        .into_response()
     };
     let busy = || {
-        let mut res = error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "busy",
+        ApiError::new(
+            ErrorCode::Busy,
             "too many request bodies are being received at once; try again shortly",
-            Value::Null,
-        );
-        res.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        res
+        )
+        .retry_after(1)
+        .into_response()
     };
     // Room is taken in units of 1 KiB (semaphores count in u32).
     let units = |bytes: usize| u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX);
@@ -649,12 +642,11 @@ async fn read_body(
             break;
         };
         let chunk = chunk.map_err(|e| {
-            error(
-                StatusCode::BAD_REQUEST,
-                "body_unreadable",
+            ApiError::new(
+                ErrorCode::BodyUnreadable,
                 format!("the request body could not be read: {e}"),
-                Value::Null,
             )
+            .into_response()
         })?;
         if out.len() + chunk.len() > limit {
             return Err(too_large());
@@ -681,12 +673,7 @@ fn parse_input(bytes: &[u8]) -> Result<RunAgentInput, Response> {
             Ok(_) => "the body must be a JSON object (RunAgentInput)".to_owned(),
             Err(e) => format!("the body is not JSON: {e}"),
         };
-        return Err(error(
-            StatusCode::BAD_REQUEST,
-            "invalid_json",
-            message,
-            Value::Null,
-        ));
+        return Err(ApiError::new(ErrorCode::InvalidJson, message).into_response());
     }
     // A valid body is parsed once, without tracking paths; the path of an error comes
     // from a second, tracked parse of the refused body.
@@ -707,34 +694,31 @@ fn parse_input(bytes: &[u8]) -> Result<RunAgentInput, Response> {
         (input, de.end())
     });
     if let (Ok(_), Err(e)) = (&parsed, trailing) {
-        return Err(error(
-            StatusCode::BAD_REQUEST,
-            "invalid_json",
-            format!("the body is not JSON: {e}"),
-            Value::Null,
-        ));
+        return Err(
+            ApiError::new(ErrorCode::InvalidJson, format!("the body is not JSON: {e}"))
+                .into_response(),
+        );
     }
     parsed.map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if inner.is_syntax() || inner.is_eof() {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_json",
+            return ApiError::new(
+                ErrorCode::InvalidJson,
                 format!("the body is not JSON: {inner}"),
-                Value::Null,
-            );
+            )
+            .into_response();
         }
         let (field, message) = field_of(&path, &inner.to_string());
-        error(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_input",
+        ApiError::new(
+            ErrorCode::InvalidInput,
             match &field {
                 Some(f) => format!("{f}: {message}"),
                 None => message.clone(),
             },
-            json!({"field": field}),
         )
+        .with("field", field)
+        .into_response()
     })
 }
 
@@ -782,22 +766,17 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     let inner = &server.inner;
     let config = &inner.config;
     if *inner.shutdown.borrow() {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "shutting_down",
-            "the server is shutting down",
-            Value::Null,
-        );
+        return ApiError::new(ErrorCode::ShuttingDown, "the server is shutting down")
+            .into_response();
     }
     let (parts, body) = request.into_parts();
     // A browser sends a cross-site `text/plain` POST without asking first: runs are JSON.
     if !crate::access::is_json(&parts.headers) {
-        return error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
+        return ApiError::new(
+            ErrorCode::UnsupportedMediaType,
             "a run is posted as `Content-Type: application/json`",
-            Value::Null,
-        );
+        )
+        .into_response();
     }
     let declared = match declared_length(&parts.headers, config.max_body_bytes) {
         Ok(d) => d,
@@ -835,15 +814,16 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
         Err(res) => return res,
     };
     if let Err(path) = crate::ingress::check_depth(&bytes, config.max_depth) {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "too_deep",
+        return ApiError::new(
+            ErrorCode::TooDeep,
             format!(
                 "{path}: the body nests deeper than {} levels (the limit)",
                 config.max_depth
             ),
-            json!({"field": path, "limit": config.max_depth}),
-        );
+        )
+        .with("field", path)
+        .with("limit", config.max_depth)
+        .into_response();
     }
     #[cfg_attr(not(feature = "store"), allow(unused_mut))]
     let mut input = match parse_input(&bytes) {
@@ -853,15 +833,16 @@ async fn handle(State(server): State<AgentServer>, request: Request) -> Response
     drop(bytes);
     drop(permit);
     if let Some((field, len)) = crate::ingress::long_id(&input, config.max_id_bytes) {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "id_too_long",
+        return ApiError::new(
+            ErrorCode::IdTooLong,
             format!(
                 "{field}: an id of {len} bytes is longer than the limit of {} bytes",
                 config.max_id_bytes
             ),
-            json!({"field": field, "limit": config.max_id_bytes}),
-        );
+        )
+        .with("field", field)
+        .with("limit", config.max_id_bytes)
+        .into_response();
     }
     // A client resuming a broken response: the stored run goes on where it left off.
     #[cfg(feature = "store")]

@@ -23,6 +23,7 @@
 use crate::input::{EventReader, ReadError, Source};
 use aguikit_core::codec::proto;
 use aguikit_core::engine::pipeline::{Pipeline, PipelineError};
+use aguikit_server::{ApiError, ErrorCode};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -495,24 +496,15 @@ impl Limits {
     }
 }
 
-fn refusal(
-    status: axum::http::StatusCode,
-    code: &str,
-    message: String,
-) -> axum::response::Response {
+/// The error answer (`Retry-After: 1` when the caller should come back).
+fn refusal(code: ErrorCode, message: String) -> axum::response::Response {
     use axum::response::IntoResponse;
-    let mut response = (
-        status,
-        axum::Json(serde_json::json!({"error": code, "message": message})),
-    )
-        .into_response();
-    if status == axum::http::StatusCode::TOO_MANY_REQUESTS {
-        response.headers_mut().insert(
-            axum::http::header::RETRY_AFTER,
-            axum::http::HeaderValue::from_static("1"),
-        );
+    let error = ApiError::new(code, message);
+    match code {
+        ErrorCode::TooManyInspections => error.retry_after(1),
+        _ => error,
     }
-    response
+    .into_response()
 }
 
 /// The handler of `POST /api/inspect`: a slot is taken first (`429 too_many_inspections`
@@ -526,7 +518,6 @@ pub async fn handler(
     limits: Limits,
     request: axum::extract::Request,
 ) -> axum::response::Response {
-    use axum::http::StatusCode;
     use axum::response::IntoResponse;
     let principal = request
         .extensions()
@@ -535,8 +526,7 @@ pub async fn handler(
         .unwrap_or_else(aguikit_server::Principal::anonymous);
     let Some(slot) = limits.try_acquire(principal.name()) else {
         return refusal(
-            StatusCode::TOO_MANY_REQUESTS,
-            "too_many_inspections",
+            ErrorCode::TooManyInspections,
             format!(
                 "at most {} inspection(s) at once per caller and {} in all; retry when one has ended",
                 limits.per_principal, limits.total
@@ -588,8 +578,8 @@ pub async fn handler(
             )
                 .into_response()
         }
-        Ok((_, Err(message))) => refusal(StatusCode::BAD_REQUEST, "unreadable_recording", message),
-        Err(e) => refusal(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()),
+        Ok((_, Err(message))) => refusal(ErrorCode::UnreadableRecording, message),
+        Err(e) => refusal(ErrorCode::Internal, e.to_string()),
     }
 }
 

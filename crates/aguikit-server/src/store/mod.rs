@@ -66,7 +66,8 @@ mod stream;
 
 pub use options::StoreOptions;
 
-use crate::access::{Principal, error};
+use crate::access::Principal;
+use crate::api_error::{ApiError, ErrorCode};
 use crate::context::RunShared;
 use crate::server::RunGuard;
 use aguikit_core::event::RunStarted;
@@ -76,7 +77,7 @@ use aguikit_store::{
 };
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -85,25 +86,10 @@ use tokio::sync::mpsc;
 use lease::{lease_now, persist, sweep_abandoned};
 use stream::{CancelGuard, Live, Out, follow, frame, read_failure, sse, streamed};
 
-/// The HTTP status that reports a store error (the store itself knows nothing of HTTP): 404
-/// for an unknown thread or run, 400 for a sequence out of range or invalid input, 409 for a
-/// closed or already existing run or a busy thread, 503 for a damaged store, 500 otherwise (a corrupt event, a
-/// failing backend, an error a newer store adds).
-pub(crate) fn store_status(e: &StoreError) -> StatusCode {
-    match e {
-        StoreError::UnknownThread(_) | StoreError::UnknownRun { .. } => StatusCode::NOT_FOUND,
-        StoreError::SequenceOutOfRange { .. } | StoreError::Invalid(_) => StatusCode::BAD_REQUEST,
-        StoreError::RunClosed { .. }
-        | StoreError::RunExists { .. }
-        | StoreError::ThreadBusy { .. } => StatusCode::CONFLICT,
-        StoreError::Damaged(_) | StoreError::NewerFormat { .. } => StatusCode::SERVICE_UNAVAILABLE,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    }
-}
-
-/// A store error as the JSON error response (404 unknown thread/run, 400 bad sequence...).
+/// A store error as the JSON error response: the store's codes are [`ErrorCode`]s, each
+/// with its status (404 unknown thread or run, 400 bad sequence, 409 busy...).
 pub(crate) fn store_error(e: &StoreError) -> Response {
-    error(store_status(e), e.code(), e.to_string(), Value::Null)
+    ApiError::from(e).into_response()
 }
 
 /// The `404` for a thread the caller may not see: the same as for one that does not exist.
@@ -520,16 +506,15 @@ fn claim_error(e: StoreError) -> Response {
     match e {
         StoreError::ThreadBusy { thread, run } => busy(&thread, &run),
         // Messages name the thread as its caller does, not by its key in the store.
-        StoreError::RunExists { thread, run } => error(
-            StatusCode::CONFLICT,
-            "run_exists",
+        StoreError::RunExists { thread, run } => ApiError::new(
+            ErrorCode::RunExists,
             format!(
                 "run {run:?} already exists in thread {:?}: a run id is used once per thread \
                  (resume a broken stream with Last-Event-ID)",
                 aguikit_store::split_thread_key(&thread).1
             ),
-            Value::Null,
-        ),
+        )
+        .into_response(),
         e => store_error(&e),
     }
 }
@@ -537,15 +522,15 @@ fn claim_error(e: StoreError) -> Response {
 /// The `409 thread_busy` for a run or a delete refused while `run` is in progress.
 fn busy(thread: &str, run: &str) -> Response {
     let thread = aguikit_store::split_thread_key(thread).1;
-    error(
-        StatusCode::CONFLICT,
-        "thread_busy",
+    ApiError::new(
+        ErrorCode::ThreadBusy,
         format!(
             "thread {thread:?} has a run in progress ({run:?}): one run at a time per thread; \
              wait for it to end (follow it at .../threads/{{id}}/connect) and try again"
         ),
-        json!({"runId": run}),
     )
+    .with("runId", run)
+    .into_response()
 }
 
 /// Claims the run by storing its `RUN_STARTED` with the run's first lease — refused with
@@ -671,12 +656,12 @@ pub(crate) async fn threads(
         None => 50,
         Some(Ok(n)) if (1..=1000).contains(&n) => n,
         Some(_) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_limit",
+            return ApiError::new(
+                ErrorCode::InvalidLimit,
                 "limit must be a whole number from 1 to 1000",
-                json!({"field": "limit"}),
-            );
+            )
+            .with("field", "limit")
+            .into_response();
         }
     };
     // Everyone lists their own threads; an admin every owner's (each named by its `owner`),
@@ -909,7 +894,8 @@ pub(crate) async fn thread(
         "thread": info,
     });
     if let Some(e) = folded.unreadable {
-        body["error"] = json!({"error": "corrupt_event", "message": e.to_string()});
+        body["error"] =
+            json!({"error": ErrorCode::CorruptEvent.as_str(), "message": e.to_string()});
     }
     json_ok(body)
 }
@@ -959,12 +945,9 @@ fn resume_point(text: &str, thread: &str, last_seq: u64) -> Result<u64, Response
     let text = text.trim();
     // Past the end: the store's code; not a number at all: `invalid_sequence`.
     let bad = |message: String| {
-        error(
-            StatusCode::BAD_REQUEST,
-            "sequence_out_of_range",
-            message,
-            json!({"lastSeq": last_seq}),
-        )
+        ApiError::new(ErrorCode::SequenceOutOfRange, message)
+            .with("lastSeq", last_seq)
+            .into_response()
     };
     let after = match text.parse::<u64>() {
         Ok(n) => n,
@@ -974,12 +957,11 @@ fn resume_point(text: &str, thread: &str, last_seq: u64) -> Result<u64, Response
             )));
         }
         Err(_) => {
-            return Err(error(
-                StatusCode::BAD_REQUEST,
-                "invalid_sequence",
+            return Err(ApiError::new(
+                ErrorCode::InvalidSequence,
                 format!("Last-Event-ID / after must be a sequence number, got {text:?}"),
-                Value::Null,
-            ));
+            )
+            .into_response());
         }
     };
     if after > last_seq {
@@ -1086,12 +1068,13 @@ pub(crate) async fn reattach(
         // still refused, as on every route.
         let t = last_event_id.trim();
         if !t.is_empty() && !t.bytes().all(|b| b.is_ascii_digit()) {
-            return Some(error(
-                StatusCode::BAD_REQUEST,
-                "invalid_sequence",
-                format!("Last-Event-ID must be a sequence number, got {t:?}"),
-                Value::Null,
-            ));
+            return Some(
+                ApiError::new(
+                    ErrorCode::InvalidSequence,
+                    format!("Last-Event-ID must be a sequence number, got {t:?}"),
+                )
+                .into_response(),
+            );
         }
         return None;
     }
@@ -1178,69 +1161,7 @@ mod tests {
         assert!(!options.folds.knows("t"));
     }
 
-    use super::{StatusCode, StoreError, resume_point, store_status};
-
-    #[test]
-    fn store_errors_have_their_status() {
-        let t = || "t".to_owned();
-        let r = || "r".to_owned();
-        for (e, status) in [
-            (StoreError::UnknownThread(t()), 404),
-            (
-                StoreError::UnknownRun {
-                    thread: t(),
-                    run: r(),
-                },
-                404,
-            ),
-            (
-                StoreError::SequenceOutOfRange {
-                    thread: t(),
-                    seq: 9,
-                    last: 3,
-                },
-                400,
-            ),
-            (StoreError::Invalid("x".into()), 400),
-            (
-                StoreError::RunClosed {
-                    thread: t(),
-                    run: r(),
-                },
-                409,
-            ),
-            (
-                StoreError::RunExists {
-                    thread: t(),
-                    run: r(),
-                },
-                409,
-            ),
-            (
-                StoreError::ThreadBusy {
-                    thread: t(),
-                    run: r(),
-                },
-                409,
-            ),
-            (StoreError::Damaged("x".into()), 503),
-            (
-                StoreError::Corrupt {
-                    thread: t(),
-                    seq: 1,
-                    message: "x".into(),
-                },
-                500,
-            ),
-            (StoreError::Backend("x".into()), 500),
-        ] {
-            assert_eq!(
-                store_status(&e),
-                StatusCode::from_u16(status).unwrap(),
-                "{e}"
-            );
-        }
-    }
+    use super::resume_point;
 
     #[test]
     fn last_event_ids() {
