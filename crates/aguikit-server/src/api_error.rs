@@ -87,6 +87,10 @@ codes! {
     BodyUnreadable = "body_unreadable", BAD_REQUEST;
     /// `limit` of a listing is not a whole number from 1 to 1000.
     InvalidLimit = "invalid_limit", BAD_REQUEST;
+    /// A thread search (`q`) is not UTF-8 text of at most the allowed length.
+    InvalidQuery = "invalid_query", BAD_REQUEST;
+    /// A thread update (`PATCH` of a thread) is not valid (`field`: which).
+    InvalidUpdate = "invalid_update", BAD_REQUEST;
     /// `Last-Event-ID` or `after` is not a sequence number.
     InvalidSequence = "invalid_sequence", BAD_REQUEST;
     /// A read starts past the end of the thread (`lastSeq`: its last sequence).

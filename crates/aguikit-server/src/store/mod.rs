@@ -680,12 +680,12 @@ pub(crate) async fn threads(
         None => None,
         Some(Some(q)) if q.chars().count() <= MAX_SEARCH_CHARS => Some(q).filter(|q| !q.is_empty()),
         Some(_) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_query",
+            return ApiError::new(
+                ErrorCode::InvalidQuery,
                 format!("q must be UTF-8 text of at most {MAX_SEARCH_CHARS} characters"),
-                json!({"field": "q"}),
-            );
+            )
+            .with("field", "q")
+            .into_response();
         }
     };
     let with_load = query.get("load").is_some_and(|v| v == "true");
@@ -756,23 +756,19 @@ pub(crate) async fn update(
     let bytes = match axum::body::to_bytes(body, MAX_PATCH_BYTES).await {
         Ok(b) => b,
         Err(_) => {
-            return error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
+            return ApiError::new(
+                ErrorCode::BodyTooLarge,
                 format!("a thread update is at most {MAX_PATCH_BYTES} bytes"),
-                Value::Null,
-            );
+            )
+            .into_response();
         }
     };
     let update = match parse_update(&bytes) {
         Ok(u) => u,
         Err((field, message)) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_update",
-                message,
-                json!({"field": field}),
-            );
+            return ApiError::new(ErrorCode::InvalidUpdate, message)
+                .with("field", field)
+                .into_response();
         }
     };
     if let Err(res) = visible(store, &principal, &thread, &id).await {
