@@ -23,6 +23,7 @@
 pub mod capabilities;
 pub mod codec;
 pub mod content;
+pub mod diff;
 #[cfg(any(test, fuzzing))]
 #[doc(hidden)]
 pub mod differential;

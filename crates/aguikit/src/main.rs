@@ -9,6 +9,7 @@ mod check;
 mod check_report;
 mod commands;
 mod demo;
+mod diff;
 mod input;
 mod inspect;
 mod inspect_api;
@@ -140,6 +141,10 @@ enum Command {
         #[command(flatten)]
         stream: stream::StreamOptions,
     },
+    /// Compare two recordings, or two runs of a stored thread: the first divergence (event,
+    /// field, both values), then the folded messages, state and interrupts.
+    #[command(after_help = diff::AFTER_HELP)]
+    Diff(diff::DiffArgs),
     #[command(flatten)]
     StreamTools(commands::StreamTools),
     /// Run an agent at URL: live in the terminal, or one JSON report with --json.
@@ -180,6 +185,7 @@ fn main() -> ExitCode {
             file,
             stream,
         } => stream::decode(format, &file, stream),
+        Command::Diff(args) => diff::run(args),
         Command::StreamTools(tools) => tools.run(),
         Command::Run(args) => run::run(args),
         Command::Serve(args) => run_async(serve::serve(*args)).map(|()| ExitCode::SUCCESS),

@@ -84,7 +84,7 @@ pub enum ThreadsCommand {
 /// Why a command failed: the message, and the exit code (1: the server refused what was
 /// asked, a thread it does not know or one with a run going on; 2: no answer, or another
 /// status).
-struct Failed(u8, String);
+pub(crate) struct Failed(pub(crate) u8, pub(crate) String);
 
 impl From<String> for Failed {
     fn from(m: String) -> Self {
@@ -93,7 +93,7 @@ impl From<String> for Failed {
 }
 
 /// What the commands share: the client, the agent's URL, the headers and the time limit.
-struct Api {
+pub(crate) struct Api {
     client: reqwest::Client,
     agent: reqwest::Url,
     headers: Vec<(String, String)>,
@@ -101,7 +101,7 @@ struct Api {
 }
 
 impl Api {
-    fn new(url: &str, request: &RequestArgs) -> Result<Api, String> {
+    pub(crate) fn new(url: &str, request: &RequestArgs) -> Result<Api, String> {
         let (headers, timeout) = request.resolve()?;
         Ok(Api {
             client: crate::wire::client()?,
@@ -112,7 +112,7 @@ impl Api {
     }
 
     /// `{agent}/threads` followed by `segments`.
-    fn url(&self, segments: &[&str]) -> reqwest::Url {
+    pub(crate) fn url(&self, segments: &[&str]) -> reqwest::Url {
         let mut url = self.agent.clone();
         url.set_query(None);
         url.set_fragment(None);
@@ -171,7 +171,7 @@ impl Api {
         ))
     }
 
-    async fn json(&self, url: reqwest::Url, what: &str) -> Result<Value, Failed> {
+    pub(crate) async fn json(&self, url: reqwest::Url, what: &str) -> Result<Value, Failed> {
         let response = self.send(reqwest::Method::GET, url.clone(), what).await?;
         let body = response
             .bytes()
@@ -424,6 +424,50 @@ async fn export(
     output: Option<&std::path::Path>,
     compacted: bool,
 ) -> Result<(), Failed> {
+    let mut out: Box<dyn Write> = match output {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path).map_err(|e| format!("creating {}: {e}", path.display()))?,
+        )),
+        None => Box::new(crate::out::stdout()),
+    };
+    let events = each_event(api, id, compacted, |line| {
+        writeln!(out, "{line}").map_err(|e| Failed::from(format!("writing: {e}")))
+    })
+    .await?;
+    out.flush()
+        .map_err(|e| Failed::from(format!("writing: {e}")))?;
+    if let Some(path) = output {
+        eprintln!("{events} events written to {}", path.display());
+    }
+    Ok(())
+}
+
+/// Every stored event of thread `id`, as JSON.
+pub(crate) async fn thread_events(api: &Api, id: &str) -> Result<Vec<Value>, Failed> {
+    let mut events = Vec::new();
+    each_event(api, id, false, |line| {
+        let v = serde_json::from_str(&line).map_err(|e| {
+            Failed::from(format!(
+                "thread {id}: stored event {} is not JSON: {e}",
+                events.len()
+            ))
+        })?;
+        events.push(v);
+        Ok(())
+    })
+    .await?;
+    Ok(events)
+}
+
+/// Hands the JSON of every stored event of thread `id` (from its `connect` route,
+/// `compacted` or not) to `f`, in order; a run going on is followed to its end. Returns how
+/// many there were.
+async fn each_event(
+    api: &Api,
+    id: &str,
+    compacted: bool,
+    mut f: impl FnMut(String) -> Result<(), Failed>,
+) -> Result<usize, Failed> {
     let mut url = api.url(&[id, "connect"]);
     url.query_pairs_mut().append_pair("after", "0");
     if compacted {
@@ -432,12 +476,6 @@ async fn export(
     let mut response = api
         .send(reqwest::Method::GET, url.clone(), "export")
         .await?;
-    let mut out: Box<dyn Write> = match output {
-        Some(path) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(path).map_err(|e| format!("creating {}: {e}", path.display()))?,
-        )),
-        None => Box::new(crate::out::stdout()),
-    };
     let mut decoder = FrameDecoder::new(WireFormat::Sse);
     let mut events = 0usize;
     let mut write = |frame: FrameRef<'_>, events: &mut usize| -> Result<(), Failed> {
@@ -446,7 +484,7 @@ async fn export(
             FrameRef::Event(event) => event.to_json_string(),
         };
         *events += 1;
-        writeln!(out, "{line}").map_err(|e| Failed::from(format!("writing: {e}")))
+        f(line)
     };
     loop {
         let chunk = response
@@ -468,10 +506,5 @@ async fn export(
     {
         write(frame, &mut events)?;
     }
-    out.flush()
-        .map_err(|e| Failed::from(format!("writing: {e}")))?;
-    if let Some(path) = output {
-        eprintln!("{events} events written to {}", path.display());
-    }
-    Ok(())
+    Ok(events)
 }
