@@ -172,7 +172,9 @@ function render() {
   renderChatInto(ui.chat, ui.empty, travel ? travel.after : session.fold, {
     busy: session.busy,
     readOnly: Boolean(travel || session.recording),
+    travel: Boolean(travel),
     onAnswer: answerInterrupts,
+    onA2uiAction: sendA2uiAction,
   });
   renderState();
   renderStatus();
@@ -334,7 +336,7 @@ ui.backToLive.addEventListener("click", () => {
 // Running an agent
 // ---------------------------------------------------------------------------
 
-function buildInput(runId, resume) {
+function buildInput(runId, resume, forwardedProps = {}) {
   const input = {
     threadId: session.threadId,
     runId,
@@ -343,7 +345,7 @@ function buildInput(runId, resume) {
     messages: session.fold.messages.filter((m) => m.role !== "activity").map(stripNullTag),
     tools: [],
     context: [],
-    forwardedProps: {},
+    forwardedProps,
   };
   if (resume) input.resume = resume;
   return input;
@@ -367,13 +369,13 @@ function newRun(id, controller, extra = {}) {
   };
 }
 
-async function startRun({ text, resume } = {}) {
+async function startRun({ text, resume, forwardedProps } = {}) {
   if (session.busy || session.recording) return;
   leaveTravel();
   const f = session.fold;
   if (text !== undefined) f.messages.push({ id: uuid(), role: "user", content: text });
   const runId = uuid();
-  const input = buildInput(runId, resume);
+  const input = buildInput(runId, resume, forwardedProps);
   const controller = new AbortController();
   const run = newRun(runId, controller, { live: true });
   session.runCount++;
@@ -532,6 +534,17 @@ async function verifyRuns(runs) {
 
 /** Whether a run ended in a way worth verifying right away (the others are verified when looked at). */
 const suspicious = (run) => run.status === "error" || run.status === "incomplete" || run.indices.some((i) => timeline.entries[i]?.warnings.length);
+
+// ---------------------------------------------------------------------------
+// A2UI actions: a button of a surface sends its action as a new run
+// ---------------------------------------------------------------------------
+
+/** Starts a run carrying `forwardedProps.a2uiAction.userAction` (the A2UI convention on AG-UI); false when none can start. */
+function sendA2uiAction(userAction, extra = {}) {
+  if (session.busy || session.recording) return false;
+  startRun({ forwardedProps: { ...extra, a2uiAction: { userAction } } });
+  return true;
+}
 
 // ---------------------------------------------------------------------------
 // Interrupts

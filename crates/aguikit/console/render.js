@@ -3,6 +3,8 @@
 
 import { h } from "./dom.js";
 import { isObject, truncate, jsonText, escapeToken } from "./util.js";
+import { ACTIVITY_TYPE as A2UI_ACTIVITY } from "./a2ui.js";
+import { renderA2uiActivity, resetSurfaces } from "./a2ui-view.js";
 
 /** UI open/closed choices (details, tree nodes), kept across redraws: key -> boolean. */
 export const expanded = new Map();
@@ -112,7 +114,7 @@ function renderMessage(m, results, renderedCalls) {
         renderContent(m.content),
         m.error !== undefined ? h("div", { class: "error-text" }, m.error) : null);
     case "activity":
-      return renderActivity(m, base);
+      return m.activityType === A2UI_ACTIVITY ? renderA2uiActivity(m, base, ctx, { jsonTree }) : renderActivity(m, base);
     case "reasoning":
       return renderReasoning(m, base, streaming);
     default: // system, developer
@@ -304,7 +306,9 @@ function chatBlocks() {
     } else if (!(m.role === "tool" && renderedCalls.has(m.toolCallId))) {
       const streaming = (m.role === "reasoning" ? view.open.reasoning : view.open.text).has(m.id);
       const extra = m.role === "assistant" && Array.isArray(m.toolCalls) ? m.toolCalls.map((c) => [results.get(c.id), view.open.tool.has(c.id)]) : null;
-      blocks.push({ key: `msg:${m.id}:${i}`, sig: JSON.stringify([m, streaming, extra]), build: () => renderMessage(m, results, new Set(renderedCalls)) });
+      // A2UI surfaces draw their buttons and inputs for the context (busy, read-only, time travel).
+      const surface = m.role === "activity" && m.activityType === A2UI_ACTIVITY ? [ctx.busy, ctx.readOnly, Boolean(ctx.travel)] : null;
+      blocks.push({ key: `msg:${m.id}:${i}`, sig: JSON.stringify([m, streaming, extra, surface]), build: () => renderMessage(m, results, new Set(renderedCalls)) });
     }
     emitAfter(m.id);
   });
@@ -332,13 +336,15 @@ const blockCache = new Map(); // key -> {sig, node}
 /** Forgets the chat's cached blocks (a new thread, or another view). */
 export function clearChatCache() {
   blockCache.clear();
+  resetSurfaces();
 }
 
 /**
  * Draws the conversation `v` (a Fold: messages, subagents, steps, notes, open streams)
  * into `chat` (whose first child `empty` is the placeholder shown when there is nothing).
- * `c`: {busy, readOnly, onAnswer(approved)}; readOnly leaves out the interrupt buttons
- * (a conversation as it was, in time travel).
+ * `c`: {busy, readOnly, travel, onAnswer(approved), onA2uiAction(userAction, forwardedProps)};
+ * readOnly leaves out the interrupt buttons and disables A2UI actions (a conversation as it
+ * was, in time travel or a recording); travel also freezes A2UI inputs.
  */
 export function renderChatInto(chat, empty, v, c) {
   view = v;

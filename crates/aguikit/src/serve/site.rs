@@ -16,6 +16,17 @@ pub(super) mod assets {
             "text/css; charset=utf-8",
             include_str!("../../console/style.css"),
         ),
+        ("/a2ui.js", JS, include_str!("../../console/a2ui.js")),
+        (
+            "/a2ui-icons.js",
+            JS,
+            include_str!("../../console/a2ui-icons.js"),
+        ),
+        (
+            "/a2ui-view.js",
+            JS,
+            include_str!("../../console/a2ui-view.js"),
+        ),
         ("/app.js", JS, include_str!("../../console/app.js")),
         ("/api.js", JS, include_str!("../../console/api.js")),
         ("/dom.js", JS, include_str!("../../console/dom.js")),
@@ -56,11 +67,13 @@ pub struct Site {
     pub config: ServerConfig,
 }
 
-/// The security headers of every response: the console may only load its own files, may
-/// not be framed, and leaks no `Referer`.
+/// The security headers of every response: the console may only run its own scripts, may
+/// not be framed, and leaks no `Referer`. Images, video and audio of A2UI surfaces (what an
+/// agent shows) may come from any http(s) address; images also from `data:` URLs.
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
-                   img-src 'self' data:; connect-src 'self' http: https:; frame-ancestors 'none'; \
-                   base-uri 'none'; form-action 'none'";
+                   img-src 'self' data: http: https:; media-src 'self' http: https:; \
+                   connect-src 'self' http: https:; frame-ancestors 'none'; \
+                   base-uri 'none'; form-action 'none'; object-src 'none'";
 
 pub(super) async fn security_headers(
     mut res: axum::response::Response,

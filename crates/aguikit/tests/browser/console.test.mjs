@@ -24,6 +24,7 @@ import { performance } from "node:perf_hooks";
 import { randomUUID } from "node:crypto";
 import { chromium } from "playwright-core";
 import { debuggerChecks } from "./debugger.checks.mjs";
+import { a2uiChecks } from "./a2ui.checks.mjs";
 
 const STEP_TIMEOUT = Number(process.env.TEST_TIMEOUT_MS || 20000);
 const chromiumPath = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
@@ -892,6 +893,10 @@ try {
   // ---- the debugger (time travel, recordings, violations, export, fork) ---------
 
   await debuggerChecks({ page, check, expect, T, base, fake, posted, apiThread, aguiBin, screenshotPath, send, fresh, log });
+
+  // ---- A2UI surfaces (every basic-catalog example, lifecycle, placeholders, binding, actions) ----
+
+  await a2uiChecks({ page, check, expect, T, base, screenshotPath, send, fresh, log });
 
   await check("no errors in the page", async () => {
     const real = pageErrors.filter((e) => !/Failed to load resource|ERR_CONNECTION_RESET|net::ERR_FAILED|404|405/.test(e));
