@@ -1159,7 +1159,7 @@ function inline(s, depth = 0) {
       emit();
       out.push({ t: "code", v: m[1] });
       i += m[0].length;
-    } else if (depth < 4 && (m = /^\[([^\]]+)\]\(([^)\s]+)\)/.exec(rest))) {
+    } else if (depth < 4 && (m = /^\[([^\]]+)\]\(((?:[^()\s]|\([^()\s]*\))+)\)/.exec(rest))) {
       emit();
       out.push({ t: "link", href: safeUrl(m[2], "link"), c: inline(m[1], depth + 1) });
       i += m[0].length;

@@ -399,6 +399,7 @@ export async function a2uiChecks(t) {
       expect((await t1.locator("*").count()) === 0, "the HTML-looking text made elements");
       const links = await h.locator('[data-a2-id="t2"] a').evaluateAll((a) => a.map((x) => x.getAttribute("href")));
       expect(JSON.stringify(links) === '["https://example.com/docs"]', `links ${JSON.stringify(links)}`);
+      expect((await h.locator('[data-a2-id="t2"]').textContent()) === "Read the docs or the site", `the Markdown text reads ${JSON.stringify(await h.locator('[data-a2-id="t2"]').textContent())}`);
       expect((await h.locator('[data-a2-id="i1"] img').count()) === 0 && (await h.locator('[data-a2-id="i1"]').getAttribute("data-state")) === "blocked", "a javascript: image URL was loaded");
       await page.waitForSelector('[data-a2-id="i2"][data-state="error"]');
       expect(/does not load/.test(await h.locator('[data-a2-id="i2"]').textContent()), "a broken image shows no fallback with its description");
