@@ -19,6 +19,7 @@ mod net;
 mod observe;
 mod out;
 mod record;
+mod replay;
 mod rules;
 mod run;
 mod serve;
@@ -145,6 +146,10 @@ enum Command {
     /// field, both values), then the folded messages, state and interrupts.
     #[command(after_help = diff::AFTER_HELP)]
     Diff(diff::DiffArgs),
+    /// Send a recording's run inputs to an agent again and compare what comes back with the
+    /// recording, run by run (as `agui diff` compares).
+    #[command(after_help = replay::AFTER_HELP)]
+    Replay(replay::ReplayArgs),
     #[command(flatten)]
     StreamTools(commands::StreamTools),
     /// Run an agent at URL: live in the terminal, or one JSON report with --json.
@@ -186,6 +191,7 @@ fn main() -> ExitCode {
             stream,
         } => stream::decode(format, &file, stream),
         Command::Diff(args) => diff::run(args),
+        Command::Replay(args) => replay::run(args),
         Command::StreamTools(tools) => tools.run(),
         Command::Run(args) => run::run(args),
         Command::Serve(args) => run_async(serve::serve(*args)).map(|()| ExitCode::SUCCESS),
