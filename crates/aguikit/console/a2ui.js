@@ -129,9 +129,12 @@ export const CATALOGS = {
   },
 };
 
+/** Other ids of the basic catalog: the one the official AG-UI A2UI middleware names by default. */
+export const BASIC_CATALOG_ALIASES = ["https://a2ui.org/specification/v0_9/basic_catalog.json"];
+
 /** The catalog a surface uses: `{catalog, known}` (an unknown id is drawn with the basic one). */
 export function catalogFor(id) {
-  const c = CATALOGS[id];
+  const c = CATALOGS[BASIC_CATALOG_ALIASES.includes(id) ? BASIC_CATALOG_ID : id];
   return c ? { catalog: c, known: true } : { catalog: CATALOGS[BASIC_CATALOG_ID], known: false };
 }
 

@@ -76,18 +76,28 @@ function renderToolCall(tc, results) {
   const streaming = view.open.tool.has(tc.id);
   const status = result ? (result.error !== undefined ? "error" : "done") : streaming ? "streaming" : "called";
   const label = { streaming: "streaming arguments…", called: "waiting for result", done: "done", error: "failed" }[status];
-  return h("div", { class: `tool-call status-${status}`, testid: "tool-call", "data-tool-call-id": tc.id, "data-status": status },
-    h("div", { class: "card-head" },
-      h("span", { class: "icon", "aria-hidden": "true" }, "⚙"),
-      h("span", { class: "tool-name", testid: "tool-call-name" }, tc.function?.name ?? "?"),
-      h("span", { class: `pill ${status}` }, label),
-      tc.encryptedValue !== undefined ? h("span", { class: "badge lock" }, "encrypted") : null),
+  // A call whose arguments are drawn as an A2UI surface (the middleware's convention: the
+  // activity `a2ui-surface-<call id>`) keeps its JSON folded: the surface shows it.
+  const surface = view.messages.some((m) => m.role === "activity" && m.activityType === A2UI_ACTIVITY && m.id === `a2ui-surface-${tc.id}`);
+  const body = [
     h("div", { class: "card-label" }, "arguments"),
     h("pre", { class: "json args", testid: "tool-call-args" }, streaming ? tc.function?.arguments ?? "" : prettyArgs(tc.function?.arguments ?? "")),
     result
       ? [h("div", { class: "card-label" }, result.error !== undefined ? "result (error)" : "result"),
         h("div", { class: "result", testid: "tool-call-result" }, renderResult(result.content), result.error !== undefined ? h("div", { class: "error-text" }, result.error) : null)]
-      : null);
+      : null,
+  ];
+  const key = `tool:${tc.id}`;
+  return h("div", { class: `tool-call status-${status}${surface ? " drawn" : ""}`, testid: "tool-call", "data-tool-call-id": tc.id, "data-status": status },
+    h("div", { class: "card-head" },
+      h("span", { class: "icon", "aria-hidden": "true" }, "⚙"),
+      h("span", { class: "tool-name", testid: "tool-call-name" }, tc.function?.name ?? "?"),
+      h("span", { class: `pill ${status}` }, label),
+      surface ? h("span", { class: "tool-drawn" }, "drawn as the interface below") : null,
+      tc.encryptedValue !== undefined ? h("span", { class: "badge lock" }, "encrypted") : null),
+    surface
+      ? h("details", { class: "tool-json", open: expanded.get(key) ?? false, "data-key": key, ontoggle: rememberToggle }, h("summary", null, "arguments and result"), body)
+      : body);
 }
 
 function renderMessage(m, results, renderedCalls) {

@@ -106,7 +106,7 @@ const pictureSvg = (seed) => {
 };
 
 export async function a2uiChecks(t) {
-  const { page, check, expect, T, base, log, screenshotPath, fresh } = t;
+  const { page, check, expect, T, base, log, screenshotPath, fresh, fake, posted } = t;
   const dir = mkdtempSync(join(tmpdir(), "agui-a2ui-test-"));
   const shotDir = screenshotPath.replace(/\.png$/i, "") + "-a2ui";
   const shot = async (name, target = page) => {
@@ -524,6 +524,56 @@ export async function a2uiChecks(t) {
       } finally {
         await page.unroute(agentUrl, handler);
       }
+    });
+
+    // ---- live, against agui serve's demo agent ------------------------------------------------------
+    if (fake) log("skip A2UI live: the fake agent has no A2UI scenarios (agui serve's demo agent has)");
+    else await check("A2UI live: the demo agent's surfaces (flight status, book a table, compare plans) render, and their buttons are answered", async () => {
+      await fresh(page, base);
+      const lastBody = () => [...posted].reverse().find((p) => p.url === new URL("/agent", base).href)?.body;
+      let r = await t.send(page, "flight status");
+      expect(r.status === "finished", `flight status: ${r.status} ${r.text}`);
+      const flight = page.locator(`${T("a2ui-surface")}[data-surface-id="flight-status"]`);
+      await flight.waitFor();
+      expect((await flight.locator('[data-a2-id="title"]').textContent()) === "AF 1234" && (await flight.locator('[data-a2-id="status"]').textContent()) === "On time", `the flight card shows ${await flight.textContent()}`);
+      expect((await page.locator(T("a2ui-note")).count()) === 0, `the demo's catalog is not known: ${await page.locator(T("a2ui-note")).first().textContent().catch(() => "")}`);
+      // The render_a2ui call keeps its JSON folded under the surface it drew.
+      const call = page.locator(`${T("tool-call")}.drawn`).first();
+      expect((await call.count()) === 1 && !(await call.locator("details").getAttribute("open")), "the render_a2ui call is not folded beside its surface");
+      r = await t.send(page, "book a table");
+      expect(r.status === "finished", `book a table: ${r.status} ${r.text}`);
+      const form = page.locator(`${T("a2ui-surface")}[data-surface-id="book-table"]`);
+      const submit = form.locator('[data-a2-id="submit"] button');
+      await form.locator('[data-a2-id="name"] input').fill("Ada");
+      await form.locator('[data-a2-id="people"] input').evaluate((el) => {
+        el.value = "4";
+        el.dispatchEvent(new Event("input", { bubbles: true }));
+      });
+      const runs = async () => page.$eval(T("run-status"), (s) => Number(s.dataset.runs || 0));
+      const clickAndWait = async (button) => {
+        const n = await runs();
+        await button.click();
+        await page.waitForFunction(([sel, n]) => {
+          const s = document.querySelector(sel);
+          return Number(s.dataset.runs || 0) > n && s.dataset.busy === "false";
+        }, [T("run-status"), n]);
+      };
+      await clickAndWait(submit);
+      let ua = lastBody()?.forwardedProps?.a2uiAction?.userAction;
+      expect(ua?.name === "book" && ua.surfaceId === "book-table" && ua.sourceComponentId === "submit" && JSON.stringify(ua.context) === JSON.stringify({ name: "Ada", people: 4, date: "2026-12-24" }), `the Book click sent ${JSON.stringify(ua)}`);
+      const reply = async () => page.$$eval(`${T("message-assistant")} ${T("message-text")}`, (m) => m.map((x) => x.textContent).pop());
+      expect((await reply()) === "Booked a table for 4 under the name Ada, 2026-12-24.", `the agent answered ${JSON.stringify(await reply())}`);
+      r = await t.send(page, "compare plans");
+      expect(r.status === "finished", `compare plans: ${r.status} ${r.text}`);
+      const plans = page.locator(`${T("a2ui-surface")}[data-surface-id="compare-plans"]`);
+      const names = await plans.locator('[data-a2-id="plan-name"]').allTextContents();
+      expect(JSON.stringify(names) === '["Basic","Team","Enterprise"]', `plans ${JSON.stringify(names)}`);
+      await clickAndWait(plans.locator('[data-a2-id="plan-pick"] button').nth(1));
+      ua = lastBody()?.forwardedProps?.a2uiAction?.userAction;
+      expect(ua?.name === "choose_plan" && JSON.stringify(ua.context) === '{"plan":"Team"}', `Choose (Team) sent ${JSON.stringify(ua)}`);
+      expect((await reply()) === "You chose the Team plan.", `the agent answered ${JSON.stringify(await reply())}`);
+      await plans.scrollIntoViewIfNeeded();
+      await shot("a2ui-demo");
     });
   } finally {
     await page.unroute(remote, routeRemote).catch(() => {});

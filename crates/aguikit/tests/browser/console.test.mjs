@@ -896,7 +896,7 @@ try {
 
   // ---- A2UI surfaces (every basic-catalog example, lifecycle, placeholders, binding, actions) ----
 
-  await a2uiChecks({ page, check, expect, T, base, screenshotPath, send, fresh, log });
+  await a2uiChecks({ page, check, expect, T, base, fake, posted, screenshotPath, send, fresh, log });
 
   await check("no errors in the page", async () => {
     const real = pageErrors.filter((e) => !/Failed to load resource|ERR_CONNECTION_RESET|net::ERR_FAILED|404|405/.test(e));
