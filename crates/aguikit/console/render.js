@@ -286,7 +286,8 @@ function chatBlocks() {
   };
   const emitGroup = (g) => {
     if (emitted.has(g.sa.id)) return;
-    const sig = JSON.stringify([g.sa, g.members, collectGroupSig(g, results)]);
+    const surfaces = g.members.some((m) => m.role === "activity" && m.activityType === A2UI_ACTIVITY) ? [ctx.busy, ctx.readOnly, Boolean(ctx.travel)] : null;
+    const sig = JSON.stringify([g.sa, g.members, collectGroupSig(g, results), surfaces]);
     blocks.push({ key: `subagent:${g.sa.id}`, sig, build: () => buildGroup(g) });
     emitted.add(g.sa.id);
   };
