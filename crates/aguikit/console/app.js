@@ -12,7 +12,10 @@
 // they were right after it and the state change it made (time travel); violations of the
 // verification rules are marked where they happen (the Rust engine of agui serve verifies,
 // POST /api/inspect); recordings open offline (file picker or drag and drop); a thread
-// exports as JSON Lines (redacted by default); any finished run can be forked.
+// exports as JSON Lines, SSE or HAR (redacted by default, by an allowlist); any finished run
+// can be forked, and a user message edited and sent again as a fork; two runs compare
+// side by side; each run's latency shows in the inspector; threads are searched, renamed
+// and show where they were forked from; the panes resize.
 //
 // ES modules, no dependencies, no build step, no network access other than the agent
 // endpoint and the console's own origin: the files are embedded as they are in the agui
@@ -24,12 +27,17 @@ import { isObject, clone, truncate, uuid } from "./util.js";
 import { SseParser } from "./sse.js";
 import { applyPatch, diff } from "./patch.js";
 import { Fold, History, stripNullTag } from "./fold.js";
-import { redactEvent } from "./redact.js";
-import { parseRecording, toJsonLines } from "./recording.js";
+import { redactEvent, redactInput } from "./redact.js";
+import { parseRecording, toJsonLines, toSse, toHar } from "./recording.js";
 import { h, reconcile, fmtMs, fmtAgo } from "./dom.js";
 import { renderChatInto, clearChatCache, jsonTree, renderStepChips, isExpired } from "./render.js";
 import { Timeline } from "./timeline.js";
 import { Inspector } from "./inspector.js";
+import { Layout } from "./layout.js";
+import { Finder } from "./find.js";
+import { compareEvents } from "./compare.js";
+import { latency } from "./latency.js";
+import { renderLatency, renderCompare } from "./views.js";
 import { RunFailure, authHeaders, apiFetch, errorText, readSse, inspectRemotely } from "./api.js";
 
 const params = new URLSearchParams(location.search);
@@ -62,7 +70,12 @@ const session = {
   loading: null, // {threadId, events} while a stored thread is being opened
   opened: null, // {threadId, title, runs, events, problem} once a stored thread is open
   recording: null, // {name, format, events, runs, violations, verified, note} once a recording is open
-  forkedFrom: null, // {threadId, run, messages} after "Fork"
+  forkedFrom: null, // {threadId, run, runId, title, messages, edited, recording, firstText, marked} after "Fork" or "Edit"
+  title: null, // the open thread's title (as the server has it), null before it has one
+  forkOf: null, // {threadId, runId}: where the open thread was forked from, as the server has it
+  editing: null, // {id, text}: the user message being edited (sent again as a fork)
+  stick: true, // keep the last message in view (off once the reader scrolls up)
+  pinned: null, // {key, epoch, label, events, messages, state}: the run pinned for comparison (kept across threads)
   travel: null, // {index, before, after} while an event is selected (time travel)
 };
 
@@ -112,6 +125,24 @@ const ui = {
   exportRedact: $("export-redact"),
   exportDownload: $("export-download"),
   dropZone: $("drop-zone"),
+  side: $("side"),
+  timelinePanel: $("timeline-panel"),
+  threadsSearch: $("threads-search"),
+  chatTitle: $("chat-title"),
+  renameCurrent: $("rename-current"),
+  chatLineage: $("chat-lineage"),
+  jumpLatest: $("jump-latest"),
+  editBar: $("edit-bar"),
+  editText: $("edit-text"),
+  editCancel: $("edit-cancel"),
+  compare: $("compare"),
+  compareBody: $("compare-body"),
+  compareSub: $("compare-sub"),
+  compareClose: $("compare-close"),
+  compareBanner: $("compare-banner"),
+  compareBannerText: $("compare-banner-text"),
+  compareClear: $("compare-clear"),
+  latency: $("latency"),
 };
 
 const inspector = new Inspector({
@@ -127,7 +158,11 @@ const inspector = new Inspector({
   diffPanel: $("panel-diff"),
   messagesPanel: $("panel-messages"),
   interruptsPanel: $("panel-interrupts"),
+  latencyPanel: $("panel-latency"),
 });
+inspector.onShow = (tab) => {
+  if (tab === "latency") drawLatency(true);
+};
 
 const timeline = new Timeline({
   list: ui.timeline,
@@ -146,9 +181,15 @@ const timeline = new Timeline({
     inspector.showValue(n.kind, { error: n.text });
   },
   onFork: (g) => fork(g),
+  onCompare: (g) => compareRun(g),
+  isPinned: (g) => Boolean(session.pinned && session.pinned.epoch === session.epoch && session.pinned.key === g.key),
   onVerify: () => verifyRuns(timeline.groups.map((g) => g.run).filter(Boolean)),
   requestLabel: (g) => (g.kind === "live" ? session.endpoint.replace(location.origin, "") : g.run?.id ?? ""),
 });
+
+const finder = new Finder({ chat: ui.chat, input: $("find-input"), count: $("find-count"), prev: $("find-prev"), next: $("find-next") });
+let tryCollapsed = false; // "What to try" folds away once, at the first run
+let layout = null; // the resizable panes (set up once the page is wired)
 
 // ---------------------------------------------------------------------------
 // Rendering
@@ -169,16 +210,25 @@ function scheduleRender() {
 
 function render() {
   const travel = session.travel;
-  renderChatInto(ui.chat, ui.empty, travel ? travel.after : session.fold, {
+  const changed = renderChatInto(ui.chat, ui.empty, travel ? travel.after : session.fold, {
     busy: session.busy,
     readOnly: Boolean(travel || session.recording),
     travel: Boolean(travel),
     onAnswer: answerInterrupts,
     onA2uiAction: sendA2uiAction,
+    onEdit: editMessage,
+    stick: session.stick && !travel,
   });
+  if (changed && session.stick && !travel) requestAnimationFrame(() => {
+    if (session.stick) ui.chat.scrollTop = ui.chat.scrollHeight; // after late layout (fonts, cards)
+  });
+  if (changed && !session.stick && !travel) ui.jumpLatest.hidden = false;
+  if (changed && finder.query) finder.refresh();
   renderState();
   renderStatus();
   renderBanners();
+  renderHead();
+  if (inspector.tab === "latency") drawLatency();
   timeline.schedule();
 }
 
@@ -223,6 +273,9 @@ function renderStatus() {
   if (session.loading) {
     text = session.loading.recording ? "Reading the recording…" : "Opening the thread…";
     detail.push(`${session.loading.events} ${session.loading.recording ? "" : "stored "}event${session.loading.events === 1 ? "" : "s"}`);
+  } else if (rec && rec.unreadable) {
+    text = `Cannot read ${truncate(rec.name, 40)}`;
+    detail.push(rec.note ?? "");
   } else if (rec && !run?.live) {
     text = `Recording ${truncate(rec.name, 40)}`;
     detail.push(rec.format, `${rec.events} events`, `${rec.runs} run${rec.runs === 1 ? "" : "s"}`);
@@ -269,9 +322,17 @@ function renderStatus() {
   ui.stop.title = session.loading ? "Stop opening the thread (what has arrived stays)" : "Stop the run";
   ui.stop.hidden = !session.busy;
   const pending = session.fold.pendingInterrupts.length;
+  const forkable = timeline.groups.some((g) => g.run?.terminal === "RUN_FINISHED");
   ui.hint.textContent = rec
-    ? "A recording is open (read-only): fork one of its finished runs to continue from there, or start a new thread."
+    ? rec.unreadable
+      ? "That file is not a recording this console reads (SSE, JSON Lines, JSON array, case file or, with agui serve, protobuf): open another, or start a new thread."
+      : forkable
+        ? "A recording is open (read-only): fork one of its finished runs to continue from there, or start a new thread."
+        : "A recording is open (read-only): none of its runs finished, so none can be forked; start a new thread to talk to the agent."
     : pending && !session.busy ? `The agent is waiting for an answer to ${pending === 1 ? "an interrupt" : pending + " interrupts"}: use Approve or Deny.` : "";
+  ui.editBar.hidden = !session.editing;
+  if (session.editing) ui.editText.textContent = `Editing “${truncate(session.editing.text.replace(/\s+/g, " "), 80)}”: Send starts a new thread, forked from before it.`;
+  ui.send.textContent = session.editing ? "Send as fork" : "Send";
   ui.thread.textContent = session.threadId.slice(0, 8);
   ui.thread.title = `thread ${session.threadId}${opened?.title ? "\n" + opened.title : ""}`;
   ui.thread.dataset.threadId = session.threadId;
@@ -280,7 +341,12 @@ function renderStatus() {
 function renderBanners() {
   const rec = session.recording;
   ui.recordingBanner.hidden = !rec;
-  if (rec) {
+  if (rec && rec.unreadable) {
+    ui.recordingBanner.dataset.violations = "0";
+    ui.recordingBanner.dataset.unreadable = "true";
+    ui.recordingBanner.replaceChildren(h("strong", { class: "bad" }, "Cannot read "), h("code", null, truncate(rec.name, 60)), `: ${rec.note ?? "not a recording"}`);
+  } else if (rec) {
+    delete ui.recordingBanner.dataset.unreadable;
     ui.recordingBanner.dataset.violations = String(rec.violations);
     ui.recordingBanner.replaceChildren(
       h("strong", null, "Recording "), h("code", null, truncate(rec.name, 60)),
@@ -293,7 +359,18 @@ function renderBanners() {
   }
   const f = session.forkedFrom;
   ui.forkBanner.hidden = !f;
-  if (f) ui.forkBanner.textContent = `Forked from thread ${f.threadId.slice(0, 8)} after run ${f.run}: this new thread starts with its ${f.messages} message${f.messages === 1 ? "" : "s"} and its state. Send a message to continue it differently.`;
+  if (f) {
+    const from = f.recording ? `the recording ${truncate(f.recording, 40)}` : f.title ? `“${truncate(f.title, 50)}”` : `thread ${f.threadId.slice(0, 8)}`;
+    const n = `${f.messages} message${f.messages === 1 ? "" : "s"}`;
+    ui.forkBanner.textContent = f.edited
+      ? `Edited and sent again: a new thread forked from ${from} before run ${f.run}, with its ${n} before the edited one and the state then.`
+      : session.runNumber > 0
+        ? `Forked from ${from} after run ${f.run}.`
+        : `Forked from ${from} after run ${f.run}: this new thread starts with its ${n} and its state. Send a message to continue it differently.`;
+  }
+  const p = session.pinned;
+  ui.compareBanner.hidden = !p || !ui.compare.hidden;
+  if (p) ui.compareBannerText.textContent = `${p.label} is pinned for comparison: choose ⇄ on another run (of this or any other thread, or a recording).`;
   const t = session.travel;
   ui.travelBanner.hidden = !t;
   if (t) {
@@ -301,6 +378,73 @@ function renderBanners() {
     ui.travelBanner.dataset.index = String(t.index);
     ui.travelText.textContent = `Time travel: the conversation right after ${e?.label ?? "#" + t.index} ${e?.type ?? ""}${e?.violation ? ` (breaks ${e.violation.rule})` : ""}`;
   }
+}
+
+// The chat's head: the thread's title (renamable once the server has the thread) and where
+// it was forked from.
+let headRename = null; // the title's input while renaming
+function renderHead() {
+  const listed = threads.items.find((t) => t.threadId === session.threadId);
+  const title = listed && typeof listed.title === "string" && listed.title !== "" ? listed.title : session.title;
+  const stored = Boolean(listed || session.opened);
+  if (!headRename) {
+    const f = session.forkedFrom;
+    const forkName = f ? (f.recording ? `the recording ${f.recording}` : f.title ? `“${truncate(f.title, 60)}”` : `thread ${f.threadId.slice(0, 8)}`) : "";
+    const text = session.recording ? `Recording ${session.recording.name}`
+      : title ?? (f ? `${f.edited ? "Edit of" : "Fork of"} ${forkName}` : stored || session.runNumber ? `Thread ${session.threadId.slice(0, 8)}` : "New thread");
+    ui.chatTitle.textContent = text;
+    ui.chatTitle.title = text;
+    ui.chatTitle.classList.toggle("untitled", !title && !session.recording);
+  }
+  ui.renameCurrent.hidden = !stored || threads.state !== "ok" || Boolean(headRename);
+  const forkOf = (listed && isObject(listed.forkOf) ? listed.forkOf : null) ?? session.forkOf;
+  const f = session.forkedFrom;
+  const parentId = forkOf?.threadId ?? (f && !f.recording ? f.threadId : null);
+  const sig = JSON.stringify([parentId, f?.title, f?.recording, f?.edited, threadTitle(parentId)]);
+  if (ui.chatLineage.dataset.sig === sig) return;
+  ui.chatLineage.dataset.sig = sig;
+  ui.chatLineage.hidden = !parentId && !f?.recording;
+  if (ui.chatLineage.hidden) return ui.chatLineage.replaceChildren();
+  if (f?.recording && !parentId) return ui.chatLineage.replaceChildren(`↳ forked from the recording ${truncate(f.recording, 40)}`);
+  const name = threadTitle(parentId) ?? f?.title ?? `thread ${parentId.slice(0, 8)}`;
+  const parent = threads.items.find((t) => t.threadId === parentId);
+  ui.chatLineage.replaceChildren(`↳ ${f?.edited ? "edited from" : "forked from"} `,
+    parent ? h("button", { type: "button", testid: "chat-lineage-open", title: `Open ${name}`, onclick: () => openThread(parent.threadId, parent.owner) }, `“${truncate(name, 48)}”`) : `“${truncate(name, 48)}”`);
+}
+const threadTitle = (id) => {
+  const t = id ? threads.items.find((x) => x.threadId === id) : null;
+  return t && typeof t.title === "string" && t.title !== "" ? t.title : null;
+};
+
+/** The run the latency tab is about: the selected one, else the last. */
+function latencyGroup() {
+  const sel = timeline.selected;
+  if (sel?.kind === "event") return timeline.entries[sel.id]?.g ?? null;
+  if (sel?.kind === "run") return timeline.groups.find((g) => g.key === sel.id) ?? null;
+  return [...timeline.groups].reverse().find((g) => g.entries.length) ?? null;
+}
+let latencySig = "";
+function drawLatency(force = false) {
+  const g = latencyGroup();
+  const sig = g ? `${session.epoch}|${g.key}|${g.entries.length}|${g.run?.status}` : "";
+  if (!force && sig === latencySig) return;
+  latencySig = sig;
+  if (!g) return renderLatency(ui.latency, null);
+  let items;
+  let origin;
+  if (g.kind === "live") {
+    items = g.entries.map((e) => ({ ev: e.ev, t: Number.isFinite(e.t) ? e.t : null }));
+    origin = "request";
+  } else {
+    const stamped = g.entries.filter((e) => Number.isFinite(e.ev?.timestamp));
+    const t0 = stamped.length ? stamped[0].ev.timestamp : null;
+    items = g.entries.map((e) => ({ ev: e.ev, t: t0 !== null && Number.isFinite(e.ev?.timestamp) ? e.ev.timestamp - t0 : null }));
+    origin = t0 === null ? "none" : "first-event";
+  }
+  const where = origin === "request" ? "times from sending the request"
+    : origin === "first-event" ? "times from the events' timestamps, after the run's first event (when the request was sent is not stored)"
+      : "its events carry no timestamp: only counts and tokens";
+  renderLatency(ui.latency, latency(items, origin), g.run?.n ?? "?", where);
 }
 
 // ---------------------------------------------------------------------------
@@ -374,10 +518,21 @@ async function startRun({ text, resume, forwardedProps } = {}) {
   leaveTravel();
   const f = session.fold;
   if (text !== undefined) f.messages.push({ id: uuid(), role: "user", content: text });
+  if (text !== undefined && session.forkedFrom && session.forkedFrom.firstText === undefined) session.forkedFrom.firstText = text;
   const runId = uuid();
   const input = buildInput(runId, resume, forwardedProps);
   const controller = new AbortController();
-  const run = newRun(runId, controller, { live: true });
+  const run = newRun(runId, controller, { live: true, url: session.endpoint, startedAt: Date.now() });
+  session.stick = true;
+  ui.jumpLatest.hidden = true;
+  if (!tryCollapsed && ui.tryPanel.open) {
+    // Room for the timeline once the agent has been tried (and on later visits).
+    tryCollapsed = true;
+    ui.tryPanel.open = false;
+    try {
+      localStorage.setItem("agui-try-folded", "1");
+    } catch {}
+  }
   session.runCount++;
   session.run = run;
   session.busy = true;
@@ -454,8 +609,9 @@ async function startRun({ text, resume, forwardedProps } = {}) {
       scheduleRender();
       if (suspicious(run)) verifyRuns([run]);
     }
-    // The thread's run count, status and time changed: show it in the list.
-    if (threads.state === "ok") loadThreads();
+    // The thread's run count, status and time changed: show it in the list (after saying
+    // where a fork comes from, on its first run).
+    if (threads.state === "ok") markFork(run).then(() => loadThreads());
   }
 }
 
@@ -485,7 +641,8 @@ function ingest(run, ev, timeLabel) {
   f.run = run;
   const warnings = f.push(ev);
   run.indices.push(i);
-  timeline.addEvent(i, ev, timeLabel, warnings);
+  const e = timeline.addEvent(i, ev, timeLabel, warnings);
+  if (run.live) e.t = performance.now() - run.t0;
   scheduleRender();
 }
 
@@ -583,7 +740,9 @@ const threads = {
   again: false, // a refresh was asked for while a page was loading
   gen: 0, // bumped when the endpoint changes: answers for the old one are dropped
   note: "", // why there is no list
-  error: "", // the last failed action (delete, load more)
+  error: "", // the last failed action (delete, load more, rename)
+  search: "", // the search the list shows (`?q=`)
+  editing: null, // the id of the thread being renamed in the list
 };
 
 function threadsUrl(suffix = "", query) {
@@ -613,6 +772,8 @@ async function loadThreads({ more = false } = {}) {
   const listed = Math.ceil(threads.items.length / PAGE_SIZE) * PAGE_SIZE;
   const query = { limit: more ? PAGE_SIZE : Math.min(1000, Math.max(PAGE_SIZE, listed)) };
   if (more) query.cursor = threads.next;
+  const search = threads.search;
+  if (search) query.q = search;
   let outcome;
   try {
     const res = await apiFetch(threadsUrl("", query));
@@ -633,6 +794,11 @@ async function loadThreads({ more = false } = {}) {
   }
   if (gen !== threads.gen) return false; // the endpoint changed meanwhile
   threads.loading = false;
+  if (search !== threads.search) {
+    // The search changed meanwhile: this answer is for the old one.
+    threads.again = false;
+    return loadThreads();
+  }
   if (outcome.unavailable) {
     if (more && threads.state === "ok") threads.error = `Cannot load more: ${outcome.unavailable}`;
     else Object.assign(threads, { state: "unavailable", note: outcome.unavailable, items: [], next: null });
@@ -642,6 +808,7 @@ async function loadThreads({ more = false } = {}) {
     threads.items = more ? threads.items.concat(fresh) : fresh;
     threads.next = outcome.next;
     threads.state = "ok";
+    threads.shownSearch = search;
     if (!more) threads.error = "";
   }
   renderThreads();
@@ -653,27 +820,110 @@ async function loadThreads({ more = false } = {}) {
 }
 
 function resetThreads() {
-  Object.assign(threads, { state: "unknown", items: [], next: null, loading: false, again: false, note: "", error: "" });
+  Object.assign(threads, { state: "unknown", items: [], next: null, loading: false, again: false, note: "", error: "", editing: null });
   threads.gen++;
   threadNodes.clear();
   threadsView.shownAnyway = false;
 }
 
-function threadItem(t, current) {
+/** The parent a listed thread was forked from: `{threadId, runId}`, or null. */
+const forkOfItem = (t) => (isObject(t.forkOf) && typeof t.forkOf.threadId === "string" ? t.forkOf : null);
+
+function threadItem(t, current, editing) {
   const title = typeof t.title === "string" && t.title !== "" ? t.title : null;
   const runs = Number(t.runCount) || 0;
   const status = typeof t.lastStatus === "string" ? t.lastStatus : "new";
   const when = Number(t.updatedMs) || 0;
   const label = title ?? `thread ${t.threadId.slice(0, 8)}`;
-  return h("li", { class: "thread-item", testid: "thread-item", "data-thread-id": t.threadId, "data-status": status, "aria-current": current ? "true" : undefined },
-    h("button", { type: "button", class: "thread-open", testid: "thread-open", title: `${label}\nthread ${t.threadId}`, onclick: () => openThread(t.threadId, t.owner) },
+  const forkOf = forkOfItem(t);
+  const attrs = { class: `thread-item${forkOf ? " forked" : ""}${editing ? " editing" : ""}`, testid: "thread-item", "data-thread-id": t.threadId, "data-status": status, "data-fork-of": forkOf?.threadId, "aria-current": current ? "true" : undefined };
+  if (editing) {
+    return h("li", attrs, renameInput(label, (v) => renameThread(t, v), () => {
+      threads.editing = null;
+      renderThreads();
+    }));
+  }
+  const parent = forkOf ? threads.items.find((x) => x.threadId === forkOf.threadId) : null;
+  const parentName = parent && typeof parent.title === "string" && parent.title !== "" ? parent.title : forkOf ? `thread ${forkOf.threadId.slice(0, 8)}` : "";
+  return h("li", attrs,
+    h("button", { type: "button", class: "thread-open", testid: "thread-open", title: `${label}\nthread ${t.threadId}${forkOf ? `\nforked from ${parentName}` : ""}`, onclick: () => openThread(t.threadId, t.owner) },
       h("span", { class: `thread-title${title ? "" : " untitled"}`, testid: "thread-title" }, label),
+      forkOf ? h("span", { class: "thread-lineage", testid: "thread-lineage", "data-parent": forkOf.threadId }, `from “${truncate(parentName, 40)}”${parent ? "" : " (not listed)"}`) : null,
       h("span", { class: "thread-meta" },
         h("span", { class: `pill ${status}`, testid: "thread-status" }, status),
         h("span", { testid: "thread-runs" }, `${runs} run${runs === 1 ? "" : "s"}`),
         when ? h("time", { datetime: new Date(when).toISOString(), title: new Date(when).toLocaleString() }, fmtAgo(when)) : null)),
-    h("button", { type: "button", class: "thread-delete", testid: "thread-delete", title: "Delete this thread", "aria-label": `Delete the thread ${label}`, onclick: () => deleteThread(t) }, "✕"));
+    h("span", { class: "thread-actions" },
+      h("button", { type: "button", class: "thread-rename", testid: "thread-rename", title: "Rename this thread", "aria-label": `Rename the thread ${label}`, onclick: () => {
+        threads.editing = t.threadId;
+        renderThreads();
+      } }, "✎"),
+      h("button", { type: "button", class: "thread-delete", testid: "thread-delete", title: "Delete this thread", "aria-label": `Delete the thread ${label}`, onclick: () => deleteThread(t) }, "✕")));
 }
+
+/**
+ * An input to rename with: Enter (or leaving it) saves a changed, non-empty title, Escape
+ * cancels; `save(title)` is awaited, `done()` afterwards either way. Focused once drawn.
+ */
+function renameInput(initial, save, done) {
+  const input = h("input", { class: "rename-input", testid: "rename-input", type: "text", maxlength: "200", "aria-label": "New title", spellcheck: "false" });
+  input.value = initial;
+  let over = false;
+  const finish = async (keep) => {
+    if (over) return;
+    over = true;
+    const v = input.value.replace(/\s+/g, " ").trim();
+    if (keep && v !== "" && v !== initial) await save(v);
+    done();
+  };
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") {
+      e.preventDefault();
+      finish(true);
+    } else if (e.key === "Escape") {
+      e.preventDefault();
+      finish(false);
+    }
+  });
+  input.addEventListener("blur", () => finish(true));
+  requestAnimationFrame(() => {
+    input.focus();
+    input.select();
+  });
+  return input;
+}
+
+/** Renames a listed thread (`PATCH P/threads/ID`). */
+async function renameThread(t, title) {
+  threads.error = "";
+  const updated = await patchThread(t.threadId, t.owner, { title });
+  if (!updated) return;
+  threads.items = threads.items.map((x) => (x.threadId === t.threadId ? { ...x, title: updated.title } : x));
+  if (t.threadId === session.threadId) session.title = updated.title;
+  scheduleRender();
+}
+
+function startHeadRename() {
+  const listed = threads.items.find((t) => t.threadId === session.threadId);
+  const t = listed ?? { threadId: session.threadId, owner: undefined };
+  const initial = currentTitle() ?? "";
+  headRename = renameInput(initial, (v) => renameThread(t, v), () => {
+    stopHeadRename();
+    renderHead();
+    renderThreads();
+  });
+  ui.chatTitle.replaceChildren(headRename);
+  renderHead();
+}
+function stopHeadRename() {
+  if (!headRename) return;
+  headRename = null;
+  ui.chatTitle.textContent = "";
+}
+ui.renameCurrent.addEventListener("click", startHeadRename);
+ui.chatTitle.addEventListener("dblclick", () => {
+  if (!ui.renameCurrent.hidden) startHeadRename();
+});
 
 // The pane shows when the user wants it (remembered for this browser); for an agent
 // without a thread list it folds away unless the user opens it to read why.
@@ -685,6 +935,7 @@ function applyThreadsView() {
   ui.layout.classList.toggle("threads-hidden", !show);
   ui.threadsToggle.setAttribute("aria-expanded", String(show));
   ui.threadsToggle.title = unavailable ? threads.note : show ? "Hide the thread list" : "Show the thread list";
+  layout?.applyAll();
 }
 
 const threadNodes = new Map(); // threadId -> {sig, node}
@@ -693,9 +944,12 @@ function renderThreads() {
   const ok = threads.state === "ok";
   ui.threadsPane.dataset.state = threads.state;
   ui.threadsPane.setAttribute("aria-busy", String(threads.loading));
+  const searching = threads.shownSearch ?? "";
   const note = threads.state === "unavailable" ? threads.note
     : threads.state === "unknown" ? "Loading the threads…"
-    : threads.items.length === 0 ? "No threads yet: send a message to start one." : "";
+    : threads.items.length === 0 ? (searching ? `No thread matches “${truncate(searching, 60)}”.` : "No threads yet: send a message to start one.") : "";
+  ui.threadsPane.dataset.search = searching;
+  ui.threadsSearch.hidden = threads.state === "unavailable";
   ui.threadsNote.textContent = note;
   ui.threadsNote.hidden = note === "";
   ui.threadsError.textContent = threads.error;
@@ -704,10 +958,12 @@ function renderThreads() {
   const seen = new Set();
   for (const t of ok ? threads.items : []) {
     const current = t.threadId === session.threadId;
-    const sig = JSON.stringify([t, current, fmtAgo(t.updatedMs)]);
+    const editing = threads.editing === t.threadId;
+    const parent = forkOfItem(t) ? threadTitle(forkOfItem(t).threadId) : null;
+    const sig = JSON.stringify([t, current, fmtAgo(t.updatedMs), editing, parent]);
     let c = threadNodes.get(t.threadId);
     if (!c || c.sig !== sig) {
-      c = { sig, node: threadItem(t, current) };
+      c = { sig, node: threadItem(t, current, editing) };
       threadNodes.set(t.threadId, c);
     }
     seen.add(t.threadId);
@@ -718,7 +974,23 @@ function renderThreads() {
   ui.threadsMore.hidden = !(ok && threads.next);
   ui.threadsMore.disabled = threads.loading;
   ui.threadsMore.textContent = threads.loading && threads.next ? "Loading…" : "Load more";
+  renderHead();
 }
+
+// Searching the list (`?q=`): the server looks in titles and stored events.
+let searchTimer = null;
+ui.threadsSearch.addEventListener("input", () => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => {
+    const q = ui.threadsSearch.value.trim().slice(0, 200);
+    if (q === threads.search) return;
+    threads.search = q;
+    threads.items = [];
+    threads.next = null;
+    threadNodes.clear();
+    loadThreads();
+  }, 250);
+});
 
 // Puts the open thread in the address (#thread=ID), so a reload opens it again.
 function setUrlThread(id) {
@@ -738,8 +1010,12 @@ function resetSession(threadId) {
   Object.assign(session, {
     threadId, fold: new Fold(), history: new History(),
     run: null, runNumber: 0, busy: false, controller: null, loading: null, opened: null,
-    recording: null, forkedFrom: null, travel: null,
+    recording: null, forkedFrom: null, travel: null, title: null, forkOf: null, editing: null, stick: true,
   });
+  closeCompare();
+  stopHeadRename();
+  ui.jumpLatest.hidden = true;
+  latencySig = "";
   clearChatCache();
   stateDrawn = -1; // draw the next state without flashing what "changed"
   timeline.clear();
@@ -837,7 +1113,8 @@ async function openThread(threadId, owner) {
   const stored = timeline.groups.map((g) => g.run).filter(Boolean);
   session.runNumber = Math.max(session.runNumber, runs);
   const title = isObject(folded) && typeof folded.title === "string" ? folded.title : null;
-  Object.assign(session, { busy: false, controller: null, loading: null, run: null, opened: { threadId, title, runs, events: load.events, problem } });
+  const forkOf = isObject(folded) && isObject(folded.forkOf) && typeof folded.forkOf.threadId === "string" ? folded.forkOf : null;
+  Object.assign(session, { busy: false, controller: null, loading: null, run: null, title, forkOf, stick: true, opened: { threadId, title, runs, events: load.events, problem } });
   f.closeStreams();
   scheduleRender();
   renderThreads();
@@ -903,7 +1180,7 @@ async function openRecording(file) {
     if (epoch !== session.epoch) return;
     Object.assign(session, { busy: false, loading: null });
     timeline.addNote("error", `Cannot open ${file.name}: ${e.message}`, "");
-    session.recording = { name: file.name, format: "?", events: 0, runs: 0, violations: 0, verified: false, note: e.message };
+    session.recording = { name: file.name, unreadable: true, format: null, events: 0, runs: 0, violations: 0, verified: false, note: note ? `${e.message} (${note})` : e.message };
     scheduleRender();
     return;
   }
@@ -953,13 +1230,50 @@ document.addEventListener("drop", (e) => {
   if (file) openRecording(file);
 });
 
-/** Downloads the thread's events (as received) as JSON Lines, redacted unless unticked. */
+const EXPORTS = {
+  jsonl: { ext: "jsonl", type: "application/x-ndjson" },
+  sse: { ext: "sse", type: "text/event-stream" },
+  har: { ext: "har", type: "application/json" },
+};
+const exportFormat = () => document.querySelector('input[name="export-format"]:checked')?.value ?? "jsonl";
+for (const r of document.querySelectorAll('input[name="export-format"]')) {
+  r.addEventListener("change", () => {
+    ui.exportDownload.textContent = `Download .${EXPORTS[exportFormat()].ext}`;
+  });
+}
+
+/** The runs of the timeline as HAR entries want them (see recording.js toHar). */
+function harRuns(redact) {
+  return timeline.groups.filter((g) => g.entries.length || g.input).map((g) => {
+    const run = g.run;
+    const events = g.entries.map((e) => e.ev);
+    const stamped = events.filter((e) => isObject(e) && Number.isFinite(e.timestamp));
+    const live = g.kind === "live" && run;
+    const input = g.input ?? null;
+    return {
+      url: run?.url ?? session.endpoint,
+      input: input === null ? null : redact ? redactInput(input) : input,
+      events: redact ? events.map(redactEvent) : events,
+      startedMs: live ? run.startedAt : stamped[0]?.timestamp ?? null,
+      timeMs: live ? (run.t1 ?? performance.now()) - run.t0 : stamped.length ? stamped[stamped.length - 1].timestamp - stamped[0].timestamp : null,
+      waitMs: live ? g.entries[0]?.t ?? null : null,
+      status: live ? run.httpStatus : undefined,
+    };
+  });
+}
+
+/** Downloads the thread's events (as received) as JSON Lines, SSE or HAR, redacted unless unticked. */
 function exportThread() {
   const redact = ui.exportRedact.checked;
+  const format = exportFormat();
   const events = timeline.events();
-  const text = toJsonLines(redact ? events.map(redactEvent) : events);
+  const shown = redact ? events.map(redactEvent) : events;
+  const text = format === "har"
+    ? JSON.stringify(toHar(harRuns(redact), { name: "agui console", version: "1" }), null, 2)
+    : format === "sse" ? toSse(shown) : toJsonLines(shown);
+  const { ext, type } = EXPORTS[format];
   const base = session.recording ? session.recording.name.replace(/\.[^.]*$/, "") : `agui-thread-${session.threadId.slice(0, 8)}`;
-  const a = h("a", { href: URL.createObjectURL(new Blob([text], { type: "application/x-ndjson" })), download: `${base}${redact ? "-redacted" : ""}.jsonl`, hidden: true });
+  const a = h("a", { href: URL.createObjectURL(new Blob([text], { type })), download: `${base}${redact ? "-redacted" : ""}.${ext}`, hidden: true });
   document.body.append(a);
   a.click();
   setTimeout(() => {
@@ -979,7 +1293,10 @@ function fork(g) {
   const last = g.entries[g.entries.length - 1];
   if (!last || session.busy) return;
   const at = session.history.after(last.i);
-  const from = { threadId: session.threadId, run: g.run?.n ?? "?" };
+  const from = {
+    threadId: session.threadId, run: g.run?.n ?? "?", runId: g.run?.id ?? null, title: currentTitle(),
+    recording: session.recording ? session.recording.name : null,
+  };
   resetSession(uuid());
   setUrlThread(null);
   const f = session.fold;
@@ -991,6 +1308,134 @@ function fork(g) {
   renderThreads();
   ui.input.focus();
 }
+
+/** The open thread's title, if it has one. */
+function currentTitle() {
+  return threadTitle(session.threadId) ?? session.title ?? null;
+}
+
+/**
+ * "Edit" on a user message: the composer takes its text; sending it starts a new thread
+ * forked from right before that message (its earlier messages, and the state the run that
+ * answered it started from), which then runs with the edited text.
+ */
+function editMessage(m) {
+  if (session.busy || session.recording || session.travel) return;
+  const text = typeof m.content === "string" ? m.content : Array.isArray(m.content) ? m.content.filter((p) => p?.type === "text").map((p) => p.text).join("") : "";
+  session.editing = { id: m.id, text };
+  ui.input.value = text;
+  ui.input.focus();
+  ui.input.setSelectionRange(text.length, text.length);
+  renderStatus();
+}
+function cancelEdit() {
+  if (!session.editing) return;
+  session.editing = null;
+  ui.input.value = "";
+  renderStatus();
+}
+ui.editCancel.addEventListener("click", cancelEdit);
+
+function editAndResend(text) {
+  const edit = session.editing;
+  session.editing = null;
+  const f = session.fold;
+  const at = f.messages.findIndex((m) => m.id === edit.id);
+  if (at < 0) return startRun({ text });
+  // The run that answered the message: the first whose request carried it.
+  const g = timeline.groups.find((x) => isObject(x.input) && Array.isArray(x.input.messages) && x.input.messages.some((m) => isObject(m) && m.id === edit.id));
+  const state = g && g.entries.length ? session.history.before(g.entries[0].i).state : isObject(g?.input) && Object.hasOwn(g.input, "state") ? g.input.state : f.state;
+  const from = { threadId: session.threadId, run: g?.run?.n ?? "?", runId: g?.run?.id ?? null, title: currentTitle(), edited: true, recording: null };
+  const messages = clone(f.messages.slice(0, at));
+  resetSession(uuid());
+  setUrlThread(null);
+  session.fold.messages = messages;
+  session.fold.state = clone(state) ?? {};
+  session.history.touch();
+  session.forkedFrom = { ...from, messages: messages.length };
+  renderThreads();
+  startRun({ text });
+}
+
+/**
+ * After the first run of a forked thread that the server stores: gives the thread the
+ * title of its own first message (else it would keep its parent's, the first user message
+ * of its history) and records where it comes from (`PATCH P/threads/ID`).
+ */
+async function markFork(run) {
+  const f = session.forkedFrom;
+  if (!f || f.marked || !run.started || run.epoch !== session.epoch || threads.state !== "ok") return;
+  f.marked = true;
+  const body = {};
+  if (typeof f.firstText === "string" && f.firstText.trim() !== "") body.title = truncate(f.firstText.replace(/\s+/g, " ").trim(), 80);
+  if (!f.recording && f.runId) body.forkOf = { threadId: f.threadId, runId: f.runId };
+  if (!body.title && !body.forkOf) return;
+  const updated = await patchThread(session.threadId, undefined, body);
+  if (updated && run.epoch === session.epoch) {
+    session.title = updated.title ?? session.title;
+    session.forkOf = isObject(updated.forkOf) ? updated.forkOf : session.forkOf;
+  }
+}
+
+/** `PATCH P/threads/ID` with `body`: the thread as listed, or null (threads.error says why). */
+async function patchThread(threadId, owner, body) {
+  try {
+    const res = await apiFetch(threadsUrl(threadPath(threadId), ownerQuery(owner)), { method: "PATCH", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    if (res.ok) return await res.json();
+    threads.error = `Cannot update the thread: ${await errorText(res)}`;
+  } catch (e) {
+    threads.error = `Cannot update the thread: ${e?.message ?? e}`;
+  }
+  renderThreads();
+  return null;
+}
+
+// ---------------------------------------------------------------------------
+// Compare two runs: ⇄ on one pins it (it stays pinned across threads and recordings),
+// ⇄ on another opens the comparison in place of the chat.
+// ---------------------------------------------------------------------------
+
+function runSnapshot(g) {
+  const last = g.entries[g.entries.length - 1];
+  const at = last ? session.history.after(last.i) : { messages: session.fold.messages, state: session.fold.state };
+  const where = session.recording ? `recording ${truncate(session.recording.name, 30)}` : currentTitle() ? `“${truncate(currentTitle(), 30)}”` : `thread ${session.threadId.slice(0, 8)}`;
+  return {
+    key: g.key, epoch: session.epoch, label: `Run ${g.run?.n ?? "?"} of ${where}`,
+    events: g.entries.map((e) => e.ev), messages: clone(at.messages), state: clone(at.state),
+  };
+}
+
+function compareRun(g) {
+  const p = session.pinned;
+  if (p && p.epoch === session.epoch && p.key === g.key) session.pinned = null;
+  else if (!p) session.pinned = runSnapshot(g);
+  else openCompare(p, runSnapshot(g));
+  timeline.cache.clear(); // the ⇄ buttons' pressed state
+  timeline.schedule();
+  scheduleRender();
+}
+
+function openCompare(a, b) {
+  leaveTravel();
+  renderCompare(ui.compareBody, compareEvents(a.events, b.events), a, b);
+  ui.compareSub.textContent = `${a.label} ↔ ${b.label}`;
+  ui.compare.hidden = false;
+  ui.chat.hidden = true;
+  ui.compare.scrollTop = 0;
+  scheduleRender();
+}
+function closeCompare() {
+  ui.compare.hidden = true;
+  ui.chat.hidden = false;
+  scheduleRender();
+}
+ui.compareClose.addEventListener("click", closeCompare);
+ui.compareClear.addEventListener("click", () => {
+  session.pinned = null;
+  timeline.cache.clear();
+  timeline.schedule();
+  scheduleRender();
+});
 
 // ---------------------------------------------------------------------------
 // Wiring
@@ -1007,7 +1452,8 @@ function send() {
     return;
   }
   ui.input.value = "";
-  startRun({ text });
+  if (session.editing) editAndResend(text);
+  else startRun({ text });
 }
 
 $("composer").addEventListener("submit", (e) => {
@@ -1018,7 +1464,7 @@ ui.input.addEventListener("keydown", (e) => {
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
     send();
-  }
+  } else if (e.key === "Escape" && session.editing) cancelEdit();
 });
 ui.stop.addEventListener("click", () => session.controller?.abort());
 ui.newThread.addEventListener("click", () => {
@@ -1078,6 +1524,11 @@ async function loadAgents() {
   renderPicker();
 }
 function renderPicker() {
+  // "What to try" names the built-in demo agent's prompts: only for that agent.
+  const here = agents.list.find((a) => resolveEndpoint(a.path) === session.endpoint);
+  ui.tryPanel.hidden = !(here && here.kind === "demo");
+  ui.tryPanel.dataset.agent = here ? here.kind ?? "" : "other";
+  layout?.applyAll();
   const show = agents.list.length > 1;
   ui.agentPick.hidden = !show;
   if (!show) return;
@@ -1134,10 +1585,37 @@ for (const btn of ui.tryList.querySelectorAll("button[data-prompt]")) {
     send();
   });
 }
-if (agentParam) ui.tryPanel.open = false; // inspecting someone else's agent
+
+// The chat follows the last message unless the reader scrolls up; "↓ Latest" brings it back.
+ui.chat.addEventListener("scroll", () => {
+  const atBottom = ui.chat.scrollHeight - ui.chat.scrollTop - ui.chat.clientHeight < 40;
+  session.stick = atBottom;
+  if (atBottom) ui.jumpLatest.hidden = true;
+}, { passive: true });
+ui.jumpLatest.addEventListener("click", () => {
+  session.stick = true;
+  ui.jumpLatest.hidden = true;
+  ui.chat.scrollTop = ui.chat.scrollHeight;
+});
+
+// Resizable panes (kept in localStorage).
+layout = new Layout([
+  { name: "threads", el: $("split-threads"), target: ui.layout, prop: "--threads-w", axis: "x", def: 240, min: 170, max: () => Math.min(520, innerWidth * 0.35), sign: 1 },
+  { name: "side", el: $("split-side"), target: ui.layout, prop: "--side-w", axis: "x", def: () => Math.round(Math.min(560, Math.max(400, innerWidth * 0.34))), min: 320, max: () => Math.max(320, innerWidth - (ui.threadsPane.hidden ? 0 : ui.threadsPane.offsetWidth) - 380), sign: -1 },
+  { name: "state", el: $("split-state"), target: ui.side, prop: "--state-h", axis: "y", def: 150, min: 56, max: () => Math.max(56, ui.side.clientHeight - (ui.tryPanel.hidden ? 0 : ui.tryPanel.offsetHeight + 10) - 330), sign: 1 },
+  { name: "detail", el: $("split-detail"), target: ui.timelinePanel, prop: "--detail-h", axis: "y", def: 300, min: 100, max: () => Math.max(100, ui.timelinePanel.clientHeight - 170), sign: -1 },
+]);
+new ResizeObserver(() => layout.applyAll()).observe(ui.side);
+ui.tryPanel.addEventListener("toggle", () => layout.applyAll());
+try {
+  if (localStorage.getItem("agui-try-folded") === "1") {
+    tryCollapsed = true;
+    ui.tryPanel.open = false;
+  }
+} catch {}
 
 // For debugging from the devtools console (and the browser test).
-window.aguiConsole = { session, threads, timeline, applyPatch, SseParser };
+window.aguiConsole = { session, threads, timeline, applyPatch, SseParser, layout, finder };
 
 scheduleRender();
 renderThreads();

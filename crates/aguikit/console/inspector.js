@@ -7,7 +7,7 @@ import { h } from "./dom.js";
 import { diff } from "./patch.js";
 import { jsonText, truncate, deepEqual } from "./util.js";
 
-const TABS = ["event", "diff", "messages", "interrupts"];
+const TABS = ["event", "diff", "messages", "interrupts", "latency"];
 
 export class Inspector {
   /** @param {Record<string, HTMLElement>} ui the inspector's elements (see index.html) */
@@ -23,17 +23,20 @@ export class Inspector {
     this.tab = tab;
     for (const b of this.ui.tabs.querySelectorAll("[data-tab]")) b.setAttribute("aria-selected", String(b.dataset.tab === tab));
     for (const t of TABS) this.ui[`${t}Panel`].hidden = t !== tab;
+    this.onShow?.(tab);
   }
 
-  /** Nothing selected. */
+  /** Nothing selected: every tab says what it would show, and no tab keeps a count. */
   clear(title = "Click an event to see its JSON.") {
     this.ui.title.textContent = title;
     this.ui.json.textContent = "";
     this.ui.violation.hidden = true;
     this.ui.violation.replaceChildren();
-    this.ui.diff.replaceChildren(h("p", { class: "muted" }, "Select an event to see the change it made."));
-    this.ui.messages.textContent = "";
-    this.ui.interrupts.textContent = "";
+    this.ui.diff.replaceChildren(h("p", { class: "muted placeholder" }, "Select an event to see the change it made."));
+    this.ui.diff.dataset.changes = "";
+    this.ui.messages.textContent = "Select an event to see the messages right after it.";
+    this.ui.interrupts.textContent = "Select an event to see the interrupts pending right after it.";
+    for (const b of this.ui.tabs.querySelectorAll("[data-tab]")) delete b.dataset.count;
     this.ui.root.dataset.at = "";
   }
 

@@ -72,3 +72,62 @@ export function parseRecording(text) {
 export function toJsonLines(events) {
   return events.map((e) => JSON.stringify(e) + "\n").join("");
 }
+
+/** Events as an SSE stream, as an agent sends them (`data: JSON` and a blank line each). */
+export function toSse(events) {
+  return events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("");
+}
+
+/**
+ * A HAR 1.2 log (the HTTP Archive format browsers' developer tools read) of runs, one entry
+ * per run: the request (a POST of its RunAgentInput to `url`, when known) and the response
+ * (its events as `text/event-stream`). `runs`: `[{url, input, events, startedMs, timeMs,
+ * waitMs, status}]`, `input` null when the run's request is not known (a recording without
+ * `RUN_STARTED.input`), `startedMs` Unix milliseconds or null, `timeMs` its duration and
+ * `waitMs` the time to its first event (null when not known). No header carries a
+ * credential: the archive holds only what the run sent and received.
+ */
+export function toHar(runs, creator = { name: "agui console", version: "1" }) {
+  const entries = runs.map((r) => {
+    const body = r.input === null || r.input === undefined ? null : JSON.stringify(r.input);
+    const sse = toSse(r.events);
+    const size = (s) => new TextEncoder().encode(s).length;
+    const time = Number.isFinite(r.timeMs) ? Math.max(0, r.timeMs) : 0;
+    const wait = Number.isFinite(r.waitMs) ? Math.min(time, Math.max(0, r.waitMs)) : 0;
+    const request = {
+      method: "POST",
+      url: r.url,
+      httpVersion: "HTTP/1.1",
+      cookies: [],
+      headers: [
+        { name: "Content-Type", value: "application/json" },
+        { name: "Accept", value: "text/event-stream" },
+      ],
+      queryString: [],
+      headersSize: -1,
+      bodySize: body === null ? 0 : size(body),
+    };
+    if (body !== null) request.postData = { mimeType: "application/json", text: body };
+    else request.comment = "the request of this run was not recorded";
+    const status = Number.isInteger(r.status) ? r.status : 200;
+    return {
+      startedDateTime: new Date(Number.isFinite(r.startedMs) ? r.startedMs : 0).toISOString(),
+      time,
+      request,
+      response: {
+        status,
+        statusText: status === 200 ? "OK" : "",
+        httpVersion: "HTTP/1.1",
+        cookies: [],
+        headers: [{ name: "Content-Type", value: "text/event-stream" }],
+        content: { size: size(sse), mimeType: "text/event-stream", text: sse },
+        redirectURL: "",
+        headersSize: -1,
+        bodySize: size(sse),
+      },
+      cache: {},
+      timings: { send: 0, wait, receive: time - wait },
+    };
+  });
+  return { log: { version: "1.2", creator, pages: [], entries } };
+}

@@ -17,7 +17,7 @@ export function isExpired(i) {
 
 // The view and context being drawn (set by renderChatInto; drawing is synchronous).
 let view = null;
-let ctx = { busy: false, readOnly: false, onAnswer: () => {} };
+let ctx = { busy: false, readOnly: false, onAnswer: () => {}, onEdit: null };
 
 function textOf(content) {
   if (typeof content === "string") return content;
@@ -107,7 +107,10 @@ function renderMessage(m, results, renderedCalls) {
     case "user":
       return h("div", { ...base, class: "msg user", testid: "message-user" },
         h("div", { class: "who" }, m.name ?? "you", tagBadge(m)),
-        renderContent(m.content));
+        renderContent(m.content),
+        !ctx.readOnly && ctx.onEdit && typeof textOf(m.content) === "string"
+          ? h("button", { type: "button", class: "msg-edit", testid: "edit-message", title: "Edit this message and send it again, in a new thread forked from before it", onclick: () => ctx.onEdit(m) }, "Edit")
+          : null);
     case "assistant": {
       const hasText = typeof m.content === "string" ? m.content !== "" || streaming : m.content !== undefined;
       const calls = Array.isArray(m.toolCalls) ? m.toolCalls : [];
@@ -319,7 +322,7 @@ function chatBlocks() {
       const extra = m.role === "assistant" && Array.isArray(m.toolCalls) ? m.toolCalls.map((c) => [results.get(c.id), view.open.tool.has(c.id)]) : null;
       // A2UI surfaces draw their buttons and inputs for the context (busy, read-only, time travel).
       const surface = m.role === "activity" && m.activityType === A2UI_ACTIVITY ? [ctx.busy, ctx.readOnly, Boolean(ctx.travel)] : null;
-      blocks.push({ key: `msg:${m.id}:${i}`, sig: JSON.stringify([m, streaming, extra, surface]), build: () => renderMessage(m, results, new Set(renderedCalls)) });
+      blocks.push({ key: `msg:${m.id}:${i}`, sig: JSON.stringify([m, streaming, extra, surface, m.role === "user" && !ctx.readOnly && Boolean(ctx.onEdit)]), build: () => renderMessage(m, results, new Set(renderedCalls)) });
     }
     emitAfter(m.id);
   });
@@ -353,9 +356,11 @@ export function clearChatCache() {
 /**
  * Draws the conversation `v` (a Fold: messages, subagents, steps, notes, open streams)
  * into `chat` (whose first child `empty` is the placeholder shown when there is nothing).
- * `c`: {busy, readOnly, travel, onAnswer(approved), onA2uiAction(userAction, forwardedProps)};
- * readOnly leaves out the interrupt buttons and disables A2UI actions (a conversation as it
- * was, in time travel or a recording); travel also freezes A2UI inputs.
+ * `c`: {busy, readOnly, travel, onAnswer(approved), onA2uiAction(userAction, forwardedProps),
+ * onEdit(message), stick}; readOnly leaves out the interrupt buttons and the edit buttons and
+ * disables A2UI actions (a conversation as it was, in time travel or a recording); travel
+ * also freezes A2UI inputs; `stick` keeps the last message in view (else it stays in view
+ * only when it was). Returns whether anything was added or changed.
  */
 export function renderChatInto(chat, empty, v, c) {
   view = v;
@@ -364,10 +369,12 @@ export function renderChatInto(chat, empty, v, c) {
   const wasAtBottom = chat.scrollHeight - chat.scrollTop - chat.clientHeight < 40;
   const seen = new Set();
   const nodes = [];
+  let changed = false;
   for (const b of blocks) {
     seen.add(b.key);
     let c = blockCache.get(b.key);
     if (!c || c.sig !== b.sig) {
+      changed = true;
       const node = b.build();
       if (!node) continue;
       c = { sig: b.sig, node };
@@ -386,7 +393,8 @@ export function renderChatInto(chat, empty, v, c) {
     else list.insertBefore(n, ref);
   }
   empty.hidden = nodes.length > 0;
-  if (wasAtBottom) chat.scrollTop = chat.scrollHeight;
+  if (wasAtBottom || c.stick) chat.scrollTop = chat.scrollHeight;
+  return changed;
 }
 
 

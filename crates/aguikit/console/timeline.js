@@ -7,6 +7,7 @@
 import { h, reconcile, fmtMs } from "./dom.js";
 import { category, summarize, FAMILIES } from "./events.js";
 import { isObject, truncate } from "./util.js";
+import { StreamIndex } from "./search.js";
 
 /** The height of every timeline row, in px (style.css: `.timeline > li`). */
 export const ROW_H = 22;
@@ -32,6 +33,8 @@ export class Timeline {
    * @param {(group) => void} o.onSelectRun a run's header was chosen
    * @param {(note) => void} o.onSelectNote a note row was chosen
    * @param {(group) => void} o.onFork "fork" on a finished run
+   * @param {(group) => void} o.onCompare "compare" on a run
+   * @param {(group) => boolean} o.isPinned whether a run is the one pinned for comparison
    * @param {(group) => string} o.requestLabel the endpoint part of a run header
    */
   constructor(o) {
@@ -48,6 +51,8 @@ export class Timeline {
     this.queued = false;
     this.lastCount = 0;
     this.reveal = null; // a row key to scroll into view on the next draw
+    this.streams = new StreamIndex(); // streamed text assembled, for search
+    this.found = null; // {search, count, hits}: the events whose streamed text holds the search
     this.buildToolbar();
     this.list.addEventListener("scroll", () => {
       if (this.virtual) this.schedule();
@@ -67,6 +72,8 @@ export class Timeline {
     this.selected = null;
     this.collapsed.clear();
     this.lastCount = 0;
+    this.streams = new StreamIndex();
+    this.found = null;
     this.list.scrollTop = 0;
     this.schedule();
   }
@@ -93,6 +100,7 @@ export class Timeline {
     const e = { i, ev, type, family: category(type), sub, label, warnings, violation: null, g };
     this.entries[i] = e;
     g.entries.push(e);
+    this.streams.add(i, ev);
     const t = isObject(ev) && Number.isFinite(ev.timestamp) ? ev.timestamp : null;
     if (t !== null) {
       if (g.ts[0] === null) g.ts[0] = t;
@@ -111,9 +119,9 @@ export class Timeline {
     return e;
   }
 
-  /** A note (a broken stream, an HTTP error) after the last row. */
+  /** A note (a broken stream, an HTTP error) after the last row (outside any run when there is none). */
   addNote(kind, text, label) {
-    const n = { n: this.notes.length, kind, text, label, g: this.currentGroup() };
+    const n = { n: this.notes.length, kind, text, label, g: this.groups[this.groups.length - 1] ?? null };
     this.notes.push(n);
     this.items.push({ kind: "note", n });
     this.schedule();
@@ -190,17 +198,18 @@ export class Timeline {
   show(e) {
     e.g.collapsed = false;
     if (e.sub) this.collapsed.delete(`${e.g.key}/${e.sub}`);
-    if (!this.passes(e)) {
-      this.filter = { hidden: new Set(), search: "", problems: false };
-      this.search.value = "";
-      for (const b of this.toolbar.querySelectorAll("input[data-family]")) b.checked = true;
-      this.toolbar.querySelector('[data-testid="timeline-problems"]').checked = false;
-    }
+    if (!this.passes(e)) this.clearFilters();
     this.reveal = `ev:${e.i}`;
     this.schedule();
   }
 
   // ---- rows -----------------------------------------------------------------
+
+  /** Whether any filter is on. */
+  filtering() {
+    const f = this.filter;
+    return f.hidden.size > 0 || f.problems || f.search !== "";
+  }
 
   passes(e) {
     const f = this.filter;
@@ -208,9 +217,18 @@ export class Timeline {
     if (f.problems && !e.violation && e.warnings.length === 0) return false;
     if (f.search) {
       e.hay ??= `${e.type} ${e.label} ${JSON.stringify(e.ev)}`.toLowerCase();
-      if (!e.hay.includes(f.search)) return false;
+      if (!e.hay.includes(f.search) && !this.streamHits().has(e.i)) return false;
     }
     return true;
+  }
+
+  /** The events whose streamed text (assembled across deltas) holds the search. */
+  streamHits() {
+    const n = this.entries.length;
+    if (!this.found || this.found.search !== this.filter.search || this.found.count !== n) {
+      this.found = { search: this.filter.search, count: n, hits: this.streams.find(this.filter.search) };
+    }
+    return this.found.hits;
   }
 
   /** The rows shown, in order: [{key, kind, ...}]. */
@@ -245,7 +263,12 @@ export class Timeline {
       }
       if (this.passes(e)) rows.push({ key: `ev:${e.i}`, kind: "event", e, inSub: false });
     }
-    return rows;
+    if (!this.filtering()) return rows;
+    // Filtered: a run none of whose events is shown is left out; nothing shown at all
+    // says so (rather than a list of empty runs).
+    const kept = rows.filter((r, k) => r.kind !== "run" || (k + 1 < rows.length && rows[k + 1].kind !== "run"));
+    if (kept.length === 0 && this.items.length > 0) return [{ key: "empty", kind: "empty" }];
+    return kept;
   }
 
   schedule() {
@@ -314,8 +337,11 @@ export class Timeline {
     } else if (r.kind === "run") {
       const g = r.g;
       const info = this.runInfo(g);
-      sig = JSON.stringify([info, g.collapsed, this.isSelected("run", g.key)]);
+      sig = JSON.stringify([info, g.collapsed, this.isSelected("run", g.key), this.isPinned?.(g) ?? false]);
       build = () => this.runRow(g, info);
+    } else if (r.kind === "empty") {
+      sig = JSON.stringify([this.filter.search, this.filter.problems, [...this.filter.hidden]]);
+      build = () => this.emptyRow();
     } else if (r.kind === "sub") {
       sig = JSON.stringify([r.s.name, r.s.status, r.count, r.collapsed]);
       build = () => this.subRow(r);
@@ -369,8 +395,31 @@ export class Timeline {
       h("span", null, `${info.count} ev`));
     const fork = info.fork ? h("button", { type: "button", class: "btn small tl-fork", testid: "fork-run", title: "Fork: a new thread whose history is the conversation up to the end of this run" }, "Fork") : null;
     fork?.addEventListener("click", () => this.onFork(g));
+    const pinned = this.isPinned?.(g) ?? false;
+    const compare = run && info.status !== "running" ? h("button", { type: "button", class: "btn small tl-compare", testid: "compare-run", "aria-pressed": String(pinned), title: pinned ? "This run is pinned for comparison: choose Compare on another run (of any thread or recording)" : "Compare this run with another: pin it, then choose Compare on the other run" }, "⇄") : null;
+    compare?.addEventListener("click", () => this.onCompare?.(g));
     const attrs = { class: `tl-run${g.kind === "stored" ? " stored" : ""}`, testid: "timeline-run", "data-run-id": run?.id ?? "", "data-status": info.status, "data-stored": g.kind === "stored" ? "true" : undefined, "data-recorded": g.kind === "recording" ? "true" : undefined };
-    return h("li", attrs, toggle, head, meta, fork);
+    return h("li", attrs, toggle, head, meta, compare, fork);
+  }
+
+  /** The row shown when the filters leave no event. */
+  emptyRow() {
+    const f = this.filter;
+    const what = f.search ? `No event matches “${truncate(f.search, 60)}”` : "No event matches the filters";
+    const extra = [f.problems ? "problems only" : null, f.hidden.size ? `${f.hidden.size} famil${f.hidden.size === 1 ? "y" : "ies"} hidden` : null].filter(Boolean);
+    const clear = h("button", { type: "button", class: "btn small", testid: "timeline-clear-filters" }, "Clear filters");
+    clear.addEventListener("click", () => this.clearFilters());
+    return h("li", { class: "tl-empty", testid: "timeline-empty", role: "status" },
+      h("span", null, what + (extra.length ? ` (${extra.join(", ")})` : "") + "."), clear);
+  }
+
+  /** Every filter off. */
+  clearFilters() {
+    this.filter = { hidden: new Set(), search: "", problems: false };
+    this.search.value = "";
+    for (const b of this.toolbar.querySelectorAll("input[data-family]")) b.checked = true;
+    this.toolbar.querySelector('[data-testid="timeline-problems"]').checked = false;
+    this.schedule();
   }
 
   subRow(r) {

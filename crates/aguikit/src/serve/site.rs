@@ -29,15 +29,19 @@ pub(super) mod assets {
         ),
         ("/app.js", JS, include_str!("../../console/app.js")),
         ("/api.js", JS, include_str!("../../console/api.js")),
+        ("/compare.js", JS, include_str!("../../console/compare.js")),
         ("/dom.js", JS, include_str!("../../console/dom.js")),
         ("/events.js", JS, include_str!("../../console/events.js")),
         ("/expand.js", JS, include_str!("../../console/expand.js")),
+        ("/find.js", JS, include_str!("../../console/find.js")),
         ("/fold.js", JS, include_str!("../../console/fold.js")),
         (
             "/inspector.js",
             JS,
             include_str!("../../console/inspector.js"),
         ),
+        ("/latency.js", JS, include_str!("../../console/latency.js")),
+        ("/layout.js", JS, include_str!("../../console/layout.js")),
         ("/patch.js", JS, include_str!("../../console/patch.js")),
         (
             "/recording.js",
@@ -46,6 +50,7 @@ pub(super) mod assets {
         ),
         ("/redact.js", JS, include_str!("../../console/redact.js")),
         ("/render.js", JS, include_str!("../../console/render.js")),
+        ("/search.js", JS, include_str!("../../console/search.js")),
         ("/sse.js", JS, include_str!("../../console/sse.js")),
         (
             "/timeline.js",
@@ -53,6 +58,7 @@ pub(super) mod assets {
             include_str!("../../console/timeline.js"),
         ),
         ("/util.js", JS, include_str!("../../console/util.js")),
+        ("/views.js", JS, include_str!("../../console/views.js")),
     ];
 }
 

@@ -315,6 +315,11 @@ function handler(onRequest) {
         res.writeHead(200, { "Content-Type": "text/plain" });
         return res.end("ok\n");
       }
+      if (req.method === "GET" && url.pathname === "/agents") {
+        // As agui serve lists its one built-in agent (the console shows "What to try" for it).
+        res.writeHead(200, { "Content-Type": "application/json" });
+        return res.end(JSON.stringify({ agents: [{ name: "agent", path: "/agent", kind: "demo" }] }));
+      }
       if (req.method === "GET" && STATIC[url.pathname]) {
         const [file, type] = STATIC[url.pathname];
         const body = await readFile(join(consoleDir, file));

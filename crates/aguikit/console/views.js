@@ -1,0 +1,137 @@
+// Views drawn from the engine modules' results (browser only): a run's latency and the
+// comparison of two runs. Every value from a run goes in as text (text nodes, attributes),
+// never as markup.
+
+import { h, fmtMs } from "./dom.js";
+import { jsonText, truncate } from "./util.js";
+import { messageText, pairMessages } from "./compare.js";
+import { diff } from "./patch.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+function svg(tag, attrs) {
+  const n = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
+  return n;
+}
+
+const ms = (v) => (v === null || v === undefined ? null : fmtMs(v));
+
+function stat(label, value, testid, title) {
+  return h("div", { class: "stat", testid, title },
+    h("span", { class: "stat-label" }, label),
+    h("span", { class: `stat-value${value === null ? " na" : ""}` }, value ?? "n/a"));
+}
+
+/** A bar per gap between deltas (the slow ones, past twice the median, in another colour). */
+function gapChart(gaps, p50) {
+  const chart = svg("svg", { class: "gap-chart", viewBox: "0 0 300 64", preserveAspectRatio: "none", role: "img", "data-testid": "latency-chart" });
+  const shown = gaps.slice(0, 300);
+  const max = Math.max(1, ...shown);
+  const w = 300 / Math.max(1, shown.length);
+  shown.forEach((g, k) => {
+    const hgt = Math.max(1, (g / max) * 60);
+    const r = svg("rect", { x: (k * w).toFixed(2), y: (64 - hgt).toFixed(2), width: Math.max(0.5, w - (w > 2 ? 1 : 0)).toFixed(2), height: hgt.toFixed(2) });
+    if (p50 !== null && g > 2 * p50 && g > 5) r.setAttribute("class", "slow");
+    const t = svg("title", {});
+    t.textContent = `gap ${k + 1}: ${Math.round(g)} ms`;
+    r.append(t);
+    chart.append(r);
+  });
+  const label = document.createElementNS(SVG, "title");
+  label.textContent = `${gaps.length} gaps between deltas, longest ${Math.round(max)} ms`;
+  chart.prepend(label);
+  return chart;
+}
+
+/**
+ * Draws run `n`'s latency `l` (latency.js) into `root`; `where` says what the times are
+ * relative to.
+ */
+export function renderLatency(root, l, n, where) {
+  if (!l) {
+    root.replaceChildren(h("p", { class: "muted placeholder" }, "No run yet: the latency of the selected run (or the last one) shows here."));
+    root.dataset.run = "";
+    return;
+  }
+  root.dataset.run = String(n);
+  const tok = l.tokens;
+  const tokens = tok
+    ? [
+      stat("input tokens", tok.inputTokens ?? null, "latency-input-tokens"),
+      stat("output tokens", tok.outputTokens ?? null, "latency-output-tokens"),
+      stat("total tokens", tok.totalTokens ?? null, "latency-tokens", tok.models.join(", ")),
+      tok.reasoningTokens !== undefined ? stat("reasoning", tok.reasoningTokens, "latency-reasoning-tokens") : null,
+      tok.cachedInputTokens !== undefined ? stat("cached input", tok.cachedInputTokens, "latency-cached-tokens") : null,
+    ]
+    : [stat("tokens", null, "latency-tokens", "The run's RUN_FINISHED or RUN_ERROR reports no usage")];
+  root.replaceChildren(
+    h("div", { class: "latency-head" }, `Run ${n} · ${where}`),
+    h("div", { class: "stat-grid" },
+      stat("first event", ms(l.firstEvent), "latency-first-event", "From sending the request to the first event"),
+      stat("first text", ms(l.firstText), "latency-first-text", "To the first text delta"),
+      stat("total", ms(l.total), "latency-total", "To the last event"),
+      stat("deltas", String(l.deltas), "latency-deltas", "Streamed text, tool-argument and reasoning deltas"),
+      stat("gap p50", ms(l.gap.p50), "latency-gap-p50", "Median time between consecutive deltas"),
+      stat("gap p95", ms(l.gap.p95), "latency-gap-p95"),
+      stat("gap max", ms(l.gap.max), "latency-gap-max"),
+      ...tokens),
+    l.gaps.length ? gapChart(l.gaps, l.gap.p50) : h("p", { class: "latency-note" }, l.origin === "none" ? "The events carry no time: nothing to measure between deltas." : "Fewer than two deltas: no gap to measure."),
+    tok?.models.length ? h("p", { class: "latency-note" }, `usage from ${tok.models.join(", ")}`) : null);
+}
+
+function side(title, a, b, render) {
+  return h("div", { class: "side-by-side" },
+    h("div", { class: "col-head", title: title[0] }, title[0]), h("div", { class: "col-head", title: title[1] }, title[1]),
+    render(a, "a"), render(b, "b"));
+}
+
+function changeList(changes, testid) {
+  return h("ul", { class: "diff-list", testid },
+    changes.slice(0, 50).map((c) => h("li", { class: `diff-${c.kind}`, "data-path": c.path, "data-kind": c.kind },
+      h("span", { class: "diff-kind" }, c.kind === "added" ? "+" : c.kind === "removed" ? "−" : "~"),
+      h("code", { class: "diff-path" }, c.path || "(root)"),
+      c.kind !== "added" ? h("span", { class: "diff-before" }, truncate(JSON.stringify(c.before), 80)) : null,
+      c.kind === "changed" ? h("span", { class: "muted" }, " → ") : null,
+      c.kind !== "removed" ? h("span", { class: "diff-after" }, truncate(JSON.stringify(c.after), 80)) : null)),
+    changes.length > 50 ? h("li", { class: "muted" }, `… ${changes.length - 50} more`) : null);
+}
+
+/**
+ * Draws the comparison of runs `a` and `b` into `root`: `cmp` from compareEvents, and for
+ * each run `{label, messages, state}` at its end.
+ */
+export function renderCompare(root, cmp, a, b) {
+  const d = cmp.divergence;
+  const titles = [a.label, b.label];
+  const verdict = d === null
+    ? h("p", { class: "verdict same", testid: "compare-verdict", "data-diverges": "false" }, `The two runs send the same ${cmp.count[0]} events (ids and times aside).`)
+    : h("p", { class: "verdict differ", testid: "compare-verdict", "data-diverges": "true", "data-index": String(d.index) },
+      `They first diverge at event ${d.index + 1} of ${Math.max(...cmp.count)}: `,
+      d.a === null ? `${a.label} has ended, ${b.label} sends ${d.b?.type}.`
+        : d.b === null ? `${b.label} has ended, ${a.label} sends ${d.a?.type}.`
+          : d.a.type !== d.b.type ? `${d.a.type} against ${d.b.type}.` : `${d.a.type} with ${d.changes.length} field${d.changes.length === 1 ? "" : "s"} different.`);
+  const sections = [
+    h("section", { class: "compare-section", testid: "compare-divergence" },
+      h("h3", null, "First divergence"),
+      verdict,
+      cmp.input.length ? h("p", { class: "muted", testid: "compare-input" }, `Their requests differ in ${cmp.input.length} place${cmp.input.length === 1 ? "" : "s"}: ${cmp.input.slice(0, 4).map((c) => c.path || "(root)").join(", ")}${cmp.input.length > 4 ? ", …" : ""}.`) : null,
+      d && d.changes.length ? changeList(d.changes, "compare-changes") : null,
+      d ? side(titles, d.a, d.b, (ev) => h("pre", { class: "json" }, ev === null ? "(the run has ended)" : jsonText(ev))) : null),
+  ];
+  const rows = pairMessages(a.messages, b.messages);
+  const differing = rows.filter((r) => !r.same).length;
+  sections.push(h("section", { class: "compare-section", testid: "compare-messages", "data-differing": String(differing) },
+    h("h3", null, `Messages at the end · ${differing ? `${differing} differ` : "the same"}`),
+    h("div", { class: "side-by-side" },
+      h("div", { class: "col-head" }, titles[0]), h("div", { class: "col-head" }, titles[1]),
+      rows.flatMap((r) => [r.a, r.b].map((m) => m === null
+        ? h("div", { class: "cmp-msg absent" }, "—")
+        : h("div", { class: `cmp-msg${r.same ? "" : " differs"}`, testid: "compare-message", "data-role": m.role },
+          h("div", { class: "who" }, m.role ?? "?"), truncate(messageText(m), 2000)))))));
+  const changes = diff(a.state, b.state);
+  sections.push(h("section", { class: "compare-section", testid: "compare-state", "data-changes": String(changes.length) },
+    h("h3", null, `State at the end · ${changes.length ? `${changes.length} difference${changes.length === 1 ? "" : "s"}` : "the same"}`),
+    changes.length ? changeList(changes, "compare-state-changes") : null,
+    side(titles, a.state, b.state, (s) => h("pre", { class: "json" }, jsonText(s)))));
+  root.replaceChildren(...sections);
+}
