@@ -43,38 +43,41 @@ use futures_util::StreamExt;
 use futures_util::future::Either;
 use std::time::Duration;
 
-/// The `code`s of the `RUN_ERROR` that ends a run when its upstream fails.
+/// The `code`s of the `RUN_ERROR` that ends a run when its upstream fails: the gateway's
+/// rows of [`RunErrorCode`](aguikit_server::RunErrorCode), aguikit's one table of codes.
 pub mod codes {
+    use aguikit_server::RunErrorCode;
+
     /// The upstream could not be reached: connection refused, DNS, TLS, a reset before the
     /// response.
-    pub const UNREACHABLE: &str = "upstream_unreachable";
+    pub const UNREACHABLE: &str = RunErrorCode::UpstreamUnreachable.as_str();
     /// The upstream answered with a status other than 2xx (the message has the status and
     /// the start of the body).
-    pub const HTTP_STATUS: &str = "upstream_http_status";
+    pub const HTTP_STATUS: &str = RunErrorCode::UpstreamHttpStatus.as_str();
     /// The upstream's response is not an AG-UI event stream (its content type is neither
     /// `text/event-stream` nor the protobuf media type).
-    pub const CONTENT_TYPE: &str = "upstream_content_type";
+    pub const CONTENT_TYPE: &str = RunErrorCode::UpstreamContentType.as_str();
     /// The upstream's response ended without `RUN_FINISHED` or `RUN_ERROR`.
-    pub const INCOMPLETE: &str = "upstream_incomplete";
+    pub const INCOMPLETE: &str = RunErrorCode::UpstreamIncomplete.as_str();
     /// The connection to the upstream broke in the middle of its response.
-    pub const CONNECTION_LOST: &str = "upstream_connection_lost";
+    pub const CONNECTION_LOST: &str = RunErrorCode::UpstreamConnectionLost.as_str();
     /// No event came from the upstream within the first-event timeout.
-    pub const FIRST_EVENT_TIMEOUT: &str = "upstream_first_event_timeout";
+    pub const FIRST_EVENT_TIMEOUT: &str = RunErrorCode::UpstreamFirstEventTimeout.as_str();
     /// No event came from the upstream within the idle timeout since the last one.
-    pub const IDLE_TIMEOUT: &str = "upstream_idle_timeout";
+    pub const IDLE_TIMEOUT: &str = RunErrorCode::UpstreamIdleTimeout.as_str();
     /// An upstream event breaks a protocol rule (the message names the rule, the event's
     /// index in the upstream's response and its type).
-    pub const PROTOCOL_VIOLATION: &str = "upstream_protocol_violation";
+    pub const PROTOCOL_VIOLATION: &str = RunErrorCode::UpstreamProtocolViolation.as_str();
     /// An upstream event cannot be read: not JSON, not an object, no type, a field of the
     /// wrong type, a broken frame (the message names the event's index).
-    pub const MALFORMED_EVENT: &str = "upstream_malformed_event";
+    pub const MALFORMED_EVENT: &str = RunErrorCode::UpstreamMalformedEvent.as_str();
     /// The upstream's response is over a limit (frame size, events, bytes).
-    pub const LIMIT_EXCEEDED: &str = "upstream_limit_exceeded";
+    pub const LIMIT_EXCEEDED: &str = RunErrorCode::UpstreamLimitExceeded.as_str();
     /// The request could not be made (the input cannot be encoded).
-    pub const REQUEST_FAILED: &str = "upstream_request_failed";
+    pub const REQUEST_FAILED: &str = RunErrorCode::UpstreamRequestFailed.as_str();
     /// The upstream answered with a redirect (`3xx`), which is never followed: the message
     /// names the status and the host of its `Location`.
-    pub const REDIRECT: &str = "upstream_redirect";
+    pub const REDIRECT: &str = RunErrorCode::UpstreamRedirect.as_str();
 
     /// Every code above.
     pub const ALL: &[&str] = &[

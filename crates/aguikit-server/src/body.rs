@@ -7,6 +7,7 @@
 //! stored run is driven by its own task instead and goes on without its client: see the
 //! `store` module.)
 
+use crate::RunErrorCode;
 use crate::agent::AgentResult;
 use crate::context::RunShared;
 use crate::finish::Finish;
@@ -62,13 +63,16 @@ pub(crate) fn driver(
                     let what = panic_message(&*panic);
                     tracing::error!(panic = %what, "agent panicked");
                     run.sink.fail(
-                        RunError::new(format!("the agent panicked: {what}")).with_code("panic"),
+                        RunError::new(format!("the agent panicked: {what}"))
+                            .with_code(RunErrorCode::Panic),
                     );
                     "panic"
                 }
                 Either::Right(_) => {
-                    run.sink
-                        .fail(RunError::new("the server is shutting down").with_code("shutdown"));
+                    run.sink.fail(
+                        RunError::new("the server is shutting down")
+                            .with_code(RunErrorCode::Shutdown),
+                    );
                     "shutdown"
                 }
             };
@@ -99,7 +103,7 @@ fn finish_run(run: &RunShared, finish: Finish) -> Option<Vec<Interrupt>> {
         if interrupts.is_empty() {
             run.sink.fail(
                 RunError::new("an interrupt outcome needs at least one interrupt")
-                    .with_code("invalid_outcome"),
+                    .with_code(RunErrorCode::InvalidOutcome),
             );
             return None;
         }
@@ -202,7 +206,7 @@ impl Stream for RunBody {
                         RunError::new(
                             "the server failed while running the run (an internal error; see its log)",
                         )
-                        .with_code("internal"),
+                        .with_code(RunErrorCode::Internal),
                     );
                 }
             }

@@ -1,5 +1,6 @@
 //! Open interrupts per thread, and the check of a run's `resume` against them.
 
+use crate::RunErrorCode;
 use aguikit_core::interrupt::{ResumeCheck, answer_for};
 use aguikit_core::{Interrupt, ResumeEntry};
 use std::collections::{HashMap, VecDeque};
@@ -165,13 +166,13 @@ impl InterruptStore {
                 missing.len(),
                 missing.join(", ")
             )];
-            "resume_missing"
+            RunErrorCode::ResumeMissing.as_str()
         } else if !unknown.is_empty() {
-            "resume_unknown_interrupt"
+            RunErrorCode::ResumeUnknownInterrupt.as_str()
         } else if !missing.is_empty() {
-            "resume_incomplete"
+            RunErrorCode::ResumeIncomplete.as_str()
         } else {
-            "resume_expired"
+            RunErrorCode::ResumeExpired.as_str()
         };
         Err(ResumeError {
             kind,

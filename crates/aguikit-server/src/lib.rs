@@ -128,6 +128,7 @@ mod open;
 #[cfg(feature = "store")]
 mod panics;
 mod reasoning;
+mod run_error_code;
 mod server;
 mod setters;
 mod sink;
@@ -154,6 +155,7 @@ pub use interrupts::{ResumeError, Resumed};
 pub use listen::HEALTH_PATH;
 pub use negotiate::{PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, WireFormat, negotiate};
 pub use reasoning::{Reasoning, ReasoningMessage};
+pub use run_error_code::RunErrorCode;
 pub use server::{
     AgentServer, BODY_RATE_GRACE, BodyRoom, RouterExt, ShutdownHandle, serve, shutdown_signal,
 };

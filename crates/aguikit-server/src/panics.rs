@@ -4,6 +4,7 @@
 //! every guard the task holds (run count, quota permit, body permit) is given back as it
 //! unwinds.
 
+use crate::RunErrorCode;
 use crate::body::{RunBody, panic_message};
 use crate::context::RunShared;
 use aguikit_core::Event;
@@ -14,12 +15,9 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-/// The code of the `RUN_ERROR` that ends a run the server failed (a panic in its own code).
-pub(crate) const INTERNAL: &str = "internal";
-
 fn internal_error() -> RunError {
     RunError::new("the server failed while running the run (an internal error; see its log)")
-        .with_code(INTERNAL)
+        .with_code(RunErrorCode::Internal)
 }
 
 /// Drives a stored run's response body to its end (which drives the agent). When the body

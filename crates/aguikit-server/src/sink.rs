@@ -6,6 +6,7 @@
 //! busy leave as one chunk. When `buffer_bytes` are waiting, async emitters wait for the
 //! client to read: a slow client slows the agent and memory stays bounded.
 
+use crate::RunErrorCode;
 use crate::config::ServerConfig;
 use crate::encode::FrameEncoder;
 use crate::error::EmitError;
@@ -399,7 +400,7 @@ impl Sink {
             let err = EmitError::TooManyEvents(max);
             self.fail_locked(
                 g,
-                RunError::new(err.to_string()).with_code("too_many_events"),
+                RunError::new(err.to_string()).with_code(RunErrorCode::TooManyEvents),
             );
             return Err(err);
         }
@@ -418,7 +419,7 @@ impl Sink {
                     "the server refused to send an invalid {} event: {v}",
                     event.type_str()
                 ))
-                .with_code("protocol_violation"),
+                .with_code(RunErrorCode::ProtocolViolation),
             );
             return Err(EmitError::Violation(v));
         }
@@ -451,7 +452,10 @@ impl Sink {
             Ok(f) => f,
             Err(e) => {
                 let err = EmitError::Encode(e);
-                self.fail_locked(g, RunError::new(err.to_string()).with_code("encode_error"));
+                self.fail_locked(
+                    g,
+                    RunError::new(err.to_string()).with_code(RunErrorCode::EncodeError),
+                );
                 return Err(err);
             }
         };
@@ -467,7 +471,7 @@ impl Sink {
             );
             self.fail_locked(
                 g,
-                RunError::new(err.to_string()).with_code("event_too_large"),
+                RunError::new(err.to_string()).with_code(RunErrorCode::EventTooLarge),
             );
             return Err(err);
         }

@@ -1,5 +1,6 @@
 //! Subagents: a child context whose events carry `subagentRunId`.
 
+use crate::RunErrorCode;
 use crate::context::RunContext;
 use crate::error::{AgentError, EmitError};
 use crate::open::Open;
@@ -60,7 +61,7 @@ impl SubagentBuilder {
         // Only the start goes out on the parent's context; the rest is tagged as the child's.
         let open = Open::new(self.ctx.child(&id), id, |id| {
             SubagentError::new(id, "the subagent ended without finishing")
-                .with_code("dropped")
+                .with_code(RunErrorCode::Dropped)
                 .into()
         });
         Ok(Subagent { open })

@@ -1,6 +1,7 @@
 //! Run leases: a running run's server renews its lease while it appends the run's events;
 //! a reader that finds a lease expired closes the run as abandoned.
 
+use crate::RunErrorCode;
 use crate::context::RunShared;
 use crate::server::RunGuard;
 use aguikit_core::Event;
@@ -108,7 +109,7 @@ pub(super) async fn persist(
                 RunError::new(format!(
                     "the agent emitted a {kind:?} event nested deeper than {MAX_STORED_DEPTH} levels, which could not be read back"
                 ))
-                .with_code("event_too_deep")
+                .with_code(RunErrorCode::EventTooDeep)
                 .into(),
             );
             frames.push(None);
@@ -124,7 +125,7 @@ pub(super) async fn persist(
                 RunError::new(format!(
                     "the run's events pass the limit of {max_run_bytes} bytes a stored run may have"
                 ))
-                .with_code("run_too_large")
+                .with_code(RunErrorCode::RunTooLarge)
                 .into(),
             );
             frames.push(None);

@@ -1,6 +1,7 @@
 //! Streaming stored events to a client: SSE frames numbered with their store sequence (for
 //! `Last-Event-ID`), followers of a thread or run, keep-alives and cancel-on-disconnect.
 
+use crate::RunErrorCode;
 use crate::context::RunShared;
 use aguikit_core::Event;
 use aguikit_core::codec::sse;
@@ -322,7 +323,7 @@ impl Drop for CancelGuard {
         if self
             .0
             .sink
-            .fail(RunError::new("the client disconnected").with_code("disconnected"))
+            .fail(RunError::new("the client disconnected").with_code(RunErrorCode::Disconnected))
         {
             tracing::info!("client went away; run cancelled (cancel-on-disconnect)");
         }
