@@ -1,77 +1,128 @@
 // Comparing two runs (pure: importable under Node): where their event streams first
-// diverge, and their messages and state at the end side by side.
+// diverge, and their messages and state at the end side by side. The comparison is the
+// one `agui diff` makes (aguikit_core::diff): ids are compared by their order of first
+// appearance in each stream (the first id a stream names is `#1` in it, wherever it appears
+// again; the fields of ID_FIELDS, string values only), `timestamp` fields are left out,
+// and the divergence names the first event that differs and, in it, the JSON Pointer of the
+// first field that differs (fields in their order, then the other stream's extra fields).
 //
-// Two runs of one agent never carry the same ids (run, message, tool call ids are fresh
-// each time) nor the same times, so events are compared after normalising: every id is
-// replaced by its order of first appearance in its run (`#1`, `#2`, ...; the same value
-// gets the same alias wherever it appears), and `timestamp` and `rawEvent` are left out.
-// RUN_STARTED's `input` (the request) is compared on its own: a run is usually compared
-// with another because their requests differ, and the interesting part is what came back.
+// Two runs usually differ first in their requests (RUN_STARTED's `input`: another message,
+// a longer history), so the console also says where the answers part: the same comparison
+// with RUN_STARTED's `input` left out.
 
-import { isObject, deepEqual } from "./util.js";
+import { isObject, deepEqual, escapeToken } from "./util.js";
 import { diff } from "./patch.js";
 
-/** Fields whose values are ids (any depth). */
-const ID_KEYS = new Set([
-  "threadId", "runId", "parentRunId", "messageId", "parentMessageId", "toolCallId", "parentToolCallId",
-  "subagentRunId", "parentSubagentRunId", "entityId", "interruptId", "id", "pendingToolCallIds",
+/** The fields whose values are ids (as aguikit_core::diff::ID_FIELDS). */
+export const ID_FIELDS = new Set([
+  "id", "threadId", "runId", "parentRunId", "messageId", "parentMessageId", "toolCallId",
+  "parentToolCallId", "subagentRunId", "parentSubagentRunId", "interruptId",
 ]);
 /** Fields left out of the comparison. */
-const DROP = new Set(["timestamp", "rawEvent"]);
+const IGNORE = new Set(["timestamp"]);
 
 /** An id aliaser: the same id gets the same alias, in order of first appearance. */
 export function aliaser() {
   const seen = new Map();
   return (v) => {
-    if (typeof v !== "string") return v;
     if (!seen.has(v)) seen.set(v, `#${seen.size + 1}`);
     return seen.get(v);
   };
 }
 
-/** `v` with ids replaced by `alias` and DROP fields left out (a new value). */
-export function normalize(v, alias, key = null) {
-  if (Array.isArray(v)) return v.map((x) => normalize(x, alias, key === "pendingToolCallIds" ? key : null));
+/** `v` as compared: ids replaced by `alias`, ignored fields left out (a new value). */
+export function normalize(v, alias) {
+  if (Array.isArray(v)) return v.map((x) => normalize(x, alias));
   if (isObject(v)) {
     const out = {};
-    for (const [k, x] of Object.entries(v)) if (!DROP.has(k)) out[k] = normalize(x, alias, k);
+    for (const [k, x] of Object.entries(v)) {
+      if (IGNORE.has(k)) continue;
+      out[k] = typeof x === "string" && ID_FIELDS.has(k) ? alias(x) : normalize(x, alias);
+    }
     return out;
   }
-  return key !== null && ID_KEYS.has(key) ? alias(v) : v;
+  return v;
+}
+
+/** The JSON Pointer of the first field where `a` and `b` differ, or null (as agui diff walks them). */
+export function firstDifference(a, b, path = "") {
+  if (isObject(a) && isObject(b)) {
+    for (const k of [...Object.keys(a), ...Object.keys(b).filter((k) => !Object.hasOwn(a, k))]) {
+      const p = `${path}/${escapeToken(k)}`;
+      if (!Object.hasOwn(a, k) || !Object.hasOwn(b, k)) return p;
+      const d = firstDifference(a[k], b[k], p);
+      if (d !== null) return d;
+    }
+    return null;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      if (i >= a.length || i >= b.length) return `${path}/${i}`;
+      const d = firstDifference(a[i], b[i], `${path}/${i}`);
+      if (d !== null) return d;
+    }
+    return null;
+  }
+  return deepEqual(a, b) ? null : path;
+}
+
+/** The value at JSON Pointer `p` in `v` (undefined when absent). */
+function at(v, p) {
+  if (p === "") return v;
+  let x = v;
+  for (const t of p.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))) {
+    if (x === null || typeof x !== "object" || !Object.hasOwn(x, t)) return undefined;
+    x = x[t];
+  }
+  return x;
+}
+
+/** The first divergence of streams `a` and `b` (see compareEvents), each event through `prep` first. */
+function divergenceOf(a, b, prep = (e) => e) {
+  const aliasA = aliaser();
+  const aliasB = aliaser();
+  const n = Math.max(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    // Both aliasers see every event in order, so ids keep their names.
+    const x = i < a.length ? normalize(prep(a[i]), aliasA) : undefined;
+    const y = i < b.length ? normalize(prep(b[i]), aliasB) : undefined;
+    const path = x === undefined || y === undefined ? "" : firstDifference(x, y);
+    if (path === null) continue;
+    const ea = i < a.length ? a[i] : null;
+    const eb = i < b.length ? b[i] : null;
+    return {
+      index: i, path,
+      a: ea, b: eb,
+      leftType: ea === null ? null : isObject(ea) && typeof ea.type === "string" ? ea.type : "(no type)",
+      rightType: eb === null ? null : isObject(eb) && typeof eb.type === "string" ? eb.type : "(no type)",
+      left: ea === null ? undefined : at(prep(ea), path),
+      right: eb === null ? undefined : at(prep(eb), path),
+      changes: x === undefined || y === undefined ? [] : diff(x, y),
+    };
+  }
+  return null;
 }
 
 /**
- * Compares the events of run `a` with those of run `b` (arrays of events). Returns
- * `{count: [na, nb], input: [changes], divergence}`: `input` the differences between their
- * RUN_STARTED inputs (normalised; `[]` when equal or absent), `divergence` null when the
- * streams are equal after normalising, else `{index, a, b, changes}`: the first position
- * where they differ, the event of each there (null past the end of one) and the paths
- * that differ (`diff` of the normalised events).
+ * Compares the events of run `a` with those of run `b` (arrays of events), as `agui diff`
+ * does. Returns `{count: [na, nb], divergence, answer}`: `divergence` null when the streams
+ * are equal as compared, else `{index, path, a, b, leftType, rightType, left, right,
+ * changes}` (the first event that differs, each stream's event there, null past the end of
+ * one, the first field that differs and both values there as they are, every field that
+ * differs as compared); `answer` the same with RUN_STARTED's `input` left out (equal to
+ * `divergence` unless that is in the input).
  */
 export function compareEvents(a, b) {
-  const aliasA = aliaser();
-  const aliasB = aliaser();
-  const strip = (ev) => {
-    if (!isObject(ev) || ev.type !== "RUN_STARTED") return ev;
-    const { input: _, ...rest } = ev;
-    return rest;
-  };
-  const inputOf = (evs) => evs.find((e) => isObject(e) && e.type === "RUN_STARTED" && isObject(e.input))?.input;
-  const ia = inputOf(a);
-  const ib = inputOf(b);
-  const input = ia === undefined && ib === undefined ? [] : diff(normalize(ia ?? null, aliaser()), normalize(ib ?? null, aliaser()));
-  const n = Math.max(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = i < a.length ? normalize(strip(a[i]), aliasA) : undefined;
-    const y = i < b.length ? normalize(strip(b[i]), aliasB) : undefined;
-    if (x !== undefined && y !== undefined && deepEqual(x, y)) continue;
-    return {
-      count: [a.length, b.length],
-      input,
-      divergence: { index: i, a: i < a.length ? a[i] : null, b: i < b.length ? b[i] : null, changes: x === undefined || y === undefined ? [] : diff(x, y) },
-    };
-  }
-  return { count: [a.length, b.length], input, divergence: null };
+  const divergence = divergenceOf(a, b);
+  const inInput = divergence !== null && divergence.leftType === "RUN_STARTED" && divergence.rightType === "RUN_STARTED" && divergence.path.startsWith("/input");
+  const answer = inInput
+    ? divergenceOf(a, b, (ev) => {
+      if (!isObject(ev) || ev.type !== "RUN_STARTED") return ev;
+      const { input: _, ...rest } = ev;
+      return rest;
+    })
+    : divergence;
+  return { count: [a.length, b.length], divergence, answer };
 }
 
 /** The text of a message for a side-by-side view: its content, or its tool calls. */

@@ -102,21 +102,30 @@ function changeList(changes, testid) {
  */
 export function renderCompare(root, cmp, a, b) {
   const d = cmp.divergence;
+  const ans = cmp.answer;
   const titles = [a.label, b.label];
+  const n = Math.max(...cmp.count);
+  const value = (v) => (v === undefined ? "(absent)" : truncate(JSON.stringify(v), 80));
+  const where = (x) => x.a === null ? `${a.label} has ended; ${b.label} sends ${x.rightType}`
+    : x.b === null ? `${b.label} has ended; ${a.label} sends ${x.leftType}`
+      : x.leftType !== x.rightType ? `${x.leftType} against ${x.rightType}`
+        : `${x.leftType}, at ${x.path || "(the whole event)"}: ${value(x.left)} against ${value(x.right)}`;
   const verdict = d === null
     ? h("p", { class: "verdict same", testid: "compare-verdict", "data-diverges": "false" }, `The two runs send the same ${cmp.count[0]} events (ids and times aside).`)
-    : h("p", { class: "verdict differ", testid: "compare-verdict", "data-diverges": "true", "data-index": String(d.index) },
-      `They first diverge at event ${d.index + 1} of ${Math.max(...cmp.count)}: `,
-      d.a === null ? `${a.label} has ended, ${b.label} sends ${d.b?.type}.`
-        : d.b === null ? `${b.label} has ended, ${a.label} sends ${d.a?.type}.`
-          : d.a.type !== d.b.type ? `${d.a.type} against ${d.b.type}.` : `${d.a.type} with ${d.changes.length} field${d.changes.length === 1 ? "" : "s"} different.`);
+    : h("p", { class: "verdict differ", testid: "compare-verdict", "data-diverges": "true", "data-index": String(d.index), "data-path": d.path, "data-answer-index": ans ? String(ans.index) : "" },
+      `They first diverge at event ${d.index + 1} of ${n}: ${where(d)}.`);
+  const answer = d !== null && ans !== d
+    ? h("p", { class: "verdict differ answer", testid: "compare-answer", "data-index": ans ? String(ans.index) : "" },
+      ans ? `Their requests differ (RUN_STARTED's input); their answers first diverge at event ${ans.index + 1}: ${where(ans)}.` : "Their requests differ (RUN_STARTED's input); their answers are the same.")
+    : null;
+  const shown = ans ?? d;
   const sections = [
     h("section", { class: "compare-section", testid: "compare-divergence" },
       h("h3", null, "First divergence"),
       verdict,
-      cmp.input.length ? h("p", { class: "muted", testid: "compare-input" }, `Their requests differ in ${cmp.input.length} place${cmp.input.length === 1 ? "" : "s"}: ${cmp.input.slice(0, 4).map((c) => c.path || "(root)").join(", ")}${cmp.input.length > 4 ? ", …" : ""}.`) : null,
-      d && d.changes.length ? changeList(d.changes, "compare-changes") : null,
-      d ? side(titles, d.a, d.b, (ev) => h("pre", { class: "json" }, ev === null ? "(the run has ended)" : jsonText(ev))) : null),
+      answer,
+      shown && shown.changes.length ? changeList(shown.changes, "compare-changes") : null,
+      shown ? side(titles, shown.a, shown.b, (ev) => h("pre", { class: "json" }, ev === null ? "(the run has ended)" : jsonText(ev))) : null),
   ];
   const rows = pairMessages(a.messages, b.messages);
   const differing = rows.filter((r) => !r.same).length;

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { redactEvent, redactInput, KEPT_FIELDS } from "../redact.js";
 import { parseRecording, toSse, toHar } from "../recording.js";
-import { compareEvents, pairMessages, normalize, aliaser } from "../compare.js";
+import { compareEvents, pairMessages, normalize, aliaser, firstDifference } from "../compare.js";
 import { latency, quantile, usageOf } from "../latency.js";
 import { StreamIndex } from "../search.js";
 
@@ -66,21 +66,31 @@ const runOf = (id, texts, extra = {}) => [
   { type: "RUN_FINISHED", threadId: "t", runId: id, timestamp: 9 },
 ];
 
-test("compare: runs equal but for ids and times do not diverge; the first difference is named", () => {
+test("compare: as agui diff: ids by order of appearance, timestamps aside, the first field that differs", () => {
   assert.equal(compareEvents(runOf("a", ["x", "y"]), runOf("b", ["x", "y"])).divergence, null);
+  // The requests differ first; the answers at the second delta.
   const c = compareEvents(runOf("a", ["x", "y"]), runOf("b", ["x", "z"], { ask: "hello" }));
-  assert.equal(c.divergence.index, 3);
-  assert.deepEqual(c.divergence.changes.map((x) => [x.path, x.before, x.after]), [["/delta", "y", "z"]]);
-  assert.deepEqual(c.input.map((x) => x.path), ["/messages/0/content"]);
+  assert.deepEqual([c.divergence.index, c.divergence.path, c.divergence.left, c.divergence.right], [0, "/input/messages/0/content", "hi", "hello"]);
+  assert.deepEqual([c.answer.index, c.answer.path, c.answer.left, c.answer.right, c.answer.leftType], [3, "/delta", "y", "z", "TEXT_MESSAGE_CONTENT"]);
+  assert.deepEqual(c.answer.changes.map((x) => [x.path, x.before, x.after]), [["/delta", "y", "z"]]);
+  // Same requests: the answer is the divergence.
+  const same = compareEvents(runOf("a", ["x", "y"]), runOf("b", ["x", "z"]));
+  assert.equal(same.answer, same.divergence);
   const shorter = compareEvents(runOf("a", ["x"]), runOf("b", ["x", "y"]));
-  assert.equal(shorter.divergence.index, 3);
-  assert.equal(shorter.divergence.a.type, "TEXT_MESSAGE_END");
+  assert.deepEqual([shorter.divergence.index, shorter.divergence.path, shorter.divergence.a.type], [3, "/type", "TEXT_MESSAGE_END"]);
   assert.deepEqual(shorter.count, [5, 6]);
   const ended = compareEvents(runOf("a", ["x"]).slice(0, 3), runOf("b", ["x"]));
-  assert.equal(ended.divergence.a, null);
-  // Ids: the same id gets the same alias wherever it appears.
+  assert.deepEqual([ended.divergence.a, ended.divergence.path, ended.divergence.rightType], [null, "", "TEXT_MESSAGE_END"]);
+  // An id is an id by its place: the same value where another stream has a new one differs.
+  const reuse = compareEvents(
+    [{ type: "TEXT_MESSAGE_START", messageId: "m1" }, { type: "TEXT_MESSAGE_START", messageId: "m1" }],
+    [{ type: "TEXT_MESSAGE_START", messageId: "q" }, { type: "TEXT_MESSAGE_START", messageId: "r" }]);
+  assert.deepEqual([reuse.divergence.index, reuse.divergence.path, reuse.divergence.left, reuse.divergence.right], [1, "/messageId", "m1", "r"]);
+  // Ids: the same id gets the same alias wherever it appears; only ID_FIELDS, only strings.
   const alias = aliaser();
-  assert.deepEqual(normalize({ messageId: "q", parentMessageId: "q", id: "z", text: "q" }, alias), { messageId: "#1", parentMessageId: "#1", id: "#2", text: "q" });
+  assert.deepEqual(normalize({ messageId: "q", parentMessageId: "q", id: "z", text: "q", entityId: "e", timestamp: 4, runId: 7 }, alias), { messageId: "#1", parentMessageId: "#1", id: "#2", text: "q", entityId: "e", runId: 7 });
+  assert.equal(firstDifference({ a: 1, b: [1, 2] }, { a: 1, b: [1], c: 0 }), "/b/1");
+  assert.equal(firstDifference({ "x/y": { "~": 1 } }, { "x/y": { "~": 2 } }), "/x~1y/~0");
   const rows = pairMessages([{ role: "user", content: "a" }, { role: "assistant", content: "b" }], [{ role: "user", content: "a" }]);
   assert.deepEqual(rows.map((r) => r.same), [true, false]);
 });

@@ -903,7 +903,7 @@ try {
   // export formats, latency; the defects of the Interrupts tab, the top bar, search,
   // unreadable files, "What to try", scrolling, pane sizes) ----------------------------
 
-  await viewsChecks({ page, check, expect, T, base, fake, posted, api, apiRun, apiThread, screenshotPath, send, fresh, log, item, waitThreadList, waitOpened, currentThread });
+  await viewsChecks({ page, check, expect, T, base, fake, posted, api, apiRun, apiThread, aguiBin, screenshotPath, send, fresh, log, item, waitThreadList, waitOpened, currentThread });
 
   await check("no errors in the page", async () => {
     const real = pageErrors.filter((e) => !/Failed to load resource|ERR_CONNECTION_RESET|net::ERR_FAILED|404|405/.test(e));

@@ -9,7 +9,8 @@
 // console-find.png, console-compare.png, console-edit.png, console-latency.png.
 // Against the fake agent (no thread routes) the checks that need them are skipped.
 
-import { readFileSync, writeFileSync, mkdtempSync, rmSync, mkdirSync } from "node:fs";
+import { readFileSync, writeFileSync, mkdtempSync, rmSync, mkdirSync, existsSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,7 +29,7 @@ function readmePrompts() {
 const sseEvents = (text) => text.split(/\n\n/).filter((f) => f.startsWith("data: ")).map((f) => JSON.parse(f.slice(6)));
 
 export async function viewsChecks(t) {
-  const { page, check, expect, T, base, fake, posted, api, apiRun, apiThread, screenshotPath, send, fresh, log, item, waitThreadList, waitOpened, currentThread } = t;
+  const { page, check, expect, T, base, fake, posted, api, apiRun, apiThread, aguiBin, screenshotPath, send, fresh, log, item, waitThreadList, waitOpened, currentThread } = t;
   const shot = async (name) => {
     const path = screenshotPath.replace(/\.png$/i, "") + `-${name}.png`;
     mkdirSync(dirname(path), { recursive: true });
@@ -391,8 +392,22 @@ export async function viewsChecks(t) {
       await cmp.nth(1).click();
       await page.waitForSelector(`${T("compare")}:not([hidden])`);
       expect(await page.isHidden(T("chat")), "the chat stays beside the comparison");
-      const verdict = await page.$eval(T("compare-verdict"), (v) => ({ diverges: v.dataset.diverges, index: Number(v.dataset.index), text: v.textContent }));
-      expect(verdict.diverges === "true" && verdict.index >= 1, `verdict: ${JSON.stringify(verdict)}`);
+      const verdict = await page.$eval(T("compare-verdict"), (v) => ({ diverges: v.dataset.diverges, index: Number(v.dataset.index), path: v.dataset.path, answer: Number(v.dataset.answerIndex), text: v.textContent }));
+      // The requests differ first (another message); the answers later.
+      expect(verdict.diverges === "true" && verdict.index === 0 && verdict.path.startsWith("/input/") && verdict.answer >= 1, `verdict: ${JSON.stringify(verdict)}`);
+      expect(await page.isVisible(T("compare-answer")), "no word on where the answers part");
+      // The same divergence as `agui diff` finds in the two runs' events.
+      if (existsSync(aguiBin)) {
+        const runs = await page.evaluate(() => window.aguiConsole.timeline.groups.map((g) => g.entries.map((e) => e.ev)));
+        const files = runs.slice(0, 2).map((evs, k) => {
+          const path = join(dir, `run-${k}.jsonl`);
+          writeFileSync(path, evs.map((e) => JSON.stringify(e) + "\n").join(""));
+          return path;
+        });
+        const out = spawnSync(aguiBin, ["diff", ...files, "--json"], { encoding: "utf8" });
+        const cli = JSON.parse(out.stdout || "{}").divergence;
+        expect(cli && cli.index === verdict.index && cli.path === verdict.path, `agui diff finds ${JSON.stringify(cli)}, the console ${JSON.stringify(verdict)}`);
+      }
       const state = await page.$eval(T("compare-state"), (s) => Number(s.dataset.changes));
       expect(state >= 1, "the states at the end are shown as equal (count 2 and count 3)");
       const msgs = await page.$$eval(T("compare-message"), (m) => m.length);
