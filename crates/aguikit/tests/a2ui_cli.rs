@@ -7,7 +7,6 @@ mod common;
 #[path = "../src/demo.rs"]
 mod demo;
 
-use aguikit_server::{AgentServer, RouterExt};
 use serde_json::{Value, json};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -92,25 +91,7 @@ fn inspect_lists_a2ui_violations_and_keeps_the_verdict() {
 /// The demo agent served in this process on a free loopback port; its `/agent` URL.
 fn demo_url() -> &'static str {
     static URL: OnceLock<String> = OnceLock::new();
-    URL.get_or_init(|| {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let url = format!("http://{}/agent", listener.local_addr().unwrap());
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let agent = AgentServer::new(demo::DemoAgent::new(Duration::ZERO)).path("/agent");
-                let router = axum::Router::new().agent("/agent", &agent);
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                axum::serve(listener, router).await.unwrap();
-            });
-        });
-        url
-    })
+    URL.get_or_init(|| common::serve_agent(|| demo::DemoAgent::new(Duration::ZERO)))
 }
 
 /// The demo's three A2UI scenarios, recorded, verify against the spec's basic catalog, and

@@ -264,6 +264,30 @@ fn sse(events: &[&str]) -> String {
 /// | `/slow` | `RUN_STARTED`, then nothing for 5 s |
 /// | `/needs-token` | `/ok` with `Authorization: Bearer {TEST_TOKEN}`, else HTTP 401 |
 ///
+/// Serves the agent `make` builds at `/agent` of a free loopback port, on a runtime of its
+/// own thread, for the rest of the test process; its `/agent` URL. (A test keeps the URL in
+/// a `OnceLock` to serve one agent for all its tests.)
+pub fn serve_agent<A: aguikit_server::Agent>(make: impl FnOnce() -> A + Send + 'static) -> String {
+    use aguikit_server::{AgentServer, RouterExt};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/agent", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let agent = AgentServer::new(make()).path("/agent");
+            let router = axum::Router::new().agent("/agent", &agent);
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, router).await.unwrap();
+        });
+    });
+    url
+}
+
 /// Returns `http://127.0.0.1:PORT`.
 pub fn scripted() -> &'static str {
     static BASE: OnceLock<String> = OnceLock::new();
