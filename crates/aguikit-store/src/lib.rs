@@ -282,7 +282,9 @@ pub struct ThreadInfo {
 pub struct ForkOf {
     /// The thread's id (not its key: the fork's namespace is the thread's).
     pub thread_id: String,
-    /// The run of that thread the fork starts after.
+    /// The run of that thread the fork branches at: it starts after that run (a fork of
+    /// the conversation at its end), or in its place (a message of that run edited and
+    /// sent again).
     pub run_id: String,
 }
 

@@ -1603,7 +1603,7 @@ layout = new Layout([
   { name: "threads", el: $("split-threads"), target: ui.layout, prop: "--threads-w", axis: "x", def: 240, min: 170, max: () => Math.min(520, innerWidth * 0.35), sign: 1 },
   { name: "side", el: $("split-side"), target: ui.layout, prop: "--side-w", axis: "x", def: () => Math.round(Math.min(560, Math.max(400, innerWidth * 0.34))), min: 320, max: () => Math.max(320, innerWidth - (ui.threadsPane.hidden ? 0 : ui.threadsPane.offsetWidth) - 380), sign: -1 },
   { name: "state", el: $("split-state"), target: ui.side, prop: "--state-h", axis: "y", def: 150, min: 56, max: () => Math.max(56, ui.side.clientHeight - (ui.tryPanel.hidden ? 0 : ui.tryPanel.offsetHeight + 10) - 330), sign: 1 },
-  { name: "detail", el: $("split-detail"), target: ui.timelinePanel, prop: "--detail-h", axis: "y", def: 300, min: 100, max: () => Math.max(100, ui.timelinePanel.clientHeight - 170), sign: -1 },
+  { name: "detail", el: $("split-detail"), target: ui.timelinePanel, prop: "--detail-h", axis: "y", def: () => Math.round(Math.max(200, Math.min(320, ui.timelinePanel.clientHeight * 0.5))), min: 100, max: () => Math.max(100, ui.timelinePanel.clientHeight - 170), sign: -1 },
 ]);
 new ResizeObserver(() => layout.applyAll()).observe(ui.side);
 ui.tryPanel.addEventListener("toggle", () => layout.applyAll());
