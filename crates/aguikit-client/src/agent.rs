@@ -7,7 +7,7 @@ use crate::error::ClientError;
 use crate::middleware::{Middleware, Next};
 use crate::run::RunShared;
 use crate::run::RunStream;
-use aguikit_core::RunAgentInput;
+use aguikit_core::{AgentCapabilities, RunAgentInput};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use std::sync::Arc;
 use std::time::Duration;
@@ -99,6 +99,88 @@ impl HttpAgent {
         HttpAgent {
             config: Arc::new(config),
         }
+    }
+
+    /// The agent's capabilities (AG-UI 1.0 `AgentCapabilities`): `GET {url}/capabilities`
+    /// (the agent's URL with `/capabilities` appended to its path, its query kept), with
+    /// the agent's headers, as `aguikit-server` serves them.
+    ///
+    /// Errors: [`ClientError::Http`] for a status other than 2xx (404: the agent serves no
+    /// capabilities), [`ClientError::Request`] when no response came,
+    /// [`ClientError::Timeout`] past the response or total time limit,
+    /// [`ClientError::LimitExceeded`] for a body over the frame size limit,
+    /// [`ClientError::Capabilities`] for a body that is not an `AgentCapabilities` object.
+    pub async fn capabilities(&self) -> Result<AgentCapabilities, ClientError> {
+        let config = &self.config;
+        let mut url = config.url.clone();
+        url.path_segments_mut()
+            .map_err(|()| ClientError::Config(format!("{} cannot have a path", config.url)))?
+            .pop_if_empty()
+            .push("capabilities");
+        let request_error = |e: reqwest::Error| ClientError::Request {
+            url: url.to_string(),
+            message: crate::error::with_causes(&e),
+        };
+        let mut request = config
+            .client
+            .get(url.clone())
+            .headers(config.headers.clone())
+            .header(reqwest::header::ACCEPT, "application/json");
+        let limit = [config.timeouts.response, config.timeouts.total]
+            .into_iter()
+            .flatten()
+            .min();
+        if let Some(limit) = limit {
+            request = request.timeout(limit);
+        }
+        let timed_out = |e: &reqwest::Error| {
+            limit
+                .filter(|_| e.is_timeout())
+                .map(|after| ClientError::Timeout {
+                    kind: crate::error::TimeoutKind::Response,
+                    after,
+                    progress: crate::error::Progress::default(),
+                })
+        };
+        let mut response = request
+            .send()
+            .await
+            .map_err(|e| timed_out(&e).unwrap_or_else(|| request_error(e)))?;
+        let status = response.status();
+        let max = config.limits.max_frame_size;
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| timed_out(&e).unwrap_or_else(|| request_error(e)))?
+        {
+            body.extend_from_slice(&chunk);
+            if body.len() > max && status.is_success() {
+                return Err(ClientError::LimitExceeded {
+                    what: "the capabilities document",
+                    limit: max as u64,
+                    progress: crate::error::Progress::default(),
+                });
+            }
+            if body.len() > config.limits.max_error_body && !status.is_success() {
+                body.truncate(config.limits.max_error_body);
+                break;
+            }
+        }
+        if !status.is_success() {
+            let text = String::from_utf8_lossy(&body).into_owned();
+            let payload = serde_json::from_str(&text).ok();
+            return Err(ClientError::Http {
+                status: status.as_u16(),
+                body: text,
+                payload,
+            });
+        }
+        serde_json::from_slice::<AgentCapabilities>(&body).map_err(|e| {
+            ClientError::Capabilities(format!(
+                "{url} answered what is not an AgentCapabilities object: {e}"
+            ))
+        })
     }
 
     /// Starts a run. Nothing is sent until the stream is first polled.

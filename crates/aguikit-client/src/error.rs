@@ -227,6 +227,11 @@ pub enum ClientError {
     /// `resume` was called with no interrupt pending.
     #[error("there is no pending interrupt to resume")]
     NothingToResume,
+    /// The agent's capabilities document cannot be read ([`HttpAgent::capabilities`]).
+    ///
+    /// [`HttpAgent::capabilities`]: crate::HttpAgent::capabilities
+    #[error("capabilities: {0}")]
+    Capabilities(String),
 }
 
 impl ClientError {

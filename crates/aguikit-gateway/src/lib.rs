@@ -37,7 +37,7 @@
 
 use aguikit_client::{ClientError, HttpAgent, RunStream, WireFormat};
 use aguikit_core::engine::pipeline::PipelineErrorKind;
-use aguikit_core::{Event, RunAgentInput};
+use aguikit_core::{AgentCapabilities, Event, RunAgentInput};
 use aguikit_server::{Agent, AgentError, AgentResult, Finish, RunContext};
 use futures_util::StreamExt;
 use futures_util::future::Either;
@@ -108,6 +108,7 @@ pub struct Upstream {
     /// replaced by `display_url` in messages.
     raw_url: String,
     error_excerpt: usize,
+    connect_timeout: Duration,
     first_event_timeout: Option<Duration>,
     idle_timeout: Option<Duration>,
 }
@@ -412,6 +413,7 @@ impl UpstreamBuilder {
             display_url,
             raw_url,
             error_excerpt: self.error_excerpt,
+            connect_timeout: self.connect_timeout,
             first_event_timeout: self.first_event_timeout,
             idle_timeout: self.idle_timeout,
         })
@@ -507,6 +509,27 @@ enum End {
 }
 
 impl Agent for Upstream {
+    /// The upstream's own capabilities (`GET {url}/capabilities`, with the configured
+    /// headers, within the connect timeout plus the first-event timeout), which the server
+    /// completes with its transport (protobuf, resumable streams with a store). An upstream
+    /// that serves none (or cannot be reached) declares nothing: the failure is logged.
+    async fn capabilities(&self) -> AgentCapabilities {
+        let limit =
+            self.connect_timeout + self.first_event_timeout.unwrap_or(Duration::from_secs(60));
+        match tokio::time::timeout(limit, self.agent.capabilities()).await {
+            Ok(Ok(caps)) => caps,
+            Ok(Err(e)) => {
+                let message = e.to_string().replace(&self.raw_url, &self.display_url);
+                tracing::info!(upstream = %self.name, "the upstream's capabilities: {message}");
+                AgentCapabilities::default()
+            }
+            Err(_) => {
+                tracing::info!(upstream = %self.name, "the upstream's capabilities: no answer within {limit:?}");
+                AgentCapabilities::default()
+            }
+        }
+    }
+
     async fn run(&self, input: RunAgentInput, ctx: RunContext) -> AgentResult {
         let mut stream: RunStream = self.agent.run(input);
         let mut received = 0usize;

@@ -276,6 +276,11 @@ async fn answer(mut conn: TcpStream) -> std::io::Result<()> {
             )
         }
         "/wrong-type" => ok_head("text/html") + "<html>not a stream</html>",
+        // An upstream that speaks SSE only, and says so.
+        "/declaring/capabilities" => {
+            ok_head("application/json")
+                + r#"{"identity":{"name":"scripted"},"transport":{"streaming":true,"httpBinary":false,"websocket":true},"humanInTheLoop":{"interrupts":true}}"#
+        }
         "/no-finish" => ok_head("text/event-stream") + &sse(&[RS, TS, TC, TE]),
         "/content-before-start" => ok_head("text/event-stream") + &sse(&[RS, TC, RF]),
         "/after-finish" => ok_head("text/event-stream") + &sse(&[RS, TS, TC, TE, RF, TC]),
@@ -444,4 +449,56 @@ async fn a_response_of_two_runs_is_relayed_as_one() {
         }
         _ => unreachable!(),
     }
+}
+
+/// The gateway serves the upstream's capabilities (asked with the upstream's credentials),
+/// its own transport in place of the upstream's (protobuf, resumable streams): to its
+/// clients it is the transport. An upstream that serves none, or none reachable, declares
+/// nothing but that transport.
+#[tokio::test]
+async fn the_upstreams_capabilities_are_served_with_the_gateways_transport() {
+    let caps = |url: String| async move {
+        aguikit_client::HttpAgent::builder(&url)
+            .bearer_token(GATEWAY_TOKEN)
+            .build()
+            .unwrap()
+            .capabilities()
+            .await
+            .unwrap()
+    };
+    let base = scripted().await;
+    let c = caps(gateway_to(&base, "/declaring").await).await;
+    assert_eq!(c.identity.unwrap().name.as_deref(), Some("scripted"));
+    assert_eq!(c.human_in_the_loop.unwrap().interrupts, Some(true));
+    let t = c.transport.unwrap();
+    assert_eq!(
+        (t.streaming, t.http_binary, t.resumable, t.websocket),
+        (Some(true), Some(true), Some(true), None)
+    );
+    // An aguikit-server upstream behind its own token: the configured header gets them.
+    let upstream_url = well_behaved_upstream().await;
+    let with = Upstream::builder("up", &upstream_url)
+        .header("Authorization", format!("Bearer {UPSTREAM_TOKEN}"))
+        .build()
+        .unwrap();
+    let without = Upstream::builder("up", &upstream_url).build().unwrap();
+    use aguikit_server::Agent;
+    let direct = with.capabilities().await;
+    assert_eq!(direct.transport.unwrap().http_binary, Some(true));
+    assert_eq!(
+        without.capabilities().await,
+        aguikit_core::AgentCapabilities::default()
+    );
+    // None served (404), none reachable: the gateway's transport alone.
+    for path in ["/http-500", "/nothing-here"] {
+        let c = caps(gateway_to(&base, path).await).await;
+        assert_eq!(c.identity, None, "{path}");
+        assert_eq!(c.transport.unwrap().resumable, Some(true), "{path}");
+    }
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let c = caps(gateway_to(&format!("http://127.0.0.1:{closed}"), "/agent").await).await;
+    assert_eq!(c.transport.unwrap().streaming, Some(true));
 }

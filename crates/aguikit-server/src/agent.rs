@@ -3,7 +3,7 @@
 use crate::context::RunContext;
 use crate::error::AgentError;
 use crate::finish::Finish;
-use aguikit_core::{Event, RunAgentInput};
+use aguikit_core::{AgentCapabilities, Event, RunAgentInput};
 use futures_util::Stream;
 use futures_util::future::BoxFuture;
 use std::future::Future;
@@ -39,6 +39,38 @@ pub trait Agent: Send + Sync + 'static {
         input: RunAgentInput,
         ctx: RunContext,
     ) -> impl Future<Output = AgentResult> + Send;
+
+    /// What the agent declares about itself (AG-UI 1.0 `AgentCapabilities`), served at
+    /// `GET {path}/capabilities` with the same access checks as the agent's route; asked
+    /// on each request. By default nothing is declared (an omitted field means "not
+    /// declared", not "unsupported"). The server fills in `transport` itself (what it
+    /// serves: streaming, protobuf, resumable streams), whatever the agent says there.
+    ///
+    /// ```
+    /// use aguikit_core::AgentCapabilities;
+    /// use aguikit_core::capabilities::HumanInTheLoopCapabilities;
+    /// use aguikit_server::{Agent, AgentResult, Finish, RunContext};
+    ///
+    /// struct Approver;
+    /// impl Agent for Approver {
+    ///     async fn run(&self, _: aguikit_core::RunAgentInput, _: RunContext) -> AgentResult {
+    ///         Ok(Finish::success())
+    ///     }
+    ///     async fn capabilities(&self) -> AgentCapabilities {
+    ///         AgentCapabilities {
+    ///             human_in_the_loop: Some(HumanInTheLoopCapabilities {
+    ///                 supported: Some(true),
+    ///                 interrupts: Some(true),
+    ///                 ..Default::default()
+    ///             }),
+    ///             ..Default::default()
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    fn capabilities(&self) -> impl Future<Output = AgentCapabilities> + Send {
+        std::future::ready(AgentCapabilities::default())
+    }
 }
 
 /// The object-safe form of [`Agent`], implemented for every agent.
@@ -49,6 +81,9 @@ pub trait DynAgent: Send + Sync + 'static {
         input: RunAgentInput,
         ctx: RunContext,
     ) -> BoxFuture<'static, AgentResult>;
+
+    /// The agent's capabilities, as [`Agent::capabilities`], with a boxed future.
+    fn capabilities_boxed(self: Arc<Self>) -> BoxFuture<'static, AgentCapabilities>;
 }
 
 impl<A: Agent> DynAgent for A {
@@ -58,6 +93,10 @@ impl<A: Agent> DynAgent for A {
         ctx: RunContext,
     ) -> BoxFuture<'static, AgentResult> {
         Box::pin(async move { self.run(input, ctx).await })
+    }
+
+    fn capabilities_boxed(self: Arc<Self>) -> BoxFuture<'static, AgentCapabilities> {
+        Box::pin(async move { self.capabilities().await })
     }
 }
 
@@ -76,6 +115,10 @@ impl Agent for BoxedAgent {
         ctx: RunContext,
     ) -> impl Future<Output = AgentResult> + Send {
         Arc::clone(self).run_boxed(input, ctx)
+    }
+
+    fn capabilities(&self) -> impl Future<Output = AgentCapabilities> + Send {
+        Arc::clone(self).capabilities_boxed()
     }
 }
 

@@ -12,7 +12,7 @@ use crate::interrupts::InterruptStore;
 use crate::negotiate::{WireFormat, negotiate};
 use crate::sink::Sink;
 use aguikit_core::event::RunStarted;
-use aguikit_core::{PROTOCOL_VERSION, RunAgentInput};
+use aguikit_core::{AgentCapabilities, PROTOCOL_VERSION, RunAgentInput};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -236,15 +236,47 @@ impl AgentServer {
         &self.inner.config
     }
 
-    /// A router with the agent at [`path`](Self::path) (other methods get `405`).
+    /// What the agent declares about itself ([`Agent::capabilities`](crate::Agent::capabilities)),
+    /// with `transport` as this server serves it: `streaming` (SSE), `httpBinary` (protobuf,
+    /// with the `proto` feature) and `resumable` (with a store: `Last-Event-ID` and the
+    /// thread's `connect` route); the agent's own `transport` (an upstream's, behind a
+    /// gateway) is replaced, since this server is the transport.
+    pub async fn capabilities(&self) -> AgentCapabilities {
+        let mut caps = self.inner.agent.clone().capabilities_boxed().await;
+        #[cfg(feature = "store")]
+        let resumable = self.store.is_some();
+        #[cfg(not(feature = "store"))]
+        let resumable = false;
+        caps.transport = Some(aguikit_core::capabilities::TransportCapabilities {
+            streaming: Some(true),
+            http_binary: Some(crate::negotiate::PROTO_AVAILABLE),
+            resumable: Some(resumable),
+            ..Default::default()
+        });
+        caps
+    }
+
+    /// A router with the agent at [`path`](Self::path) (other methods get `405`) and its
+    /// capabilities at `{path}/capabilities` (`GET`, [`capabilities`](Self::capabilities),
+    /// with the same access checks).
     pub fn router(&self) -> Router {
-        let router = Router::new().route(&self.path, self.method_router());
+        let base = self.path.trim_end_matches('/');
+        let server = self.clone();
+        let capabilities = axum::routing::get(move || {
+            let server = server.clone();
+            async move {
+                let body = serde_json::to_vec(&server.capabilities().await).unwrap_or_default();
+                ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+            }
+        });
+        let router = Router::new()
+            .route(&self.path, self.method_router())
+            .route(&format!("{base}/capabilities"), self.guard(capabilities));
         #[cfg(feature = "store")]
         if let Some(options) = &self.store {
             use axum::Extension;
             use axum::extract::Path;
             use axum::routing::get;
-            let base = self.path.trim_end_matches('/');
             let o = options.clone();
             let threads = get(
                 move |Extension(p): Extension<Principal>, uri: axum::http::Uri| {

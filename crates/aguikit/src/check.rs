@@ -17,7 +17,7 @@ use crate::term::{Paint, sgr};
 use crate::wire::{self, Failure, Request, Response};
 use aguikit_core::engine::apply::{Applier, RunEnd};
 use aguikit_core::message::{AssistantMessage, ToolCall};
-use aguikit_core::{Message, ResumeEntry, Role, RunAgentInput, Tool};
+use aguikit_core::{AgentCapabilities, Message, ResumeEntry, Role, RunAgentInput, Tool};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::process::ExitCode;
@@ -117,7 +117,31 @@ pub struct CheckReport {
     pub runs: Vec<RunCheck>,
     /// Every violation, in order.
     pub violations: Vec<Violation>,
+    /// What the agent declares at `GET URL/capabilities`, and what was made of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<CapabilitiesCheck>,
 }
+
+/// The agent's capabilities (`GET URL/capabilities`), as `agui check` read them. What they
+/// declare is compared with what the runs show: a contradiction is a violation (rule
+/// `capabilities`) of the run that showed it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapabilitiesCheck {
+    /// Where they were asked for.
+    pub url: String,
+    /// The answer's status (`None`: no answer).
+    pub http_status: Option<u16>,
+    /// The document, when it is an `AgentCapabilities` object.
+    pub declared: Option<Value>,
+    /// A document that cannot be read (rule `capabilities`).
+    pub violations: Vec<Violation>,
+    /// Remarks: none served, no answer.
+    pub notes: Vec<String>,
+}
+
+/// The name violations of the capabilities document itself carry as their input.
+const CAPABILITIES: &str = "capabilities";
 
 /// One input of the check.
 struct Case {
@@ -198,7 +222,7 @@ fn cases() -> Vec<Case> {
             proto: false,
         },
         Case {
-            name: "interrupt".into(),
+            name: INTERRUPT_CASE.into(),
             description: "a request that invites an interrupt (answered with resume if it comes)",
             input: base(vec![user("Please approve this action before you go on.")]),
             proto: false,
@@ -320,22 +344,217 @@ async fn served_rules(opts: &CheckOptions) -> String {
 pub async fn check(opts: &CheckOptions) -> Result<CheckReport, String> {
     let url = crate::net::check_url(&opts.url)?;
     let client = wire::client()?;
+    let (capabilities, declared) = fetch_capabilities(&client, opts, &url).await;
     let mut runs = Vec::new();
     for case in cases() {
-        let (run, follow_up) = check_one(&client, opts, &url, &case).await;
+        let (run, follow_up) = check_one(&client, opts, &url, &case, declared.as_ref()).await;
         runs.push(run);
         if let Some(next) = follow_up {
-            let (run, _) = check_one(&client, opts, &url, &next).await;
+            let (run, _) = check_one(&client, opts, &url, &next, declared.as_ref()).await;
             runs.push(run);
         }
     }
-    let violations: Vec<Violation> = runs.iter().flat_map(|r| r.violations.clone()).collect();
+    let violations: Vec<Violation> = capabilities
+        .violations
+        .iter()
+        .chain(runs.iter().flat_map(|r| &r.violations))
+        .cloned()
+        .collect();
     Ok(CheckReport {
         url: opts.url.clone(),
         ok: violations.is_empty(),
         runs,
         violations,
+        capabilities: Some(capabilities),
     })
+}
+
+/// `GET URL/capabilities` (the agent's URL with `/capabilities` after its path, its query
+/// kept), with the run's headers: what was made of it, and the capabilities when the
+/// document is an `AgentCapabilities` object. None served (a status other than 2xx, no
+/// answer) is a note: AG-UI 1.0 defines the shape, not the route.
+async fn fetch_capabilities(
+    client: &reqwest::Client,
+    opts: &CheckOptions,
+    url: &reqwest::Url,
+) -> (CapabilitiesCheck, Option<AgentCapabilities>) {
+    let mut at = url.clone();
+    if let Ok(mut path) = at.path_segments_mut() {
+        path.pop_if_empty().push("capabilities");
+    }
+    let mut check = CapabilitiesCheck {
+        url: at.to_string(),
+        http_status: None,
+        declared: None,
+        violations: Vec::new(),
+        notes: Vec::new(),
+    };
+    let mut request = client
+        .get(at.clone())
+        .timeout(opts.timeout)
+        .header(reqwest::header::ACCEPT, "application/json");
+    for (name, value) in &opts.headers {
+        request = request.header(name, value);
+    }
+    let mut response = match request.send().await {
+        Ok(r) => r,
+        Err(e) => {
+            check.notes.push(format!(
+                "no answer to GET {at}: {}",
+                aguikit_core::fmt::with_causes(&e)
+            ));
+            return (check, None);
+        }
+    };
+    let status = response.status();
+    check.http_status = Some(status.as_u16());
+    if !status.is_success() {
+        check.notes.push(format!(
+            "GET {at} answered HTTP {}: the agent declares no capabilities there (AG-UI 1.0 defines their shape, not a route; agui serve serves them at GET PATH/capabilities)",
+            status.as_u16()
+        ));
+        return (check, None);
+    }
+    // A capabilities document is small: past 1 MiB it is not one.
+    let mut body = Vec::new();
+    let mut too_big = false;
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) if body.len() + chunk.len() <= 1 << 20 => {
+                body.extend_from_slice(&chunk);
+            }
+            Ok(Some(_)) => {
+                too_big = true;
+                break;
+            }
+            Ok(None) => break,
+            Err(e) => {
+                check.notes.push(format!(
+                    "GET {at}: the body broke off: {}",
+                    aguikit_core::fmt::with_causes(&e)
+                ));
+                return (check, None);
+            }
+        }
+    }
+    let parsed = if too_big {
+        Err("the body is over 1 MiB".to_owned())
+    } else {
+        serde_json::from_slice::<Value>(&body)
+            .map_err(|e| format!("not JSON: {e}"))
+            .and_then(|v| {
+                serde_json::from_value::<AgentCapabilities>(v.clone())
+                    .map(|c| (v, c))
+                    .map_err(|e| format!("not an AgentCapabilities object: {e}"))
+            })
+    };
+    match parsed {
+        Ok((v, c)) => {
+            check.declared = Some(v);
+            (check, Some(c))
+        }
+        Err(why) => {
+            check.violations.push(Violation {
+                input: CAPABILITIES.into(),
+                index: None,
+                event_type: None,
+                rule: CAPABILITIES.into(),
+                message: format!("GET {at}: {why}"),
+            });
+            (check, None)
+        }
+    }
+}
+
+/// Where what `declared` says contradicts the response of `case`: protobuf declared (or
+/// denied) and not served (or served) to the protobuf request; features declared absent
+/// whose events came.
+fn contradictions(
+    declared: &AgentCapabilities,
+    case: &Case,
+    response: &Response,
+    problem: &mut impl FnMut(Option<usize>, Option<String>, &str, String),
+) {
+    let binary = declared.transport.as_ref().and_then(|t| t.http_binary);
+    if case.proto
+        && let (Some(said), Some(served)) = (binary, response.encoding())
+        && said != served
+    {
+        problem(
+            None,
+            None,
+            CAPABILITIES,
+            if said {
+                "declares transport.httpBinary: true, but answered the protobuf request with SSE"
+                    .into()
+            } else {
+                "declares transport.httpBinary: false, but answered the protobuf request with protobuf".into()
+            },
+        );
+    }
+    let denied: [(&str, Option<bool>, &str); 5] = [
+        (
+            "REASONING_",
+            declared.reasoning.as_ref().and_then(|r| r.supported),
+            "reasoning.supported",
+        ),
+        (
+            "SUBAGENT_",
+            declared.multi_agent.as_ref().and_then(|m| m.supported),
+            "multiAgent.supported",
+        ),
+        (
+            "STATE_SNAPSHOT",
+            declared.state.as_ref().and_then(|s| s.snapshots),
+            "state.snapshots",
+        ),
+        (
+            "STATE_DELTA",
+            declared.state.as_ref().and_then(|s| s.deltas),
+            "state.deltas",
+        ),
+        (
+            "TOOL_CALL_START",
+            declared.tools.as_ref().and_then(|t| t.supported),
+            "tools.supported",
+        ),
+    ];
+    for (prefix, said, field) in denied {
+        if said != Some(false) {
+            continue;
+        }
+        let first = response.events.iter().enumerate().find_map(|(i, r)| {
+            let ty = r.event.as_ref().ok().and_then(wire::event_type)?;
+            ty.starts_with(prefix).then(|| (i, ty.to_owned()))
+        });
+        if let Some((i, ty)) = first {
+            problem(
+                Some(i),
+                Some(ty.clone()),
+                CAPABILITIES,
+                format!("declares {field}: false, but sent {ty}"),
+            );
+        }
+    }
+}
+
+/// Whether `declared` contradicts how the run inviting an interrupt ended (`outcome`).
+fn interrupt_contradiction(declared: &AgentCapabilities, outcome: Option<&str>) -> Option<String> {
+    let said = declared
+        .human_in_the_loop
+        .as_ref()
+        .and_then(|h| h.interrupts)?;
+    let got = outcome == Some("interrupt");
+    match (said, got) {
+        (true, false) => Some(format!(
+            "declares humanInTheLoop.interrupts: true, but the run inviting an interrupt ended with outcome {} (no interrupt)",
+            outcome.unwrap_or("none")
+        )),
+        (false, true) => Some(
+            "declares humanInTheLoop.interrupts: false, but ended the run with an interrupt".into(),
+        ),
+        _ => None,
+    }
 }
 
 async fn check_one(
@@ -343,6 +562,7 @@ async fn check_one(
     opts: &CheckOptions,
     url: &reqwest::Url,
     case: &Case,
+    declared: Option<&AgentCapabilities>,
 ) -> (RunCheck, Option<Case>) {
     let request = Request {
         url: url.clone(),
@@ -377,6 +597,25 @@ async fn check_one(
     http_problems(&response, case.proto, &mut problem);
     if !response.status_ok() {
         return (run, None);
+    }
+    // Contradicted capabilities are the run's violations, but they do not stop the check
+    // of the run as a broken stream does: they are added at the end.
+    let mut contradicted = Vec::new();
+    if let Some(declared) = declared {
+        contradictions(
+            declared,
+            case,
+            &response,
+            &mut |index, event_type, rule: &str, message| {
+                contradicted.push(Violation {
+                    input: case.name.clone(),
+                    index,
+                    event_type,
+                    rule: rule.to_owned(),
+                    message,
+                })
+            },
+        );
     }
     let history = Applier::with_history(
         case.input.messages.clone(),
@@ -472,6 +711,7 @@ async fn check_one(
         run.notes.push(format!("reducer: {w}"));
     }
     if error.is_some() || !run.violations.is_empty() {
+        run.violations.extend(contradicted);
         return (run, None);
     }
     let applier = pipeline.into_applier();
@@ -518,8 +758,24 @@ async fn check_one(
         }
         None => None,
     };
+    run.violations.extend(contradicted);
+    if case.name == INTERRUPT_CASE
+        && let Some(message) =
+            declared.and_then(|d| interrupt_contradiction(d, run.outcome.as_deref()))
+    {
+        run.violations.push(Violation {
+            input: case.name.clone(),
+            index: None,
+            event_type: None,
+            rule: CAPABILITIES.into(),
+            message,
+        });
+    }
     (run, follow_up)
 }
+
+/// The input that invites an interrupt.
+const INTERRUPT_CASE: &str = "interrupt";
 
 /// The next run of the same thread, with the conversation so far.
 fn follow(
@@ -653,6 +909,29 @@ fn print_report(report: &CheckReport, paint: Paint) {
         "{}",
         paint.paint(sgr::BOLD, &format!("agui check {}", report.url))
     );
+    if let Some(c) = &report.capabilities {
+        let line = match &c.declared {
+            Some(Value::Object(declared)) if declared.is_empty() => {
+                "capabilities: served, declaring nothing".to_owned()
+            }
+            Some(Value::Object(declared)) => format!(
+                "capabilities: {}",
+                declared.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+            _ if !c.violations.is_empty() => "capabilities: unreadable".to_owned(),
+            _ => "capabilities: none served".to_owned(),
+        };
+        crate::out::outln!("  {}", paint.paint(sgr::DIM, &line));
+        for v in &c.violations {
+            crate::out::outln!(
+                "      {}",
+                paint.paint(sgr::RED, &format!("{}: {}", v.rule, v.message))
+            );
+        }
+        for n in &c.notes {
+            crate::out::outln!("      {}", paint.paint(sgr::YELLOW, &format!("note: {n}")));
+        }
+    }
     let width = report
         .runs
         .iter()

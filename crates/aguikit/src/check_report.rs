@@ -34,27 +34,43 @@ fn seconds(ms: u64) -> String {
 
 /// The report as JUnit XML.
 pub fn junit(report: &CheckReport, rules_url: &str) -> String {
-    let failures = report
-        .runs
-        .iter()
-        .filter(|r| !r.violations.is_empty())
-        .count();
-    let total_ms: u64 = report.runs.iter().map(|r| r.duration_ms).sum();
+    // The capabilities document, as a test case of its own when there is something to say
+    // of it (its contradictions with the runs are failures of those runs).
+    let capabilities = report
+        .capabilities
+        .as_ref()
+        .filter(|c| !c.violations.is_empty() || !c.notes.is_empty())
+        .map(|c| RunCheck {
+            name: "capabilities".into(),
+            description: format!("GET {}", c.url),
+            proto: false,
+            http_status: c.http_status,
+            content_type: None,
+            events: 0,
+            terminal: None,
+            outcome: None,
+            duration_ms: 0,
+            violations: c.violations.clone(),
+            notes: c.notes.clone(),
+        });
+    let runs: Vec<&RunCheck> = capabilities.iter().chain(&report.runs).collect();
+    let failures = runs.iter().filter(|r| !r.violations.is_empty()).count();
+    let total_ms: u64 = runs.iter().map(|r| r.duration_ms).sum();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
         "<testsuites name=\"agui check\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" time=\"{}\">",
-        report.runs.len(),
+        runs.len(),
         seconds(total_ms)
     );
     let _ = writeln!(
         out,
         "  <testsuite name=\"agui check {}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"{}\">",
         html_escape(&report.url),
-        report.runs.len(),
+        runs.len(),
         seconds(total_ms)
     );
-    for run in &report.runs {
+    for run in runs {
         testcase(&mut out, run, rules_url);
     }
     out.push_str("  </testsuite>\n</testsuites>\n");
@@ -230,6 +246,7 @@ mod tests {
             ok: false,
             runs: vec![run("plain", vec![v.clone()]), run("state", vec![])],
             violations: vec![v],
+            capabilities: None,
         }
     }
 

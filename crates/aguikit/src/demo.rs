@@ -2,7 +2,7 @@
 //! exercises every part of the protocol, chosen by what the user writes.
 
 use aguikit_core::patch::{JsonPointer, PatchOp};
-use aguikit_core::{Interrupt, ResumeStatus, Role, RunAgentInput};
+use aguikit_core::{AgentCapabilities, Interrupt, ResumeStatus, Role, RunAgentInput};
 use aguikit_server::{Agent, AgentError, AgentResult, Finish, RunContext};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -359,6 +359,13 @@ pub fn plans_surface() -> Value {
 }
 
 impl Agent for DemoAgent {
+    /// What the demo does, as its behaviours show it: its own tools (the weather, A2UI
+    /// surfaces; none from the client), state snapshots and deltas, two subagents,
+    /// streamed reasoning, and interrupts answered by the next run.
+    async fn capabilities(&self) -> AgentCapabilities {
+        demo_capabilities()
+    }
+
     async fn run(&self, input: RunAgentInput, ctx: RunContext) -> AgentResult {
         if !input.resume().is_empty() {
             return self.resumed(&ctx, &input).await;
@@ -466,9 +473,74 @@ fn fake_weather(city: &str) -> (i64, &'static str) {
     ((h % 30) as i64 - 2, skies[(h / 30 % 4) as usize])
 }
 
+/// The demo agent's capabilities (`GET /agent/capabilities`, where the server adds its
+/// transport).
+pub fn demo_capabilities() -> AgentCapabilities {
+    let weather = aguikit_core::Tool::new(
+        "get_weather",
+        "The weather in a city (the demo's own tool: it calls it and gives the result).",
+        json!({"type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string"}}, "required": ["city"]}),
+    );
+    let doc = json!({
+        "identity": {
+            "name": "aguikit demo",
+            "type": "aguikit-demo",
+            "description": "The demo agent of agui serve: each behaviour shows a part of AG-UI.",
+            "version": env!("CARGO_PKG_VERSION"),
+            "provider": "aguikit",
+        },
+        "tools": {
+            "supported": true,
+            "items": [weather, aguikit_a2ui::emit::render_tool()],
+            "parallelCalls": false,
+            "clientProvided": false,
+        },
+        "state": {"snapshots": true, "deltas": true, "memory": false, "persistentState": false},
+        "multiAgent": {
+            "supported": true,
+            "delegation": true,
+            "handoffs": false,
+            "subagents": [
+                {"name": "historian", "description": "history"},
+                {"name": "analyst", "description": "current state"},
+            ],
+        },
+        "reasoning": {"supported": true, "streaming": true, "encrypted": false},
+        "humanInTheLoop": {
+            "supported": true,
+            "approvals": true,
+            "interrupts": true,
+            "approveWithEdits": false,
+        },
+    });
+    serde_json::from_value(doc).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_demo_declares_what_it_does() {
+        let c = demo_capabilities();
+        let h = c.human_in_the_loop.as_ref().unwrap();
+        assert_eq!((h.supported, h.interrupts), (Some(true), Some(true)));
+        let t = c.tools.as_ref().unwrap();
+        let names: Vec<&str> = t.items.iter().flatten().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["get_weather", "render_a2ui"]);
+        assert_eq!(t.client_provided, Some(false));
+        let subagents = c.multi_agent.as_ref().unwrap().subagents.as_ref().unwrap();
+        assert_eq!(subagents.len(), 2);
+        assert_eq!(c.reasoning.as_ref().unwrap().streaming, Some(true));
+        let s = c.state.as_ref().unwrap();
+        assert_eq!((s.snapshots, s.deltas), (Some(true), Some(true)));
+        assert_eq!(
+            c.identity.as_ref().unwrap().name.as_deref(),
+            Some("aguikit demo")
+        );
+        // The server's part is the transport.
+        assert_eq!(c.transport, None);
+    }
 
     #[test]
     fn parses_counts_and_cities() {

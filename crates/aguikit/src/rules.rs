@@ -82,6 +82,12 @@ pub const TRANSPORT_CHECKS: &[TransportCheck] = &[
         reference: "runAgent resolves with no result.",
     },
     TransportCheck {
+        id: "capabilities",
+        title: "Capabilities contradicted",
+        explanation: "The agent's GET PATH/capabilities document is not an AgentCapabilities object, or what it declares contradicts what the runs showed: transport.httpBinary declared and SSE served to a protobuf request (or the reverse), humanInTheLoop.interrupts declared and no interrupt when one was invited (or the reverse), or a feature declared false (reasoning, subagents, state snapshots or deltas, tools) whose events came.",
+        reference: "Nothing: 1.0 defines the AgentCapabilities shape but no route for it, and HttpAgent does not implement getCapabilities().",
+    },
+    TransportCheck {
         id: "not-an-object",
         title: "Event is not an object",
         explanation: "A frame's JSON is not an object (an array, a string, a number).",

@@ -3,6 +3,8 @@
 
 mod common;
 
+use serde_json::json;
+
 use common::{Serve, agui, assert_has, field_strs, scripted};
 use serde_json::Value;
 
@@ -62,6 +64,138 @@ fn agui_serve_has_no_violation() {
         out.stdout
     );
     assert!(!out.stdout.contains('\x1b'), "piped output is plain");
+    // Its capabilities were read, and what they declare is what the runs showed.
+    let caps = &report["capabilities"];
+    assert_eq!(caps["httpStatus"], 200, "{caps:#}");
+    assert!(
+        caps["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/agent/capabilities")
+    );
+    assert_eq!(caps["declared"]["humanInTheLoop"]["interrupts"], true);
+    assert_eq!(caps["declared"]["transport"]["httpBinary"], true);
+    assert!(
+        out.stdout
+            .contains("capabilities: identity, transport, tools"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn capabilities_that_the_runs_contradict_are_violations() {
+    let (code, report) = check(&format!("{}/boasting", scripted()));
+    assert_eq!(code, 1, "{report:#}");
+    let messages: Vec<(String, String)> = report["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["rule"] == "capabilities")
+        .map(|v| {
+            (
+                v["input"].as_str().unwrap().to_owned(),
+                v["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let has =
+        |input: &str, part: &str| messages.iter().any(|(i, m)| i == input && m.contains(part));
+    assert!(
+        has(
+            "protobuf",
+            "declares transport.httpBinary: true, but answered the protobuf request with SSE"
+        ),
+        "{messages:#?}"
+    );
+    assert!(
+        has(
+            "interrupt",
+            "declares humanInTheLoop.interrupts: true, but the run inviting an interrupt ended with outcome success"
+        ),
+        "{messages:#?}"
+    );
+    assert!(
+        has(
+            "plain",
+            "declares state.snapshots: false, but sent STATE_SNAPSHOT"
+        ),
+        "{messages:#?}"
+    );
+    // Each names the event it is about.
+    let snapshot = report["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["input"] == "plain" && v["rule"] == "capabilities")
+        .unwrap();
+    assert_eq!(
+        (&snapshot["index"], &snapshot["eventType"]),
+        (&json!(1), &json!("STATE_SNAPSHOT"))
+    );
+    // In JUnit they fail their runs; SARIF links the rule.
+    let out = agui(&[
+        "check",
+        &format!("{}/boasting", scripted()),
+        "--format",
+        "junit",
+    ]);
+    assert!(
+        out.stdout.contains("<failure type=\"capabilities\""),
+        "{}",
+        out.stdout
+    );
+    let out = agui(&[
+        "check",
+        &format!("{}/boasting", scripted()),
+        "--format",
+        "sarif",
+    ]);
+    assert!(
+        out.stdout.contains("\"ruleId\": \"capabilities\""),
+        "{}",
+        out.stdout
+    );
+
+    // A document that is not AgentCapabilities is a violation of its own.
+    let (code, report) = check(&format!("{}/bad-caps", scripted()));
+    assert_eq!(code, 1, "{report:#}");
+    let v = &report["capabilities"]["violations"][0];
+    assert_eq!(
+        (&v["input"], &v["rule"]),
+        (&json!("capabilities"), &json!("capabilities"))
+    );
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("not an AgentCapabilities object"),
+        "{v}"
+    );
+    assert_eq!(report["violations"][0], *v);
+    let out = agui(&[
+        "check",
+        &format!("{}/bad-caps", scripted()),
+        "--format",
+        "junit",
+    ]);
+    assert!(
+        out.stdout.contains("name=\"capabilities\""),
+        "{}",
+        out.stdout
+    );
+
+    // None served is a note only.
+    let (code, report) = check(&format!("{}/ok", scripted()));
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["capabilities"]["httpStatus"], 404);
+    assert!(
+        report["capabilities"]["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("declares no capabilities"),
+        "{report:#}"
+    );
 }
 
 #[test]

@@ -263,6 +263,8 @@ fn sse(events: &[&str]) -> String {
 /// | `/drop` | the connection closes mid-body |
 /// | `/slow` | `RUN_STARTED`, then nothing for 5 s |
 /// | `/needs-token` | `/ok` with `Authorization: Bearer {TEST_TOKEN}`, else HTTP 401 |
+/// | `/boasting` | `/ok` with a `STATE_SNAPSHOT`; its `/capabilities` declare protobuf, interrupts and no state snapshots |
+/// | `/bad-caps` | `/ok`; its `/capabilities` are not an `AgentCapabilities` object |
 ///
 /// Serves the agent `make` builds at `/agent` of a free loopback port, on a runtime of its
 /// own thread, for the rest of the test process; its `/agent` URL. (A test keeps the URL in
@@ -356,6 +358,18 @@ fn answer(mut conn: TcpStream) -> std::io::Result<()> {
                 RF,
             ]),
         ),
+        "/boasting" => stream(
+            "text/event-stream",
+            sse(&[RS, r#"{"type":"STATE_SNAPSHOT","snapshot":{}}"#, TS, TC, TE, RF]),
+        ),
+        "/boasting/capabilities" => stream(
+            "application/json",
+            r#"{"transport":{"httpBinary":true},"humanInTheLoop":{"interrupts":true},"state":{"snapshots":false}}"#.into(),
+        ),
+        "/bad-caps" => stream("text/event-stream", sse(&[RS, TS, TC, TE, RF])),
+        "/bad-caps/capabilities" => {
+            stream("application/json", r#"{"transport":{"streaming":"yes"}}"#.into())
+        }
         "/content-before-start" => stream("text/event-stream", sse(&[TC, RS, TS, TC, TE, RF])),
         "/no-finish" => stream("text/event-stream", sse(&[RS, TS, TC, TE])),
         "/wrong-type" => stream("text/plain", sse(&[RS, TS, TC, TE, RF])),
