@@ -37,7 +37,7 @@ import { Layout } from "./layout.js";
 import { Finder } from "./find.js";
 import { compareEvents } from "./compare.js";
 import { latency } from "./latency.js";
-import { renderLatency, renderCompare } from "./views.js";
+import { renderLatency, renderCompare, renderCapabilities } from "./views.js";
 import { RunFailure, authHeaders, apiFetch, errorText, readSse, inspectRemotely } from "./api.js";
 
 const params = new URLSearchParams(location.search);
@@ -143,6 +143,9 @@ const ui = {
   compareBannerText: $("compare-banner-text"),
   compareClear: $("compare-clear"),
   latency: $("latency"),
+  caps: $("caps"),
+  capsMenu: $("caps-menu"),
+  capsLabel: $("caps-label"),
 };
 
 const inspector = new Inspector({
@@ -1016,6 +1019,7 @@ function resetSession(threadId) {
   stopHeadRename();
   ui.jumpLatest.hidden = true;
   latencySig = "";
+  renderStatus(); // the thread id at once (a check may read it before the next frame)
   clearChatCache();
   stateDrawn = -1; // draw the next state without flashing what "changed"
   timeline.clear();
@@ -1486,6 +1490,7 @@ function setEndpoint(v) {
   renderThreads();
   loadThreads();
   renderPicker();
+  loadCapabilities();
 }
 
 ui.endpoint.value = session.endpoint;
@@ -1494,6 +1499,36 @@ ui.endpointForm.addEventListener("submit", (e) => {
   const v = ui.endpoint.value.trim();
   if (v) setEndpoint(v);
 });
+
+// The agent's capabilities (AG-UI AgentCapabilities at `GET {agent path}/capabilities`, as
+// agui serve and the ADK integration serve them): a button beside the agent picker opens
+// them; an agent that serves none (404, not JSON) shows no button.
+let capsGen = 0;
+async function loadCapabilities() {
+  const gen = ++capsGen;
+  ui.caps.hidden = true;
+  ui.caps.open = false;
+  delete ui.caps.dataset.loaded;
+  let caps = null;
+  try {
+    const u = new URL(session.endpoint, location.href);
+    u.pathname = u.pathname.replace(/\/+$/, "") + "/capabilities";
+    u.search = "";
+    u.hash = "";
+    const res = await apiFetch(u.href);
+    if (res.ok && /json/i.test(res.headers.get("content-type") ?? "")) {
+      const body = await res.json();
+      if (isObject(body)) caps = body;
+    }
+  } catch {}
+  if (gen !== capsGen) return;
+  ui.caps.dataset.loaded = caps ? "yes" : "no"; // tests wait for it
+  if (!caps) return;
+  renderCapabilities(ui.capsMenu, caps);
+  const name = isObject(caps.identity) && typeof caps.identity.name === "string" && caps.identity.name !== "" ? caps.identity.name : null;
+  ui.capsLabel.textContent = name ? truncate(name, 24) : "Capabilities";
+  ui.caps.hidden = false;
+}
 
 // The agent picker: `agui serve` lists the agents it serves at GET /agents
 // ({"agents":[{name, path, kind, upstream?}]}), on the console's own origin (so the
@@ -1622,6 +1657,7 @@ renderThreads();
 ui.input.focus();
 // The thread list; then the thread named in the address (#thread=ID), if any.
 loadAgents();
+loadCapabilities();
 const initialThread = new URLSearchParams(location.hash.slice(1)).get("thread");
 loadThreads().then((ok) => {
   if (!initialThread) return;

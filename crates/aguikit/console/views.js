@@ -144,3 +144,43 @@ export function renderCompare(root, cmp, a, b) {
     side(titles, a.state, b.state, (s) => h("pre", { class: "json" }, jsonText(s)))));
   root.replaceChildren(...sections);
 }
+
+/** "multiAgent" -> "multi agent" (keys of AgentCapabilities as words). */
+const words = (k) => k.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/_/g, " ").toLowerCase();
+
+/** One declared capability: a flag as an on/off chip, anything else as `name: value`. */
+function capItem(k, v) {
+  if (typeof v === "boolean") return h("span", { class: `cap-flag ${v ? "on" : "off"}`, testid: "cap-flag", "data-key": k, "data-on": String(v), title: v ? "declared supported" : "declared not supported" }, v ? "✓ " : "✗ ", words(k));
+  let text;
+  if (Array.isArray(v)) text = v.length && v.every((x) => typeof x === "string") ? v.join(", ") : `${v.length} item${v.length === 1 ? "" : "s"}`;
+  else if (v !== null && typeof v === "object") {
+    const names = Array.isArray(v) ? [] : Object.keys(v);
+    text = names.length ? names.map(words).join(", ") : "{}";
+  } else text = String(v);
+  return h("span", { class: "cap-value", testid: "cap-value", "data-key": k, title: truncate(JSON.stringify(v), 400) }, h("span", { class: "muted" }, `${words(k)}: `), truncate(text, 80));
+}
+
+/**
+ * Draws an agent's capabilities (AG-UI AgentCapabilities, every field optional) into
+ * `root`: who it is, then each declared group with its flags and values; what is not
+ * declared is not shown (absent means "not declared", not "unsupported").
+ */
+export function renderCapabilities(root, caps) {
+  const id = caps.identity !== null && typeof caps.identity === "object" ? caps.identity : {};
+  const head = [id.name, id.version ? `v${id.version}` : null, id.type, id.provider].filter((x) => typeof x === "string" && x !== "");
+  const groups = Object.entries(caps).filter(([k, v]) => k !== "identity" && v !== null && typeof v === "object" && !Array.isArray(v));
+  const scalars = Object.entries(caps).filter(([k, v]) => k !== "identity" && (v === null || typeof v !== "object" || Array.isArray(v)));
+  root.replaceChildren(
+    h("div", { class: "caps-who", testid: "caps-identity" },
+      h("strong", null, head.length ? head.join(" · ") : "This agent"),
+      typeof id.description === "string" ? h("div", { class: "muted" }, truncate(id.description, 300)) : null),
+    groups.length || scalars.length
+      ? h("dl", { class: "caps-list" },
+        groups.map(([k, v]) => [
+          h("dt", { testid: "cap-group", "data-group": k }, words(k)),
+          h("dd", null, Object.entries(v).length ? Object.entries(v).map(([kk, vv]) => capItem(kk, vv)) : h("span", { class: "muted" }, "declared, nothing in it")),
+        ]),
+        scalars.length ? [h("dt", null, "other"), h("dd", null, scalars.map(([k, v]) => capItem(k, v)))] : null)
+      : h("p", { class: "muted" }, "It declares nothing beyond who it is."),
+    h("p", { class: "caps-note muted" }, "Only what the agent declares; what it leaves out is not declared, not unsupported."));
+}

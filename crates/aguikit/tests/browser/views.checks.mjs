@@ -4,9 +4,11 @@
 // unreadable recording, "What to try" (the demo agent only, the README's prompts), the chat
 // following the last message, the event pane's height and resizable panes, forks' titles.
 // Views: thread search, rename, fork lineage, find in messages, compare two runs, edit and
-// resend as a fork, export as SSE and HAR (redaction by allowlist), latency per run.
+// resend as a fork, export as SSE and HAR (redaction by allowlist), latency per run, the
+// agent's capabilities.
 // Screenshots go next to SCREENSHOT: console-panes.png, console-search.png,
-// console-find.png, console-compare.png, console-edit.png, console-latency.png.
+// console-find.png, console-compare.png, console-edit.png, console-latency.png,
+// console-capabilities.png.
 // Against the fake agent (no thread routes) the checks that need them are skipped.
 
 import { readFileSync, writeFileSync, mkdtempSync, rmSync, mkdirSync, existsSync } from "node:fs";
@@ -478,6 +480,43 @@ export async function viewsChecks(t) {
       await page.check(`${T("export-format")}[value="jsonl"]`);
       await page.check(T("export-redact"));
       await page.click(`${T("export")} summary`);
+    });
+
+    await check("capabilities beside the agent picker: what the agent declares, as text; no button without them", async () => {
+      const caps = {
+        identity: { name: "demo-agent", type: "aguikit", version: "0.1.0", description: "The built-in demo <b>agent</b>" },
+        transport: { streaming: true, websocket: false },
+        tools: { supported: true, items: [{ name: "get_weather" }] },
+        humanInTheLoop: { interrupts: true, approvals: true },
+        custom: { note: "<img src=x onerror=alert(1)>" },
+      };
+      await page.route("**/agent/capabilities", (r) => r.fulfill({ status: 200, headers: { "Content-Type": "application/json" }, body: JSON.stringify(caps) }));
+      try {
+        await fresh(page, base);
+        await page.waitForSelector(`${T("caps")}[data-loaded="yes"]`, { state: "attached" });
+        expect(await page.isVisible(T("caps")), "no capabilities button");
+        expect((await page.textContent(`${T("caps")} summary`)).includes("demo-agent"), "the button does not name the agent");
+        await page.click(`${T("caps")} summary`);
+        await page.waitForSelector(T("caps-menu"));
+        const groups = await page.$$eval(T("cap-group"), (g) => g.map((x) => x.dataset.group));
+        expect(JSON.stringify(groups) === JSON.stringify(["transport", "tools", "humanInTheLoop", "custom"]), `groups: ${JSON.stringify(groups)}`);
+        const flags = await page.$$eval(T("cap-flag"), (f) => f.map((x) => `${x.dataset.key}=${x.dataset.on}`));
+        expect(["streaming=true", "websocket=false", "supported=true", "interrupts=true"].every((f) => flags.includes(f)), `flags: ${JSON.stringify(flags)}`);
+        const menu = await page.$eval(T("caps-menu"), (m) => ({ imgs: m.querySelectorAll("img, b").length, text: m.textContent }));
+        expect(menu.imgs === 0 && menu.text.includes("<img src=x") && menu.text.includes("<b>agent</b>"), "declared text is not shown as text");
+        await shot("capabilities");
+        await page.click(`${T("caps")} summary`);
+      } finally {
+        await page.unroute("**/agent/capabilities");
+      }
+      await page.route("**/agent/capabilities", (r) => r.fulfill({ status: 404, headers: { "Content-Type": "application/json" }, body: '{"error":"not_found"}' }));
+      try {
+        await fresh(page, base);
+        await page.waitForSelector(`${T("caps")}[data-loaded="no"]`, { state: "attached" });
+        expect(await page.isHidden(T("caps")), "a capabilities button for an agent that declares none");
+      } finally {
+        await page.unroute("**/agent/capabilities");
+      }
     });
 
     await check("latency per run: time to first event and text, gaps between deltas, tokens from usage", async () => {
