@@ -152,7 +152,12 @@ const words = (k) => k.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/_/g, " ")
 function capItem(k, v) {
   if (typeof v === "boolean") return h("span", { class: `cap-flag ${v ? "on" : "off"}`, testid: "cap-flag", "data-key": k, "data-on": String(v), title: v ? "declared supported" : "declared not supported" }, v ? "✓ " : "✗ ", words(k));
   let text;
-  if (Array.isArray(v)) text = v.length && v.every((x) => typeof x === "string") ? v.join(", ") : `${v.length} item${v.length === 1 ? "" : "s"}`;
+  const named = (x) => x !== null && typeof x === "object" && typeof x.name === "string";
+  if (Array.isArray(v)) {
+    text = v.length && v.every((x) => typeof x === "string") ? v.join(", ")
+      : v.length && v.every(named) ? v.map((x) => x.name).join(", ")
+        : `${v.length} item${v.length === 1 ? "" : "s"}`;
+  }
   else if (v !== null && typeof v === "object") {
     const names = Array.isArray(v) ? [] : Object.keys(v);
     text = names.length ? names.map(words).join(", ") : "{}";
