@@ -362,7 +362,9 @@ impl HttpAgentBuilder {
                 install_tls();
                 // TCP_NODELAY: a request's header and body (and a small response) must not
                 // wait for the peer's delayed ACK (40 ms per run on a reused connection).
-                let mut b = reqwest::Client::builder().tcp_nodelay(true);
+                let mut b = reqwest::Client::builder()
+                    .tcp_nodelay(true)
+                    .pool_idle_timeout(crate::POOL_IDLE_TIMEOUT);
                 if let Some(t) = self.timeouts.connect {
                     b = b.connect_timeout(t);
                 }

@@ -2,6 +2,12 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_debug_implementations, missing_docs)]
 
+/// How long the default HTTP client keeps an idle connection for the next run: under the
+/// idle timeouts of the common servers (5 s for uvicorn and Node, `agui serve`'s 10 s header
+/// timeout), so that a run is not posted on a connection the server is closing (it would
+/// fail with "connection closed before message completed", and a run is not retried).
+pub const POOL_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(4);
+
 pub mod agent;
 mod config;
 pub mod decode;

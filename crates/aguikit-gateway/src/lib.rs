@@ -376,6 +376,11 @@ impl UpstreamBuilder {
         aguikit_client::install_tls();
         let client = reqwest::Client::builder()
             .tcp_nodelay(true)
+            // An idle pooled connection is dropped before the common servers close theirs
+            // (uvicorn and Node after 5 s, `agui serve` after its 10 s header timeout): a run
+            // posted on a connection the upstream is closing fails with "connection closed
+            // before message completed", and a run cannot be retried blindly.
+            .pool_idle_timeout(aguikit_client::POOL_IDLE_TIMEOUT)
             .connect_timeout(self.connect_timeout)
             .referer(false)
             .redirect(reqwest::redirect::Policy::custom(|attempt| {
