@@ -862,6 +862,8 @@ try {
         expect(new URL(page.url()).searchParams.get("agent") === "/agents/b", `the address is ${page.url()}`);
         expect((await page.inputValue(T("endpoint"))) === `${origin}/agents/b`, `the endpoint field reads ${await page.inputValue(T("endpoint"))}`);
         expect(requests.some((r) => r.method === "GET" && r.url.pathname === "/agents/b/threads"), `no thread list asked of /agents/b: ${requests.map((r) => r.url.pathname).join(", ")}`);
+        // "What to try" names the demo agent's prompts: not for an upstream.
+        expect(await page.isHidden(T("try")), "'What to try' shows for the upstream agent b");
 
         const r = await send(page, "hello b");
         expect(r.status === "finished", `the run through b ended as "${r.status}": ${r.text}`);
