@@ -295,6 +295,12 @@ impl OpenAiAgentBuilder {
                     // No Nagle delay between a request's header and body segments.
                     .tcp_nodelay(true)
                     .connect_timeout(self.request_timeout)
+                    // A redirect is never followed (the run ends with its status, code
+                    // `upstream_http`): the API key and the conversation go to the configured
+                    // origin only. No Referer either.
+                    .redirect(reqwest::redirect::Policy::none())
+                    .referer(false)
+                    .pool_idle_timeout(aguikit_client::POOL_IDLE_TIMEOUT)
                     .build()
                     .map_err(BuildError::Client)?
             }

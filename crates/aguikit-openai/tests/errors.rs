@@ -43,6 +43,28 @@ async fn http_401_names_the_status_and_the_api_message() {
     );
 }
 
+/// A model server's redirect is never followed: the API key and the conversation would go
+/// to the new address (another host, or an internal one). The run ends with the status.
+#[tokio::test]
+async fn a_redirect_is_not_followed() {
+    let elsewhere = Mock::start(vec![Reply::Sse(vec![
+        delta(json!({"role": "assistant", "content": "hijacked"})),
+        done(),
+    ])])
+    .await;
+    for status in [301, 302, 307, 308] {
+        let target = format!("{}/chat/completions", elsewhere.base_url());
+        let run = run_mocked(vec![Reply::Redirect(status, target)], "Hi").await;
+        assert_eq!(run.types(), ["RUN_STARTED", "RUN_ERROR"], "{status}");
+        assert_error(&run, codes::HTTP, &[&format!("HTTP {status}")]);
+    }
+    assert!(
+        elsewhere.received().is_empty(),
+        "the redirect was followed: {:?}",
+        elsewhere.received()
+    );
+}
+
 #[tokio::test]
 async fn http_500_quotes_an_excerpt_of_a_text_body() {
     let body = format!("Internal error: CUDA out of memory.\n{}", "x".repeat(5000));

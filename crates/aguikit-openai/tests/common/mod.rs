@@ -43,6 +43,8 @@ pub enum Reply {
     Status(u16, &'static str, String),
     /// Waits this long before the response head, then replies.
     Delayed(Duration, Box<Reply>),
+    /// This redirect status with this `Location`.
+    Redirect(u16, String),
 }
 
 /// A request the mock received.
@@ -148,6 +150,11 @@ async fn answer(script: &Script, uri: Uri, headers: HeaderMap, body: Bytes) -> R
             .status(StatusCode::from_u16(status).unwrap())
             .header(header::CONTENT_TYPE, content_type)
             .body(Body::from(body))
+            .unwrap(),
+        Reply::Redirect(status, location) => Response::builder()
+            .status(StatusCode::from_u16(status).unwrap())
+            .header(header::LOCATION, location)
+            .body(Body::from("moved"))
             .unwrap(),
         Reply::Delayed(..) => unreachable!(),
     }
