@@ -88,7 +88,13 @@ pub fn read_content(
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
                 }),
-                attempts: num("attempts"),
+                // A count, or (the official middleware's) the list of the attempts.
+                attempts: num("attempts").or_else(|| {
+                    content
+                        .get("attempts")
+                        .and_then(Value::as_array)
+                        .map(|a| a.len() as u64)
+                }),
             },
             other => Lifecycle::Other(other.to_string()),
         }

@@ -17,6 +17,7 @@ use crate::stream::{RenderArgsParser, RenderItem, StreamError};
 use crate::validate::Validator;
 use aguikit_core::event::{ActivitySnapshot, Event};
 use aguikit_core::input::Tool;
+use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 
 /// The name of the tool whose calls become surfaces.
@@ -153,13 +154,28 @@ impl SurfaceEmitter {
         self.snapshot(c)
     }
 
+    /// No attempt produced a valid surface, as a tool result reported it
+    /// (`{"code": "a2ui_recovery_exhausted", "error", "attempts"}`): `attempts` as the result
+    /// gave them (the official middleware's list of attempt records), `max_attempts`.
+    pub fn exhausted(&self, error: &str, attempts: Value, max_attempts: u64) -> Event {
+        let mut c = Map::new();
+        c.insert("status".into(), json!("failed"));
+        c.insert("error".into(), json!(error));
+        c.insert("attempts".into(), attempts);
+        c.insert("maxAttempts".into(), json!(max_attempts));
+        self.snapshot(c)
+    }
+
     /// The surface: these operations, in order (the whole content of the activity).
     pub fn operations(&self, ops: &[ServerMessage]) -> Event {
+        self.raw_operations(ops.iter().map(ServerMessage::to_value).collect())
+    }
+
+    /// The surface: these operations as JSON, unchecked, in order (the whole content of
+    /// the activity).
+    pub fn raw_operations(&self, ops: Vec<Value>) -> Event {
         let mut c = Map::new();
-        c.insert(
-            OPERATIONS_KEY.into(),
-            Value::Array(ops.iter().map(ServerMessage::to_value).collect()),
-        );
+        c.insert(OPERATIONS_KEY.into(), Value::Array(ops));
         self.snapshot(c)
     }
 }
@@ -178,21 +194,45 @@ pub enum RenderStep {
 /// Progress is reported every this many (estimated) tokens.
 const PROGRESS_STEP: u64 = 20;
 
+/// The tokens the official middleware estimates for arguments of this length in UTF-16
+/// code units (a quarter, rounded half up).
+fn estimated_tokens(utf16_len: u64) -> u64 {
+    (utf16_len + 2) / 4
+}
+
 /// A `render_a2ui` tool call becoming surface events as its arguments stream in, with the
-/// official middleware's timing: progress while the components stream, the surface
-/// (`createSurface` + `updateComponents`) once the `components` list is closed and valid,
-/// then again with `updateDataModel` (path `/`) once `data` is complete.
+/// official middleware's timing:
+///
+/// - progress (`Building`) every 20 estimated tokens of arguments (a quarter of their
+///   UTF-16 length) until the surface is shown or rejected;
+/// - the surface (`createSurface` + `updateComponents`) once `surfaceId` is known and the
+///   `components` list is closed and valid, else `Rejected` with the violations;
+/// - again with `updateDataModel` (path `/`, `{key: items}`) each time more elements of the
+///   list the first repeating template binds (`children: {"componentId", "path": "/key"}`;
+///   `items` without one) have arrived in `data`;
+/// - again with the whole `data` (path `/`) once the `data` object is complete.
+///
+/// Like the official middleware, it looks at the arguments only at deltas holding `"`, `}`
+/// or `]` (the complete `data` only at `}` or `]`), so the same deltas give the same steps.
+/// Arguments that stop being JSON are rejected (`A17`) where the official middleware
+/// waits; components are checked with this crate's [`Validator`].
 #[derive(Debug, Clone)]
 pub struct RenderToolCall {
     parser: RenderArgsParser,
     validator: Validator,
     catalog_id: String,
+    args_catalog: Option<String>,
     surface_id: Option<String>,
     components: Vec<Component>,
+    components_closed: bool,
     invalid: Vec<Violation>,
+    data_lists: IndexMap<String, Vec<Value>>,
     data: Option<Value>,
-    args_len: usize,
+    utf16_len: u64,
     progress: u64,
+    ready: bool,
+    items_key: String,
+    items_shown: usize,
     emitted: bool,
     rejected: bool,
     data_done: bool,
@@ -200,18 +240,26 @@ pub struct RenderToolCall {
 }
 
 impl RenderToolCall {
-    /// A call whose surfaces name `catalog_id`; components are checked with `validator`.
+    /// A call whose surfaces name `catalog_id` (empty: the catalog the arguments name,
+    /// unless it is `basic`, else [`DEFAULT_CATALOG_ID`]); components are checked with
+    /// `validator`.
     pub fn new(catalog_id: &str, validator: Validator) -> Self {
         RenderToolCall {
             parser: RenderArgsParser::default(),
             validator,
             catalog_id: catalog_id.to_string(),
+            args_catalog: None,
             surface_id: None,
             components: Vec::new(),
+            components_closed: false,
             invalid: Vec::new(),
+            data_lists: IndexMap::new(),
             data: None,
-            args_len: 0,
+            utf16_len: 0,
             progress: 0,
+            ready: false,
+            items_key: String::new(),
+            items_shown: 0,
             emitted: false,
             rejected: false,
             data_done: false,
@@ -235,10 +283,19 @@ impl RenderToolCall {
         if self.failed.is_some() {
             return Vec::new();
         }
-        self.args_len += delta.len();
         let mut out = Vec::new();
+        self.utf16_len += delta.encode_utf16().count() as u64;
+        let tokens = estimated_tokens(self.utf16_len);
+        if !self.emitted
+            && !self.rejected
+            && !self.data_done
+            && tokens >= self.progress + PROGRESS_STEP
+        {
+            self.progress = tokens;
+            out.push(RenderStep::Building(tokens));
+        }
         match self.parser.push(delta) {
-            Ok(items) => self.take(items, &mut out),
+            Ok(items) => self.take(items),
             Err(e) => {
                 self.failed = Some(e.clone());
                 if !self.emitted {
@@ -248,10 +305,8 @@ impl RenderToolCall {
                 return out;
             }
         }
-        let tokens = (self.args_len as u64).div_ceil(4);
-        if !self.emitted && !self.rejected && tokens >= self.progress + PROGRESS_STEP {
-            self.progress = tokens;
-            out.insert(0, RenderStep::Building(tokens));
+        if delta.contains(['"', '}', ']']) {
+            self.steps(delta.contains(['}', ']']), &mut out);
         }
         out
     }
@@ -285,15 +340,12 @@ impl RenderToolCall {
         out
     }
 
-    fn take(&mut self, items: Vec<RenderItem>, out: &mut Vec<RenderStep>) {
+    /// Records what the arguments gave; nothing is decided here.
+    fn take(&mut self, items: Vec<RenderItem>) {
         for item in items {
             match item {
                 RenderItem::SurfaceId(s) => self.surface_id = Some(s),
-                RenderItem::CatalogId(c) => {
-                    if c != "basic" && self.catalog_id.is_empty() {
-                        self.catalog_id = c;
-                    }
-                }
+                RenderItem::CatalogId(c) => self.args_catalog = Some(c),
                 RenderItem::Component(_, c) => self.components.push(c),
                 RenderItem::InvalidComponent(i, errs) => {
                     self.invalid.extend(errs.into_iter().map(|e| {
@@ -301,44 +353,82 @@ impl RenderToolCall {
                         e.at(p)
                     }))
                 }
-                RenderItem::ComponentsDone(_) => {
-                    if self.emitted || self.rejected {
-                        continue;
-                    }
-                    let errors = self.check();
-                    if errors.is_empty() {
-                        self.emitted = true;
-                        out.push(RenderStep::Surface(self.ops(false)));
-                    } else {
-                        self.rejected = true;
-                        out.push(RenderStep::Rejected(errors));
+                RenderItem::ComponentsDone(_) => self.components_closed = true,
+                RenderItem::DataItem(key, _, v) => self.data_lists.entry(key).or_default().push(v),
+                RenderItem::Data(d) => {
+                    if d.is_object() {
+                        self.data = Some(d);
                     }
                 }
-                RenderItem::Data(d) => self.data = Some(d),
                 RenderItem::Other(..) => {}
-            }
-            if self.emitted && !self.data_done && self.data.is_some() {
-                self.data_done = true;
-                out.push(RenderStep::Surface(self.ops(true)));
             }
         }
     }
 
-    /// The errors of the components as a new surface (catalog, references, root).
-    fn check(&self) -> Vec<Violation> {
-        let mut errors = self.invalid.clone();
-        if self.surface_id.is_none() {
-            errors.push(Violation::new(
-                "A1",
-                "the render_a2ui arguments name no surfaceId before their components end",
-            ));
-            return errors;
+    /// The steps the arguments received so far give (at a delta holding `"`, `}` or `]`;
+    /// `closing`: one holding `}` or `]`).
+    fn steps(&mut self, closing: bool, out: &mut Vec<RenderStep>) {
+        let Some(sid) = self.surface_id.clone() else {
+            return;
+        };
+        if !self.emitted
+            && !self.rejected
+            && self.components_closed
+            && (!self.components.is_empty() || !self.invalid.is_empty())
+        {
+            let errors = self.check(&sid);
+            if errors.is_empty() {
+                self.ready = true;
+                self.items_key = self
+                    .components
+                    .iter()
+                    .find_map(|c| {
+                        let path = c.properties.get("children")?.get("path")?.as_str()?;
+                        (!path.is_empty())
+                            .then(|| path.strip_prefix('/').unwrap_or(path).to_string())
+                    })
+                    .unwrap_or_else(|| "items".to_string());
+            } else {
+                self.rejected = true;
+                out.push(RenderStep::Rejected(errors));
+            }
         }
-        let values: Vec<Value> = self
-            .ops(false)
-            .iter()
-            .map(ServerMessage::to_value)
-            .collect();
+        let mut items = None;
+        if self.ready
+            && !self.data_done
+            && let Some(list) = self.data_lists.get(&self.items_key)
+            && list.len() > self.items_shown
+        {
+            items = Some(list.clone());
+        }
+        if (self.ready && !self.emitted) || items.is_some() {
+            let mut ops = self.ops(&sid);
+            self.emitted = true;
+            if let Some(list) = items.filter(|l| !l.is_empty()) {
+                self.items_shown = list.len();
+                let mut value = Map::new();
+                value.insert(self.items_key.clone(), Value::Array(list));
+                ops.push(update_data(&sid, Some("/"), Some(Value::Object(value))));
+            }
+            out.push(RenderStep::Surface(ops));
+        }
+        if self.emitted
+            && !self.data_done
+            && closing
+            && let Some(d) = &self.data
+        {
+            let d = d.clone();
+            self.data_done = true;
+            let mut ops = self.ops(&sid);
+            ops.push(update_data(&sid, Some("/"), Some(d)));
+            out.push(RenderStep::Surface(ops));
+        }
+    }
+
+    /// The errors of the components as a new surface (catalog, references, root).
+    fn check(&self, sid: &str) -> Vec<Violation> {
+        let mut errors = self.invalid.clone();
+        let values: Vec<Value> = self.ops(sid).iter().map(ServerMessage::to_value).collect();
         errors.extend(
             self.validator
                 .validate(&values)
@@ -349,21 +439,23 @@ impl RenderToolCall {
         errors
     }
 
-    fn ops(&self, with_data: bool) -> Vec<ServerMessage> {
-        let sid = self.surface_id.as_deref().unwrap_or_default();
-        let catalog = if self.catalog_id.is_empty() {
-            DEFAULT_CATALOG_ID
-        } else {
-            &self.catalog_id
-        };
-        let mut ops = vec![
-            create_surface(sid, catalog),
-            update_components(sid, self.components.clone()),
-        ];
-        if with_data && let Some(d) = &self.data {
-            ops.push(update_data(sid, Some("/"), Some(d.clone())));
+    /// The catalog the surface names.
+    fn catalog(&self) -> &str {
+        if !self.catalog_id.is_empty() {
+            return &self.catalog_id;
         }
-        ops
+        match self.args_catalog.as_deref() {
+            Some(c) if !c.is_empty() && c != "basic" => c,
+            _ => DEFAULT_CATALOG_ID,
+        }
+    }
+
+    /// `createSurface` and `updateComponents`.
+    fn ops(&self, sid: &str) -> Vec<ServerMessage> {
+        vec![
+            create_surface(sid, self.catalog()),
+            update_components(sid, self.components.clone()),
+        ]
     }
 }
 
@@ -422,7 +514,8 @@ mod tests {
         let steps = call.push_args(
             r#"{"surfaceId": "s", "components": [{"id": "root", "component": "Column", "children": ["x"]}]}"#,
         );
-        let RenderStep::Rejected(errs) = &steps[0] else {
+        assert_eq!(steps[0], RenderStep::Building(23));
+        let RenderStep::Rejected(errs) = &steps[1] else {
             panic!("{steps:?}");
         };
         assert_eq!(errs[0].rule, "A7");

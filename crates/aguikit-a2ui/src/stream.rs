@@ -399,6 +399,10 @@ pub enum RenderItem {
     InvalidComponent(usize, Vec<Violation>),
     /// The `components` list is closed (how many elements it has).
     ComponentsDone(usize),
+    /// One complete element of a list directly in `data` (the list's key, the element's
+    /// index, the element), before `data` is complete: lists of data can be shown item by
+    /// item as they stream in.
+    DataItem(String, usize, Value),
     /// `data` (the initial data model).
     Data(Value),
     /// Another top-level argument.
@@ -421,7 +425,7 @@ impl RenderArgsParser {
     /// A parser with these limits.
     pub fn new(limits: StreamLimits) -> Self {
         RenderArgsParser {
-            scanner: JsonScanner::new(2, limits),
+            scanner: JsonScanner::new(3, limits),
         }
     }
 
@@ -459,6 +463,9 @@ fn render_item(c: Completed) -> Option<RenderItem> {
                 Ok(comp) => RenderItem::Component(*i, comp),
                 Err(errs) => RenderItem::InvalidComponent(*i, errs),
             })
+        }
+        [Seg::Key(d), Seg::Key(k), Seg::Index(i)] if d == "data" => {
+            Some(RenderItem::DataItem(k.clone(), *i, c.value))
         }
         _ => None,
     }
@@ -799,14 +806,17 @@ mod tests {
             first_component_at,
             Some(args.find(r#"["t"]}"#).unwrap() + 5)
         );
-        assert_eq!(all.len(), 5);
+        assert_eq!(all.len(), 9);
         assert_eq!(all[0], RenderItem::SurfaceId("s1".into()));
         let RenderItem::Component(1, t) = &all[2] else {
             panic!("{:?}", all[2]);
         };
         assert_eq!(t.properties["text"], json!("a \"quoted\" ]} text"));
         assert_eq!(all[3], RenderItem::ComponentsDone(2));
-        assert_eq!(all[4], RenderItem::Data(json!({"n": [1, 2.5, true, null]})));
+        // The elements of a list in data, one by one, then data.
+        assert_eq!(all[4], RenderItem::DataItem("n".into(), 0, json!(1)));
+        assert_eq!(all[7], RenderItem::DataItem("n".into(), 3, json!(null)));
+        assert_eq!(all[8], RenderItem::Data(json!({"n": [1, 2.5, true, null]})));
     }
 
     #[test]

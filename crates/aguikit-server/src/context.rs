@@ -109,6 +109,28 @@ pub struct RunContext {
     pub(crate) run: Arc<RunShared>,
     pub(crate) scope: Option<Arc<str>>,
     pub(crate) metadata: Option<Arc<Metadata>>,
+    /// The event maps of [`RunContext::map_events`], the latest first.
+    maps: Option<Arc<MapChain>>,
+}
+
+/// One event map of [`RunContext::map_events`] and the ones it feeds.
+struct MapChain {
+    map: Mutex<Box<dyn FnMut(Event) -> Vec<Event> + Send>>,
+    next: Option<Arc<MapChain>>,
+}
+
+impl MapChain {
+    /// `event` through this map and then every later one, in order.
+    fn apply(&self, event: Event) -> Vec<Event> {
+        let mapped = {
+            let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
+            (*map)(event)
+        };
+        match &self.next {
+            None => mapped,
+            Some(next) => mapped.into_iter().flat_map(|e| next.apply(e)).collect(),
+        }
+    }
 }
 
 impl std::fmt::Debug for RunContext {
@@ -127,6 +149,7 @@ impl RunContext {
             run,
             scope: None,
             metadata: None,
+            maps: None,
         }
     }
 
@@ -173,6 +196,61 @@ impl RunContext {
         }
     }
 
+    /// A view of this context whose events go through `map` before they are tagged,
+    /// verified and sent: `map` takes each event emitted through the view (directly, or
+    /// through a handle, a subagent or [`forward`](Self::forward) opened from it) and
+    /// returns what to send in its place, in order: nothing, the event, or more events.
+    /// This is how a middleware sits in front of an agent (e.g. the A2UI middleware of
+    /// `aguikit-a2ui`, which adds surfaces as a tool call's arguments stream in): run the
+    /// agent with the view.
+    ///
+    /// `RUN_STARTED`, `RUN_FINISHED` and `RUN_ERROR` are the runtime's and never pass
+    /// through a map. A view of a view maps with its own map first, then the earlier one.
+    /// The events of one call are sent in order; emitters on other tasks may send theirs
+    /// in between.
+    ///
+    /// ```
+    /// use aguikit_server::{AgentServer, Finish, agent_fn};
+    /// use aguikit_core::{Event, event::Custom};
+    /// use serde_json::json;
+    ///
+    /// let agent = agent_fn(|_input, ctx| async move {
+    ///     // Every text message is announced by a CUSTOM event.
+    ///     let ctx = ctx.map_events(|event| match &event {
+    ///         Event::TextMessageStart(_) => vec![Custom::new("typing", json!(true)).into(), event],
+    ///         _ => vec![event],
+    ///     });
+    ///     ctx.say("Hi").await?;
+    ///     Ok(Finish::success())
+    /// });
+    /// # use aguikit_server::axum::{body::{Body, to_bytes}, http::Request};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # let input = r#"{"threadId":"t","runId":"r","state":{},"messages":[],"tools":[],"context":[],"forwardedProps":{}}"#;
+    /// # let request = Request::post("/").header("content-type", "application/json").body(Body::from(input)).unwrap();
+    /// # let response = AgentServer::new(agent).handle(request).await;
+    /// # let sse = String::from_utf8(to_bytes(response.into_body(), usize::MAX).await.unwrap().to_vec()).unwrap();
+    /// # let (custom, start) = (sse.find("\"CUSTOM\"").unwrap(), sse.find("TEXT_MESSAGE_START").unwrap());
+    /// # assert!(custom < start, "{sse}");
+    /// # });
+    /// ```
+    pub fn map_events(&self, map: impl FnMut(Event) -> Vec<Event> + Send + 'static) -> RunContext {
+        RunContext {
+            maps: Some(Arc::new(MapChain {
+                map: Mutex::new(Box::new(map)),
+                next: self.maps.clone(),
+            })),
+            ..self.clone()
+        }
+    }
+
+    /// The events to send for `event`: itself, or what the maps make of it.
+    fn mapped(&self, event: Event) -> Vec<Event> {
+        match &self.maps {
+            None => vec![event],
+            Some(chain) => chain.apply(event),
+        }
+    }
+
     fn prepare(&self, event: &mut Event) {
         if let Some(scope) = &self.scope {
             tag_subagent(event, scope);
@@ -185,19 +263,36 @@ impl RunContext {
     /// Emits any event (tagged and stamped like the others). Lifecycle events are refused
     /// with [`EmitError::Reserved`]. Everything is verified before it is sent.
     pub async fn emit(&self, event: impl Into<Event>) -> Result<(), EmitError> {
-        let mut event = event.into();
+        let event = event.into();
         if is_lifecycle(&event) {
             return Err(EmitError::Reserved(event.event_type().expect("lifecycle")));
         }
-        self.prepare(&mut event);
-        self.run.sink.send(event).await
+        if self.maps.is_none() {
+            let mut event = event;
+            self.prepare(&mut event);
+            return self.run.sink.send(event).await;
+        }
+        for mut event in self.mapped(event) {
+            if is_lifecycle(&event) {
+                return Err(EmitError::Reserved(event.event_type().expect("lifecycle")));
+            }
+            self.prepare(&mut event);
+            self.run.sink.send(event).await?;
+        }
+        Ok(())
     }
 
     /// Emits without waiting for buffer room (for `Drop` and atomic bookkeeping).
     pub(crate) fn emit_now(&self, event: impl Into<Event>) -> Result<(), EmitError> {
-        let mut event = event.into();
-        self.prepare(&mut event);
-        self.run.sink.push_now(event)
+        let event = event.into();
+        for mut event in self.mapped(event) {
+            if is_lifecycle(&event) {
+                return Err(EmitError::Reserved(event.event_type().expect("lifecycle")));
+            }
+            self.prepare(&mut event);
+            self.run.sink.push_now(event)?;
+        }
+        Ok(())
     }
 
     // ---- text -------------------------------------------------------------------------

@@ -105,6 +105,9 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_debug_implementations, missing_docs)]
 
+#[cfg(feature = "a2ui")]
+#[cfg_attr(docsrs, doc(cfg(feature = "a2ui")))]
+pub mod a2ui;
 pub mod access;
 mod activity;
 mod agent;

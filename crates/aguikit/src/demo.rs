@@ -223,40 +223,18 @@ impl DemoAgent {
 }
 
 impl DemoAgent {
-    /// Streams a `render_a2ui` call for `args` and, beside it, the `a2ui-surface`
-    /// activities the A2UI middleware makes of it (building, then the surface once its
-    /// components are complete, then with its data), then the call's result.
+    /// Streams a `render_a2ui` call for `args` (in pieces of about 48 bytes), then its
+    /// result. The surfaces are the A2UI middleware's work (`agui serve` puts it in front
+    /// of the demo agent): it turns the call into `a2ui-surface` activities as the
+    /// arguments arrive.
     async fn surface(&self, ctx: &RunContext, intro: &str, args: Value) -> AgentResult {
-        use aguikit_a2ui::emit::{
-            DEFAULT_CATALOG_ID, RENDER_TOOL, RenderStep, RenderToolCall, SurfaceEmitter,
-        };
         let msg = self.say(ctx, intro).await?;
         let call = ctx
-            .tool_call(RENDER_TOOL)
+            .tool_call(aguikit_a2ui::emit::RENDER_TOOL)
             .parent_message(msg)
             .start()
             .await?;
-        let emitter = SurfaceEmitter::new(call.id());
-        ctx.emit(emitter.building_started()).await?;
-        let mut render = RenderToolCall::new(DEFAULT_CATALOG_ID, aguikit_a2ui::Validator::new());
-        let text = args.to_string();
-        for piece in text.as_bytes().chunks(48) {
-            let piece = String::from_utf8_lossy(piece).into_owned();
-            for step in render.push_args(&piece) {
-                let event = match step {
-                    RenderStep::Building(tokens) => emitter.building(tokens),
-                    RenderStep::Surface(ops) => emitter.operations(&ops),
-                    RenderStep::Rejected(errors) => emitter.failed(
-                        &errors
-                            .iter()
-                            .map(ToString::to_string)
-                            .collect::<Vec<_>>()
-                            .join("; "),
-                        1,
-                    ),
-                };
-                ctx.emit(event).await?;
-            }
+        for piece in pieces(&args.to_string(), 48) {
             call.args(piece).await?;
             self.pause().await;
         }
@@ -294,6 +272,24 @@ impl DemoAgent {
         self.say(ctx, &text).await?;
         Ok(Finish::success())
     }
+}
+
+/// `text` cut into pieces of at least `bytes` bytes (the last may be shorter), each ending
+/// on a character boundary.
+fn pieces(text: &str, bytes: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        let end = i + c.len_utf8();
+        if end - start >= bytes {
+            out.push(&text[start..end]);
+            start = end;
+        }
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
 }
 
 /// The `render_a2ui` arguments of the flight-status card.
@@ -550,6 +546,16 @@ mod tests {
         assert_eq!(city_in("weather in berlin?"), "Berlin");
         assert_eq!(city_in("weather"), "Paris");
         assert_eq!(fake_weather("Paris"), fake_weather("Paris"));
+    }
+
+    #[test]
+    fn argument_pieces_end_on_character_boundaries() {
+        let text = "Paris CDG → New York JFK, €5";
+        let parts = pieces(text, 4);
+        assert_eq!(parts.concat(), text);
+        assert!(parts[..parts.len() - 1].iter().all(|p| p.len() >= 4));
+        assert!(parts.iter().any(|p| p.contains('→')));
+        assert_eq!(pieces("", 4), Vec::<&str>::new());
     }
 
     #[test]

@@ -88,10 +88,16 @@ fn inspect_lists_a2ui_violations_and_keeps_the_verdict() {
     assert_eq!(out.status.code(), Some(0));
 }
 
-/// The demo agent served in this process on a free loopback port; its `/agent` URL.
+/// The demo agent (behind the A2UI middleware) served in this process on a free loopback
+/// port; its `/agent` URL.
 fn demo_url() -> &'static str {
     static URL: OnceLock<String> = OnceLock::new();
-    URL.get_or_init(|| common::serve_agent(|| demo::DemoAgent::new(Duration::ZERO)))
+    // As `agui serve` serves it: behind the A2UI middleware.
+    URL.get_or_init(|| {
+        common::serve_agent(|| {
+            aguikit_server::a2ui::A2uiAgent::new(demo::DemoAgent::new(Duration::ZERO))
+        })
+    })
 }
 
 /// The demo's three A2UI scenarios, recorded, verify against the spec's basic catalog, and
@@ -174,4 +180,138 @@ fn the_demo_surfaces_verify_against_the_basic_catalog() {
         .unwrap_or_default()
         .to_string();
     assert_eq!(said, "Booked a table for 4 under the name Ada, 2026-12-24.");
+}
+
+/// `agui serve --upstream NAME=URL --a2ui`: an upstream's streamed `render_a2ui` call
+/// reaches the client as `a2ui-surface` activities that verify against the basic catalog
+/// (the surface, then with its data), and the call is answered; a user's action reaches the
+/// upstream as the `log_a2ui_event` result the official middleware writes. Without `--a2ui`
+/// the gateway relays the call as it came.
+#[test]
+fn the_gateway_with_a2ui_paints_an_upstreams_render_calls() {
+    let base = common::scripted();
+    let catalog = common::shared_dir().join("a2ui/specification/v0_9/catalogs/basic/catalog.json");
+    assert!(catalog.is_file(), "{} is missing", catalog.display());
+    let catalog = catalog.to_string_lossy().into_owned();
+    let gateway = |a2ui: bool| {
+        let mut args = vec![
+            "--store".to_owned(),
+            "memory".to_owned(),
+            "--no-auth".to_owned(),
+            "--upstream".to_owned(),
+            format!("x={base}/a2ui-render"),
+            "--upstream".to_owned(),
+            format!("echo={base}/echo-last"),
+        ];
+        if a2ui {
+            args.push("--a2ui".to_owned());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        common::Serve::start_with(&args)
+    };
+    let serve = gateway(true);
+    let file = common::scratch("a2ui-gateway.jsonl");
+    let file_arg = file.to_string_lossy().into_owned();
+    let out = serve.agui(&[
+        "record",
+        &format!("{}agents/x", serve.base),
+        "--text",
+        "show the build",
+        "-o",
+        &file_arg,
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let out = common::agui(&["verify", "--a2ui", "--a2ui-catalog", &catalog, &file_arg]);
+    let v = out.json();
+    assert_eq!(v["ok"], json!(true), "{v:#}");
+    assert_eq!(v["a2ui"]["violations"], json!([]), "{v:#}");
+    assert_eq!(v["a2ui"]["activities"], json!(1), "{v:#}");
+    let applied = common::agui(&["apply", "--a2ui", &file_arg]).json();
+    let surface = &applied["a2ui"][0]["surfaces"][0];
+    assert_eq!(
+        applied["a2ui"][0]["messageId"],
+        json!("a2ui-surface-tc-a2ui")
+    );
+    assert_eq!(surface["surfaceId"], json!("status"), "{applied:#}");
+    assert_eq!(surface["dataModel"], json!({"build": {"state": "passing"}}));
+    assert_eq!(
+        surface["components"].as_array().map(Vec::len),
+        Some(4),
+        "{applied:#}"
+    );
+    // The snapshots in order: building, the surface, the surface with its data; then the
+    // middleware's answer to the call, before RUN_FINISHED.
+    let recorded = std::fs::read_to_string(&file).unwrap();
+    let events: Vec<Value> = recorded
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let contents: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == json!("ACTIVITY_SNAPSHOT"))
+        .map(|e| &e["content"])
+        .collect();
+    assert_eq!(contents[0], &json!({"status": "building"}));
+    let ops: Vec<usize> = contents
+        .iter()
+        .filter_map(|c| c["a2ui_operations"].as_array().map(Vec::len))
+        .collect();
+    assert_eq!(ops, [2, 3], "{contents:#?}");
+    let n = events.len();
+    assert_eq!(events[n - 1]["type"], json!("RUN_FINISHED"));
+    assert_eq!(events[n - 2]["type"], json!("TOOL_CALL_RESULT"));
+    assert_eq!(events[n - 2]["toolCallId"], json!("tc-a2ui"));
+    assert_eq!(events[n - 2]["content"], json!(r#"{"status":"rendered"}"#));
+
+    // A user's action reaches the upstream as the logged tool call's result.
+    let input = common::scratch("a2ui-gateway-action.json");
+    std::fs::write(
+        &input,
+        json!({"forwardedProps": {"a2uiAction": {"userAction": {
+            "name": "retry", "surfaceId": "status", "sourceComponentId": "state",
+            "context": {"build": 7}
+        }}}})
+        .to_string(),
+    )
+    .unwrap();
+    let file = common::scratch("a2ui-gateway-action.jsonl");
+    let out = serve.agui(&[
+        "record",
+        &format!("{}agents/echo", serve.base),
+        "--input",
+        &input.to_string_lossy(),
+        "-o",
+        &file.to_string_lossy(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let applied = common::agui(&["apply", &file.to_string_lossy()]).json();
+    let said = applied["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == json!("assistant")))
+        .map(|m| m["content"].clone());
+    assert_eq!(
+        said,
+        Some(json!(
+            r#"User performed action "retry" on surface "status" (component: state). Context: {"build":7}"#
+        )),
+        "{applied:#}"
+    );
+    drop(serve);
+
+    // Without --a2ui: the call as the upstream sent it, no activity.
+    let serve = gateway(false);
+    let file = common::scratch("a2ui-gateway-plain.jsonl");
+    let out = serve.agui(&[
+        "record",
+        &format!("{}agents/x", serve.base),
+        "--text",
+        "show the build",
+        "-o",
+        &file.to_string_lossy(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let recorded = std::fs::read_to_string(&file).unwrap();
+    assert!(!recorded.contains("ACTIVITY_SNAPSHOT"), "{recorded}");
+    assert!(!recorded.contains("TOOL_CALL_RESULT"), "{recorded}");
+    assert!(recorded.contains("TOOL_CALL_ARGS"), "{recorded}");
 }

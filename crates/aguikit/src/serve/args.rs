@@ -108,6 +108,14 @@ pub struct ServeArgs {
         conflicts_with = "openai_base_url"
     )]
     pub upstreams: Vec<String>,
+    /// Put the A2UI middleware in front of the upstreams and the model (the demo agent
+    /// always has it): a `render_a2ui` tool call becomes `a2ui-surface` activities as its
+    /// arguments stream in, and a user's action on a surface
+    /// (`forwardedProps.a2uiAction.userAction`) reaches the agent as a `log_a2ui_event`
+    /// tool call and its result. The model (--openai-base-url) is offered the
+    /// `render_a2ui` tool.
+    #[arg(long)]
+    pub a2ui: bool,
     /// A header sent to the upstreams, e.g. their credentials (`'X-Api-Key: ...'`);
     /// `'NAME=Header: value'` for one upstream only (repeatable). The gateway's own token
     /// is never forwarded.

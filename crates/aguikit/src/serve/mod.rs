@@ -24,11 +24,26 @@ pub use upstream::{OpenAiOptions, upstream, upstream_specs};
 
 use crate::demo::DemoAgent;
 use crate::observe::{self, LogFormat};
-use aguikit_server::{AgentServer, ServerConfig, StoreOptions, boxed};
+use aguikit_a2ui::middleware::MiddlewareConfig;
+use aguikit_server::a2ui::A2uiAgent;
+use aguikit_server::{Agent, AgentServer, BoxedAgent, ServerConfig, StoreOptions, boxed};
 use axum::Router;
 use axum::routing::get;
 use std::time::Duration;
 use store::{default_threads, describe_store};
+
+/// `agent`, behind the A2UI middleware when `a2ui` is set (offering the `render_a2ui` tool
+/// when `offer_tool` is).
+pub fn a2ui_agent(agent: impl Agent, a2ui: bool, offer_tool: bool) -> BoxedAgent {
+    if !a2ui {
+        return boxed(agent);
+    }
+    let config = MiddlewareConfig {
+        inject_tool: offer_tool,
+        ..MiddlewareConfig::default()
+    };
+    boxed(A2uiAgent::with_config(agent, config))
+}
 
 /// Binds, prints the URL on standard output, serves until Ctrl-C or SIGTERM.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
@@ -58,23 +73,33 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         .iter()
         .position(|(name, _)| name.is_none())
         .map(|i| upstreams.remove(i).1);
+    let a2ui_note = if args.a2ui { ", with A2UI" } else { "" };
     let (agent, about, info) = match (&openai, main_upstream) {
         (_, Some(up)) => {
-            let about = format!("upstream {}", up.url());
+            let about = format!("upstream {}{a2ui_note}", up.url());
             let info = AgentInfo::main("upstream", Some(up.url().to_owned()));
-            (boxed(up), about, info)
+            (a2ui_agent(up, args.a2ui, false), about, info)
         }
         (Some(o), None) => {
             let (agent, key_note) = o.agent()?;
             let about = format!(
-                "model {} at {} ({key_note})",
+                "model {} at {} ({key_note}){a2ui_note}",
                 agent.model(),
                 agent.endpoint()
             );
-            (boxed(agent), about, AgentInfo::main("openai", None))
+            (
+                a2ui_agent(agent, args.a2ui, true),
+                about,
+                AgentInfo::main("openai", None),
+            )
         }
+        // The demo's A2UI scenarios are render_a2ui calls: the middleware paints them.
         (None, None) => (
-            boxed(DemoAgent::new(Duration::from_millis(args.delay_ms))),
+            a2ui_agent(
+                DemoAgent::new(Duration::from_millis(args.delay_ms)),
+                true,
+                false,
+            ),
             "the demo agent".into(),
             AgentInfo::main("demo", None),
         ),
@@ -85,7 +110,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         let name = name.unwrap_or_default();
         let path = format!("/agents/{name}");
         agent_lines.push_str(&format!(
-            "\n  agent    POST http://{addr}{path}: upstream {}",
+            "\n  agent    POST http://{addr}{path}: upstream {}{a2ui_note}",
             up.url()
         ));
         mounted.push(Mounted {
@@ -95,7 +120,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
                 kind: "upstream",
                 upstream: Some(up.url().to_owned()),
             },
-            agent: boxed(up),
+            agent: a2ui_agent(up, args.a2ui, false),
         });
     }
     let metrics = observe::install_metrics()?;

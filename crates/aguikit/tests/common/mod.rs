@@ -265,6 +265,8 @@ fn sse(events: &[&str]) -> String {
 /// | `/needs-token` | `/ok` with `Authorization: Bearer {TEST_TOKEN}`, else HTTP 401 |
 /// | `/boasting` | `/ok` with a `STATE_SNAPSHOT`; its `/capabilities` declare protobuf, interrupts and no state snapshots |
 /// | `/bad-caps` | `/ok`; its `/capabilities` are not an `AgentCapabilities` object |
+/// | `/a2ui-render` | a streamed `render_a2ui` tool call (a card with data), unanswered |
+/// | `/echo-last` | an assistant message saying the request's last message's content |
 ///
 /// Serves the agent `make` builds at `/agent` of a free loopback port, on a runtime of its
 /// own thread, for the rest of the test process; its `/agent` URL. (A test keeps the URL in
@@ -349,6 +351,21 @@ fn answer(mut conn: TcpStream) -> std::io::Result<()> {
                 RF,
             ]),
         ),
+        "/a2ui-render" => stream("text/event-stream", render_a2ui_events()),
+        "/echo-last" => {
+            let input: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            let last = input["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .and_then(|m| m["content"].as_str())
+                .unwrap_or("")
+                .to_owned();
+            let content = serde_json::json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": last});
+            stream(
+                "text/event-stream",
+                sse(&[RS, TS, &content.to_string(), TE, RF]),
+            )
+        }
         "/chunks" => stream(
             "text/event-stream",
             sse(&[
@@ -419,6 +436,43 @@ fn answer(mut conn: TcpStream) -> std::io::Result<()> {
     let mut rest = Vec::new();
     let _ = conn.read_to_end(&mut rest);
     Ok(())
+}
+
+/// The arguments of the `/a2ui-render` route's `render_a2ui` call.
+pub fn render_a2ui_args() -> serde_json::Value {
+    serde_json::json!({
+        "surfaceId": "status",
+        "components": [
+            {"id": "root", "component": "Card", "child": "body"},
+            {"id": "body", "component": "Column", "children": ["title", "state"]},
+            {"id": "title", "component": "Text", "variant": "h3", "text": "Build"},
+            {"id": "state", "component": "Text", "text": {"path": "/build/state"}}
+        ],
+        "data": {"build": {"state": "passing"}}
+    })
+}
+
+/// `/a2ui-render`: a `render_a2ui` call whose arguments arrive in 40-byte pieces, left
+/// unanswered (the A2UI middleware answers it).
+fn render_a2ui_events() -> String {
+    let args = render_a2ui_args().to_string();
+    let mut events = vec![
+        RS.to_owned(),
+        r#"{"type":"TOOL_CALL_START","toolCallId":"tc-a2ui","toolCallName":"render_a2ui"}"#
+            .to_owned(),
+    ];
+    let bytes = args.as_bytes();
+    for piece in bytes.chunks(40) {
+        let delta = String::from_utf8_lossy(piece);
+        events.push(
+            serde_json::json!({"type": "TOOL_CALL_ARGS", "toolCallId": "tc-a2ui", "delta": delta})
+                .to_string(),
+        );
+    }
+    events.push(r#"{"type":"TOOL_CALL_END","toolCallId":"tc-a2ui"}"#.to_owned());
+    events.push(RF.to_owned());
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    sse(&refs)
 }
 
 /// Sends `request` (a whole HTTP/1.0 request: the answer ends with the connection) to
