@@ -33,7 +33,8 @@
 use crate::agent::{Agent, AgentResult};
 use crate::context::RunContext;
 use aguikit_a2ui::middleware::{A2uiMiddleware, MiddlewareConfig};
-use aguikit_core::RunAgentInput;
+use aguikit_core::{AgentCapabilities, RunAgentInput};
+use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// An agent with the A2UI middleware in front of it.
@@ -84,5 +85,44 @@ impl<A: Agent> Agent for A2uiAgent<A> {
             }
         }
         result
+    }
+
+    /// The agent's own: the middleware declares nothing of its own.
+    fn capabilities(&self) -> impl Future<Output = AgentCapabilities> + Send {
+        self.agent.capabilities()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Finish;
+    use aguikit_core::capabilities::IdentityCapabilities;
+
+    struct Named;
+
+    impl Agent for Named {
+        async fn run(&self, _: RunAgentInput, _: RunContext) -> AgentResult {
+            Ok(Finish::success())
+        }
+
+        async fn capabilities(&self) -> AgentCapabilities {
+            AgentCapabilities {
+                identity: Some(IdentityCapabilities {
+                    name: Some("named".into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }
+        }
+    }
+
+    #[test]
+    fn the_capabilities_are_the_agents() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let caps = rt.block_on(A2uiAgent::new(Named).capabilities());
+        assert_eq!(caps.identity.and_then(|i| i.name).as_deref(), Some("named"));
     }
 }
