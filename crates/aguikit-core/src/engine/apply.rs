@@ -261,13 +261,14 @@ impl Applier {
     /// instead of copied (for a folder that does not keep the events, a large snapshot is
     /// then held once, not twice).
     ///
-    /// The snapshot is kept as a compact document, which the following `STATE_DELTA`s patch
-    /// (a third of a `Value`'s bytes per element; a long array is kept in blocks, so that
-    /// a removal moves the elements of one block). The outcome is exactly
+    /// The snapshot's tree is kept as it came until a `STATE_DELTA` comes (a snapshot that
+    /// the next one replaces is never converted); the deltas then patch a compact document
+    /// made of it (a third of a `Value`'s bytes per element; a long array is kept in
+    /// blocks, so that a removal moves the elements of one block). The outcome is exactly
     /// [`push`](Self::push)'s: the same rules, failures and warnings.
-    /// [`state`](Self::state) builds the `Value` the first time it is asked and keeps it;
-    /// from then on the patches go to that `Value`, so looking after every event costs one
-    /// conversion per snapshot. [`write_state_json`](Self::write_state_json) writes the
+    /// [`state`](Self::state) builds the `Value` the first time it is asked and keeps it
+    /// (or hands out the snapshot's own tree); from then on the patches go to that
+    /// `Value`, so looking after every event costs at most one conversion per snapshot. [`write_state_json`](Self::write_state_json) writes the
     /// compact document without building a `Value`.
     ///
     /// ```
@@ -281,7 +282,7 @@ impl Applier {
     pub fn push_owned(&mut self, event: Event) -> Changes {
         match event {
             Event::StateSnapshot(e) => {
-                self.state = StateDoc::compact(e.snapshot.into());
+                self.state = StateDoc::given(e.snapshot);
                 Changes::STATE
             }
             Event::StateDelta(e) => {
@@ -422,6 +423,12 @@ impl Applier {
     #[cfg(test)]
     pub(crate) fn state_is_text(&self) -> bool {
         matches!(self.state, StateDoc::Text { .. })
+    }
+
+    /// Whether the state is a snapshot's tree, moved in and not yet patched.
+    #[cfg(test)]
+    pub(crate) fn state_is_given(&self) -> bool {
+        matches!(self.state, StateDoc::Given { .. })
     }
 
     /// Whether the state is kept as a compact document.

@@ -537,9 +537,11 @@ fn ap12_owned_deltas_fold_as_borrowed_ones() {
 
 #[test]
 fn ap12_owned_state_is_patched_compact_until_someone_looks() {
-    // `push_owned` keeps a snapshot as a compact document and patches that; a look at the
-    // state builds the tree, which the next patch then keeps current instead. At every
-    // step the state, its JSON and the warnings are those of `push`.
+    // `push_owned` keeps a snapshot as the tree it came as, and the first patch makes it a
+    // compact document, which the patches then change; a look at the state builds the
+    // tree (or, before any patch, hands out the snapshot's), which the next patch then
+    // keeps current instead. At every step the state, its JSON and the warnings are those
+    // of `push`.
     let snapshot = json!({"type": "STATE_SNAPSHOT", "snapshot": {
         "items": [{"id": 1}, {"id": 2}, {"id": 3}],
         "wide": {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7, "h": 8, "i": 9}}});
@@ -572,8 +574,14 @@ fn ap12_owned_state_is_patched_compact_until_someone_looks() {
             let e = ev(v.clone());
             assert_eq!(owned.push_owned(e.clone()), borrowed.push(&e), "{v}");
             assert_eq!(json_of(&owned), json_of(&borrowed), "{v}");
-            // Before the look the state stays compact; after it, a tree.
-            assert_eq!(owned.state_is_compact(), i <= look_after, "step {i}");
+            // The snapshot stays the tree it came as until the first patch; from then on
+            // the state is compact until the look, and a tree after it.
+            assert_eq!(owned.state_is_given(), i == 0, "step {i}");
+            assert_eq!(
+                owned.state_is_compact(),
+                (1..=look_after).contains(&i),
+                "step {i}"
+            );
             if i == look_after {
                 assert_eq!(owned.state(), borrowed.state(), "{v}");
             }
