@@ -648,38 +648,128 @@ impl<'a> Reader<'a> {
     }
 
     /// A number, as serde_json reads it: integers of up to 18 digits directly (`u64` when
-    /// not negative, `i64` otherwise; `-0` is a float to serde_json), the rest by serde_json.
+    /// not negative, `i64` otherwise; `-0` is a float to serde_json), floats of up to
+    /// [`MAX_FLOAT_DIGITS`] digits and a short exponent by one exact operation where that
+    /// is correctly rounded ([`exact_float`]), else by the standard library's parser (both
+    /// correctly rounded, as serde_json's `float_roundtrip` parser is, so all give the
+    /// same `f64`), the rest by serde_json. Only the JSON grammar is accepted; an
+    /// out-of-range float (serde_json's error) is `None`.
     fn number(&mut self) -> Option<Value> {
         let start = self.i;
-        let negative = self.b[start] == b'-';
+        let b = self.b;
+        let negative = b[start] == b'-';
         let digits = start + usize::from(negative);
         let mut end = digits;
         let mut n: u64 = 0;
-        while let Some(&d @ b'0'..=b'9') = self.b.get(end) {
+        while let Some(&d @ b'0'..=b'9') = b.get(end) {
             n = n.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
             end += 1;
         }
         let count = end - digits;
-        let plain = (1..=18).contains(&count)
-            && (count == 1 || self.b[digits] != b'0')
-            && !matches!(self.b.get(end), Some(b'.' | b'e' | b'E'))
-            && !(negative && n == 0);
-        if plain {
-            self.i = end;
-            // Up to 18 digits fit in an i64.
-            let n = n as i64;
-            return Some(if negative {
-                Value::from(-n)
-            } else {
-                Value::from(n as u64)
-            });
+        if count == 0 || (count > 1 && b[digits] == b'0') {
+            return None;
         }
-        while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.b.get(end) {
+        if !matches!(b.get(end), Some(b'.' | b'e' | b'E')) {
+            if count <= 18 && !(negative && n == 0) {
+                self.i = end;
+                // Up to 18 digits fit in an i64.
+                let n = n as i64;
+                return Some(if negative {
+                    Value::from(-n)
+                } else {
+                    Value::from(n as u64)
+                });
+            }
+            // Past 18 digits (a u64, or a float past its range) and `-0`: serde_json's.
+            self.i = end;
+            return serde_json::from_str(self.text.get(start..end)?).ok();
+        }
+        // A fraction, then an exponent, each with at least one digit.
+        let mut significant = count;
+        let mut fraction = 0;
+        if b.get(end) == Some(&b'.') {
             end += 1;
+            let first = end;
+            while let Some(&d @ b'0'..=b'9') = b.get(end) {
+                n = n.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+                end += 1;
+            }
+            fraction = end - first;
+            if fraction == 0 {
+                return None;
+            }
+            significant += fraction;
+        }
+        let (mut exponent, mut exponent_digits) = (0i32, 0);
+        if let Some(b'e' | b'E') = b.get(end) {
+            end += 1;
+            let sign = match b.get(end) {
+                Some(b'-') => -1,
+                Some(b'+') => 1,
+                _ => 0,
+            };
+            end += usize::from(sign != 0);
+            let first = end;
+            while let Some(&d @ b'0'..=b'9') = b.get(end) {
+                exponent = exponent.wrapping_mul(10).wrapping_add(i32::from(d - b'0'));
+                end += 1;
+            }
+            exponent_digits = end - first;
+            if exponent_digits == 0 {
+                return None;
+            }
+            if sign < 0 {
+                exponent = -exponent;
+            }
         }
         self.i = end;
-        serde_json::from_str(self.text.get(start..end)?).ok()
+        let text = self.text.get(start..end)?;
+        if significant > MAX_FLOAT_DIGITS || exponent_digits > 4 || !floats_read_here() {
+            return serde_json::from_str(text).ok();
+        }
+        // Up to 19 digits fit in a u64; at most 4 exponent digits in an i32.
+        let exponent = exponent - fraction as i32;
+        let f = match exact_float(n, exponent) {
+            Some(f) => f,
+            // Infinite (out of range) is an error to serde_json: `None`.
+            None => text.parse::<f64>().ok()?.abs(),
+        };
+        serde_json::Number::from_f64(if negative { -f } else { f }).map(Value::Number)
     }
+}
+
+/// `digits × 10^exponent` when one correctly rounded operation makes it (Clinger's fast
+/// path: the digits and the power of ten are both exact `f64`s).
+#[inline]
+fn exact_float(digits: u64, exponent: i32) -> Option<f64> {
+    const POWERS: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    if digits > 1 << 53 {
+        return None;
+    }
+    let power = *POWERS.get(exponent.unsigned_abs() as usize)?;
+    let digits = digits as f64;
+    Some(if exponent < 0 {
+        digits / power
+    } else {
+        digits * power
+    })
+}
+
+/// The most significant digits (integer and fraction) of a float [`Reader::number`]
+/// parses itself: serde_json reads up to 19 with its exact short-number path.
+const MAX_FLOAT_DIGITS: usize = 19;
+
+/// Whether the `Number` serde_json makes of a float's text is the one made of the `f64`
+/// it reads: not with serde_json's `arbitrary_precision` (which some other crate of a
+/// build may turn on), where a number keeps its text (`0.10` stays `0.10`). Asked once.
+fn floats_read_here() -> bool {
+    static SAME: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SAME.get_or_init(|| {
+        serde_json::from_str::<serde_json::Number>("0.10").ok() == serde_json::Number::from_f64(0.1)
+    })
 }
 
 /// A JSON Pointer member.

@@ -1140,3 +1140,109 @@ proptest! {
         text_agrees(&text, &document);
     }
 }
+
+/// A number's text read by the fast path and by serde_json: the same `Value`, written the
+/// same (which `==` alone would not show for `-0.0` and `0.0`), or both refusing it; for a
+/// snapshot and for a patch value, through the entry points. Returns whether the fast path
+/// answered (by itself, or through serde_json for long numbers).
+fn number_agrees(text: &str) -> bool {
+    let serde = serde_json::from_str::<Value>(text).ok();
+    let mut r = Reader::new(text);
+    let fast = r.number().filter(|_| r.at_end());
+    if let Some(fast) = &fast {
+        let serde = serde
+            .as_ref()
+            .unwrap_or_else(|| panic!("serde refuses {text:?}"));
+        assert_eq!(fast, serde, "{text:?}");
+        assert_eq!(fast.to_string(), serde.to_string(), "{text:?}");
+    }
+    for event in [
+        format!(r#"{{"type":"STATE_SNAPSHOT","snapshot":[{text}]}}"#),
+        format!(r#"{{"type":"STATE_DELTA","delta":[{{"op":"add","path":"/n","value":{text}}}]}}"#),
+    ] {
+        agree(&event);
+        if let (Some(Event::StateSnapshot(e)), Some(serde)) = (decode(&event), &serde) {
+            assert_eq!(e.snapshot[0].to_string(), serde.to_string(), "{event}");
+        }
+    }
+    fast.is_some()
+}
+
+#[test]
+fn floats_read_as_serde_json_reads_them() {
+    for text in [
+        "0.0",
+        "-0.0",
+        "-0e0",
+        "0e-5",
+        "1.0",
+        "1.5",
+        "-2.5E+3",
+        "1e-7",
+        "0.1",
+        "0.30000000000000004",
+        "9007199254740993.0",
+        "2.2250738585072011e-308",
+        "2.2250738585072012e-308",
+        "4.9406564584124654e-324",
+        "2.4703282292062327e-324",
+        "2.4703282292062328e-324",
+        "1.7976931348623157e308",
+        "1.7976931348623158e308",
+        "1234567890123456789e-10",
+        "0.000000000000000000000000001",
+        "-0.881641",
+    ] {
+        assert!(number_agrees(text), "the fast path refused {text:?}");
+    }
+    // Out of range: serde_json refuses it, and so does the fast path.
+    for text in ["1.7976931348623159e308", "1e400", "-1e309"] {
+        assert!(!number_agrees(text), "{text}");
+        assert!(serde_json::from_str::<Value>(text).is_err(), "{text}");
+    }
+    // Long mantissas and exponents go to serde_json itself (and agree).
+    for text in [
+        "12345678901234567890.5",
+        "0.123456789012345678901234567890",
+        "1e-99999",
+        "-1e-99999999999999999999",
+    ] {
+        assert!(number_agrees(text), "{text}");
+    }
+    assert!(!number_agrees("1e00000400"));
+    // Not JSON numbers.
+    for text in [
+        "1.", ".5", "1e", "1e+", "01.5", "-.5", "1.5e-", "+1.5", "1.5.3", "0x1p3",
+    ] {
+        assert!(!number_agrees(text), "{text}");
+        assert!(serde_json::from_str::<Value>(text).is_err(), "{text}");
+    }
+}
+
+/// Float texts: as serde_json and Rust write them, and digits of every length.
+fn float_text() -> impl Strategy<Value = String> {
+    let finite = any::<f64>().prop_filter("finite", |f| f.is_finite());
+    prop_oneof![
+        finite
+            .clone()
+            .prop_map(|f| serde_json::to_string(&f).unwrap()),
+        finite.prop_map(|f| format!("{f:e}")),
+        (
+            "-?(0|[1-9][0-9]{0,12})",
+            "[0-9]{1,12}",
+            prop::option::of("[eE][+-]?[0-9]{1,4}"),
+        )
+            .prop_map(|(i, f, e)| format!("{i}.{f}{}", e.unwrap_or_default())),
+        ("-?[1-9][0-9]{0,20}", "[eE][+-]?[0-9]{1,3}").prop_map(|(i, e)| format!("{i}{e}")),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4000))]
+
+    /// Any float the fast path reads is the `Value` serde_json reads, written alike.
+    #[test]
+    fn random_floats_read_as_serde_json_reads_them(text in float_text()) {
+        number_agrees(&text);
+    }
+}
