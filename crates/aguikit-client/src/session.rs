@@ -450,6 +450,15 @@ impl Session {
         self.applier.state()
     }
 
+    /// The A2UI surfaces of the conversation (feature `a2ui`): each `a2ui-surface` activity
+    /// among the messages, its operations folded into surfaces (components and data model)
+    /// and checked (rules `A1`–`A17`, without a catalog), in conversation order.
+    #[cfg(feature = "a2ui")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "a2ui")))]
+    pub fn surfaces(&self) -> Vec<aguikit_a2ui::agui::SurfaceActivity> {
+        aguikit_a2ui::agui::surfaces_from_messages(self.messages(), &aguikit_a2ui::Validator::new())
+    }
+
     /// The interrupts the thread waits on (those of the last `RUN_FINISHED`, if it was an
     /// interrupt outcome).
     pub fn pending_interrupts(&self) -> &[Interrupt] {
@@ -778,6 +787,30 @@ mod tests {
         );
         let fresh = s.prepare_input(&RunParams::new());
         assert_eq!(fresh.run_id.len(), 36);
+    }
+
+    #[cfg(feature = "a2ui")]
+    #[test]
+    fn surfaces_are_read_from_the_messages() {
+        let messages: Vec<Message> = serde_json::from_value(serde_json::json!([
+            {"id": "u1", "role": "user", "content": "flight status"},
+            {"id": "a2ui-surface-tc1", "role": "activity", "activityType": "a2ui-surface", "content": {
+                "a2ui_operations": [
+                    {"version": "v0.9", "createSurface": {"surfaceId": "f", "catalogId": "basic"}},
+                    {"version": "v0.9", "updateComponents": {"surfaceId": "f", "components": [
+                        {"id": "root", "component": "Text", "text": {"path": "/s"}}]}},
+                    {"version": "v0.9", "updateDataModel": {"surfaceId": "f", "path": "/", "value": {"s": "On time"}}}
+                ]}}
+        ]))
+        .unwrap();
+        let s = session().with_history(messages, Value::Null);
+        let acts = s.surfaces();
+        assert_eq!(acts.len(), 1);
+        assert_eq!(acts[0].message_id, "a2ui-surface-tc1");
+        let f = acts[0].surfaces.get("f").unwrap();
+        assert_eq!(f.data, serde_json::json!({"s": "On time"}));
+        assert!(acts[0].findings.is_empty());
+        assert!(session().surfaces().is_empty());
     }
 
     #[test]

@@ -6,6 +6,12 @@
 //! becomes `a2ui-surface` activities as its arguments stream in), and before the run ends
 //! its unanswered `render_a2ui` calls get their `{"status":"rendered"}` results. Wrap an
 //! `aguikit_gateway::Upstream` to put it in front of an agent on another server.
+//!
+//! With this feature a stored thread's read (`GET P/threads/ID`, feature `store`) also
+//! has `surfaces` when its messages hold `a2ui-surface` activities: one object per
+//! activity (`messageId`, `status` when it has one, `surfaces` with each surface's
+//! `surfaceId`, `catalogId`, `components` and `dataModel`, and `violations`), as
+//! `agui apply --a2ui` prints them.
 
 //!
 //! ```
@@ -91,6 +97,18 @@ impl<A: Agent> Agent for A2uiAgent<A> {
     fn capabilities(&self) -> impl Future<Output = AgentCapabilities> + Send {
         self.agent.capabilities()
     }
+}
+
+/// The `a2ui-surface` activities among a thread's messages, as JSON (one object per
+/// activity: `messageId`, `status`, `surfaces`, `violations`); `None` when there are none.
+#[cfg(feature = "store")]
+pub(crate) fn thread_surfaces<'a>(
+    messages: impl IntoIterator<Item = &'a aguikit_core::Message>,
+) -> Option<serde_json::Value> {
+    let activities =
+        aguikit_a2ui::agui::surfaces_from_messages(messages, &aguikit_a2ui::Validator::new());
+    (!activities.is_empty())
+        .then(|| serde_json::Value::Array(activities.iter().map(|a| a.to_value()).collect()))
 }
 
 #[cfg(test)]

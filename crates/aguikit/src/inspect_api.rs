@@ -19,6 +19,11 @@
 //! verification then starts again at the next `RUN_STARTED` (that violation carries
 //! `restartedAt`: the index it started from). The first violation is always the one
 //! `agui verify` reports.
+//!
+//! A recording with `a2ui-surface` activities also gets `surfaces`: each activity as it
+//! stands at the end of the recording, folded into A2UI surfaces (`messageId`, `status`
+//! when it has one, `surfaces`, `violations` with their A2UI rule ids), as the stored
+//! thread's read and `agui apply --a2ui` give them.
 
 use crate::input::{EventReader, ReadError, Source};
 use aguikit_core::codec::proto;
@@ -312,6 +317,26 @@ pub fn verify(recording: &Recording) -> (Vec<ApiViolation>, Vec<ApiWarning>) {
     (violations, warnings)
 }
 
+/// The `a2ui-surface` activities of a recording as they stand at its end (one object per
+/// activity, as `SurfaceActivity::to_value` writes it); `None` when it has none.
+pub fn surfaces(recording: &Recording) -> Option<serde_json::Value> {
+    let mut folder = aguikit_a2ui::agui::ActivityFolder::new(aguikit_a2ui::Validator::new());
+    for i in 0..recording.len() {
+        let Ok(json) = recording.json(i) else {
+            continue;
+        };
+        // Only activities are parsed.
+        if memchr::memmem::find(json, b"ACTIVITY_").is_none() {
+            continue;
+        }
+        if let Ok(event) = aguikit_core::Event::from_json_slice(json) {
+            folder.push(i, &event);
+        }
+    }
+    let activities: Vec<serde_json::Value> = folder.activities().map(|a| a.to_value()).collect();
+    (!activities.is_empty()).then_some(serde_json::Value::Array(activities))
+}
+
 /// The answer of `POST /api/inspect`: the recording's events as read, with the verdicts.
 #[derive(Debug)]
 pub struct Report {
@@ -320,6 +345,8 @@ pub struct Report {
     pub violations: Vec<ApiViolation>,
     /// The warnings, in stream order.
     pub warnings: Vec<ApiWarning>,
+    /// The A2UI surfaces, when the recording has `a2ui-surface` activities.
+    pub surfaces: Option<serde_json::Value>,
 }
 
 impl Report {
@@ -341,8 +368,8 @@ impl Report {
     }
 
     /// Writes the answer's JSON to `w`, piece by piece: `format`, `ok`, `events` (each
-    /// event's text as read, or `{"error": "..."}` where it is not JSON), `violations`
-    /// and `warnings`.
+    /// event's text as read, or `{"error": "..."}` where it is not JSON), `violations`,
+    /// `warnings`, and `surfaces` when there are A2UI surfaces.
     pub fn write_json(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
         let r = &self.recording;
         w.write_all(b"{\"format\":")?;
@@ -368,6 +395,10 @@ impl Report {
         serde_json::to_writer(&mut *w, &self.violations)?;
         w.write_all(b",\"warnings\":")?;
         serde_json::to_writer(&mut *w, &self.warnings)?;
+        if let Some(surfaces) = &self.surfaces {
+            w.write_all(b",\"surfaces\":")?;
+            serde_json::to_writer(&mut *w, surfaces)?;
+        }
         w.write_all(b"}")
     }
 }
@@ -424,10 +455,12 @@ pub fn inspect(bytes: impl Into<axum::body::Bytes>, proto: bool) -> Result<Repor
         let message = format!("the bytes after event {index} cannot be read: {message}");
         violations.push(violation("framing", message, index, &recording, None));
     }
+    let surfaces = surfaces(&recording);
     Ok(Report {
         recording,
         violations,
         warnings,
+        surfaces,
     })
 }
 
@@ -626,6 +659,44 @@ mod tests {
         assert!(!r.violations[0].reference.is_empty());
         // The failing patch is a reducer warning on its event, not a violation.
         assert!(r.warnings.iter().any(|w| w.index == 5), "{:?}", r.warnings);
+    }
+
+    #[test]
+    fn a2ui_surfaces_only_when_the_recording_has_some() {
+        use serde_json::json;
+        let plain = inspect(
+            lines(&[
+                json!({"type":"RUN_STARTED","threadId":"t","runId":"r"}),
+                json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+            ]),
+            false,
+        )
+        .unwrap();
+        let v: Value = serde_json::from_slice(&plain.to_json()).unwrap();
+        assert!(v.get("surfaces").is_none(), "{v}");
+        let ops = json!([
+            {"version": "v0.9", "createSurface": {"surfaceId": "s", "catalogId": "c"}},
+            {"version": "v0.9", "updateComponents": {"surfaceId": "s", "components": [
+                {"id": "root", "component": "Column", "children": ["gone"]}]}}
+        ]);
+        let report = inspect(
+            lines(&[
+                json!({"type":"RUN_STARTED","threadId":"t","runId":"r"}),
+                json!({"type":"ACTIVITY_SNAPSHOT","messageId":"a2ui-surface-x","activityType":"a2ui-surface","replace":true,"content":{"status":"building"}}),
+                json!({"type":"ACTIVITY_SNAPSHOT","messageId":"a2ui-surface-x","activityType":"a2ui-surface","replace":true,"content":{"a2ui_operations": ops}}),
+                json!({"type":"ACTIVITY_SNAPSHOT","messageId":"plan","activityType":"PLAN","replace":true,"content":{"a": 1}}),
+                json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+            ]),
+            false,
+        )
+        .unwrap();
+        let v: Value = serde_json::from_slice(&report.to_json()).unwrap();
+        assert_eq!(v["ok"], json!(true));
+        let acts = v["surfaces"].as_array().unwrap();
+        assert_eq!(acts.len(), 1, "{v}");
+        assert_eq!(acts[0]["messageId"], json!("a2ui-surface-x"));
+        assert_eq!(acts[0]["surfaces"][0]["surfaceId"], json!("s"));
+        assert_eq!(acts[0]["violations"][0]["rule"], json!("A7"));
     }
 
     #[test]

@@ -315,3 +315,49 @@ fn the_gateway_with_a2ui_paints_an_upstreams_render_calls() {
     assert!(!recorded.contains("TOOL_CALL_RESULT"), "{recorded}");
     assert!(recorded.contains("TOOL_CALL_ARGS"), "{recorded}");
 }
+
+/// `GET /agent/threads/ID` of `agui serve` has `surfaces` (the thread's `a2ui-surface`
+/// activities folded, as `agui apply --a2ui` prints them) only when the thread has some.
+#[test]
+fn a_stored_thread_read_has_its_surfaces() {
+    let serve = common::Serve::start_with(&["--store", "memory"]);
+    let record = |thread: &str, text: &str| {
+        let input = common::scratch(&format!("a2ui-thread-{thread}.json"));
+        std::fs::write(
+            &input,
+            json!({"threadId": thread, "messages": [{"id": format!("u-{thread}"), "role": "user", "content": text}]}).to_string(),
+        )
+        .unwrap();
+        let out = serve.agui(&[
+            "record",
+            &serve.url,
+            "--input",
+            &input.to_string_lossy(),
+            "-o",
+            "-",
+        ]);
+        assert_eq!(out.code, 0, "{out:?}");
+    };
+    record("a2ui-flight", "flight status");
+    record("a2ui-plain", "hello");
+    let (status, body) = serve.get("/agent/threads/a2ui-flight");
+    assert_eq!(status, 200, "{body}");
+    let thread: Value = serde_json::from_str(&body).unwrap();
+    let acts = thread["surfaces"].as_array().expect("surfaces");
+    assert_eq!(acts.len(), 1, "{thread:#}");
+    assert!(
+        acts[0]["messageId"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("a2ui-surface-")),
+        "{thread:#}"
+    );
+    let surface = &acts[0]["surfaces"][0];
+    assert_eq!(surface["surfaceId"], json!("flight-status"));
+    assert_eq!(surface["dataModel"]["flight"]["status"], json!("On time"));
+    assert_eq!(acts[0]["violations"], json!([]));
+    let (status, body) = serve.get("/agent/threads/a2ui-plain");
+    assert_eq!(status, 200, "{body}");
+    let thread: Value = serde_json::from_str(&body).unwrap();
+    assert!(thread.get("surfaces").is_none(), "{thread:#}");
+    assert!(thread["messages"].as_array().is_some_and(|m| m.len() == 2));
+}

@@ -19,7 +19,8 @@
 //!   or `?owner=NAME`'s), newest activity first, a page at a time (`{"threads": [...],
 //!   "nextCursor": ...}`, each thread with its `threadId` and `owner`);
 //! - `GET P/threads/{id}` returns the thread folded by the engine (`messages`, `state`,
-//!   `pendingInterrupts`) and its `runs`;
+//!   `pendingInterrupts`; with the feature `a2ui`, `surfaces` when it has A2UI surfaces)
+//!   and its `runs`;
 //! - `DELETE P/threads/{id}` removes it (`204`; `409 thread_busy` while a run goes on:
 //!   a run is not cancelled by a delete; cancel it, or wait for it to end, then delete);
 //! - `GET P/threads/{id}/connect` streams the thread's history (`?compacted=true` for the
@@ -863,11 +864,17 @@ pub(crate) async fn thread(
     };
     let folded = match fold(&options, &info, |a| {
         let messages: Vec<&aguikit_core::Message> = a.messages().iter().collect();
-        json!({
+        #[allow(unused_mut)] // without the feature `a2ui`
+        let mut seen = json!({
             "messages": messages,
             "state": a.state(),
             "pendingInterrupts": a.pending_interrupts(),
-        })
+        });
+        #[cfg(feature = "a2ui")]
+        if let Some(surfaces) = crate::a2ui::thread_surfaces(messages.iter().copied()) {
+            seen["surfaces"] = surfaces;
+        }
+        seen
     })
     .await
     {
@@ -889,6 +896,10 @@ pub(crate) async fn thread(
         // Kept for clients of the earlier shape.
         "thread": info,
     });
+    // Only a thread with A2UI surfaces has them (feature `a2ui`).
+    if let Some(surfaces) = folded.seen.get("surfaces") {
+        body["surfaces"] = surfaces.clone();
+    }
     if let Some(e) = folded.unreadable {
         body["error"] =
             json!({"error": ErrorCode::CorruptEvent.as_str(), "message": e.to_string()});
