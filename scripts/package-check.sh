@@ -20,7 +20,9 @@ rm -rf "$check"
 mkdir -p "$check"
 members=()
 for crate in target/package/*.crate; do
-  tar -xzf "$crate" -C "$check"
+  # -m: the files get the time of extraction; a package keeps a fixed 2006 mtime, which
+  # would make cargo take the last run's build of an unchanged version for this one.
+  tar -xzmf "$crate" -C "$check"
   members+=("\"$(basename "$crate" .crate)\"")
 done
 # What a package must carry and must not.
